@@ -1,0 +1,7 @@
+//! pi-session-native: a Rust core for pi's session store, with a napi-rs binding.
+//!
+//! Layers (dependencies point down only):
+//! - `node`: the N-API binding (thin; argument checks, conversions, async tasks)
+//! - core modules: pure Rust, no napi types.
+
+pub mod node;
