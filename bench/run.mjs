@@ -1,0 +1,369 @@
+#!/usr/bin/env node
+// Side-by-side benchmark: native SessionManager (./index.js) vs the reference
+// (@earendil-works/pi-coding-agent@1.6.0 dist/core/session-manager.js).
+//
+//   npm run bench                      full suite (1/10/100 MB, store, peak RSS)
+//   node bench/run.mjs --quick         1 and 10 MB only, 3 runs (store ops skipped; add --store to include)
+//   node bench/run.mjs --only <substr> only operations whose name contains <substr> (repeatable)
+//   node bench/run.mjs --big           also open + buildSessionContext on 1 GB (child processes; may fail)
+//   --runs N  --warmup N               measured runs (default 5, quick 3) / warm-up runs (default 1)
+//   --native <path>                    module exporting SessionManager (default ./index.js)
+//   --ref-only                         skip the native implementation
+//   --json <file>                      also write raw samples as JSON
+//
+// Runs of the two implementations alternate (ref,native / native,ref / ...); the table shows medians.
+// Setup (opening a session, copying files, building messages) is not timed unless it is the operation.
+
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import v8 from "node:v8";
+import vm from "node:vm";
+import { DEFAULT_DATA_DIR, generate, singlePath, storeDir, storeProjectCwd } from "./gen.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..");
+const DATA = DEFAULT_DATA_DIR;
+const REF_PATH = join(ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
+const MB = 1024 * 1024;
+
+// list/listAll resolve ~/.pi/agent from PI_CODING_AGENT_DIR at call time; children inherit it.
+process.env.PI_CODING_AGENT_DIR = storeDir(DATA);
+
+// ---------------------------------------------------------------------------
+// args
+// ---------------------------------------------------------------------------
+const argv = process.argv.slice(2);
+const flag = (f) => argv.includes(f);
+const opt = (f) => {
+	const i = argv.indexOf(f);
+	return i >= 0 ? argv[i + 1] : undefined;
+};
+const opts = (f) => argv.flatMap((a, i) => (a === f && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
+
+// ---------------------------------------------------------------------------
+// implementations
+// ---------------------------------------------------------------------------
+async function loadRef() {
+	return (await import(pathToFileURL(REF_PATH).href)).SessionManager;
+}
+async function loadNative(path) {
+	// CommonJS by default (index.js); an .mjs path is imported (handy for testing the runner).
+	const mod = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(import.meta.url)(path);
+	const SM = mod.SessionManager ?? mod.default?.SessionManager;
+	if (typeof SM !== "function") throw new Error(`${path} does not export SessionManager`);
+	if (typeof SM.open !== "function") throw new Error(`${path}: SessionManager.open is not a function`);
+	return SM;
+}
+const nativePath = resolve(ROOT, opt("--native") ?? "index.js");
+
+let gc = () => {};
+try {
+	v8.setFlagsFromString("--expose-gc");
+	gc = vm.runInNewContext("gc");
+} catch {}
+
+function tmpDir() {
+	return mkdtempSync(join(os.tmpdir(), "pi-bench-"));
+}
+function vmHWM() {
+	try {
+		const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+		if (m) return Number(m[1]) / 1024;
+	} catch {}
+	return process.resourceUsage().maxRSS / 1024; // kB on Linux
+}
+
+// ---------------------------------------------------------------------------
+// child mode: cold list/listAll, peak RSS, 1 GB open
+// ---------------------------------------------------------------------------
+if (flag("--child")) {
+	const spec = JSON.parse(opt("--child"));
+	const SM = spec.impl === "native" ? await loadNative(spec.nativePath) : await loadRef();
+	const baseMB = process.memoryUsage().rss / MB;
+	let out;
+	if (spec.op === "list") {
+		const t0 = performance.now();
+		const r = await SM.list(spec.cwd);
+		out = { ms: performance.now() - t0, n: r.length };
+	} else if (spec.op === "listAll") {
+		const t0 = performance.now();
+		const r = await SM.listAll();
+		out = { ms: performance.now() - t0, n: r.length };
+	} else if (spec.op === "openContext") {
+		const t0 = performance.now();
+		const sm = SM.open(spec.file);
+		const ctx = sm.buildSessionContext();
+		const ms = performance.now() - t0;
+		out = { ms, n: ctx.messages.length, baseMB, peakMB: vmHWM() };
+		globalThis.__keep = [sm, ctx];
+	}
+	process.stdout.write(`${JSON.stringify(out)}\n`);
+	process.exit(0);
+}
+
+function runChild(impl, spec, timeoutMs = 600_000) {
+	const args = ["--child", JSON.stringify({ impl, nativePath, ...spec })];
+	const r = spawnSync(process.execPath, [...(spec.nodeArgs ?? []), fileURLToPath(import.meta.url), ...args], {
+		encoding: "utf8",
+		timeout: timeoutMs,
+		maxBuffer: 16 * MB,
+		env: process.env,
+	});
+	if (r.status === 0) {
+		const line = r.stdout.trim().split("\n").pop();
+		return JSON.parse(line);
+	}
+	const why = r.error ? r.error.message : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
+	const tail = (r.stderr || "").trim().split("\n").filter(Boolean).slice(-1)[0] ?? "";
+	throw new Error(`${why}${tail ? `: ${tail.slice(0, 160)}` : ""}`);
+}
+
+// ---------------------------------------------------------------------------
+// workloads
+// ---------------------------------------------------------------------------
+function makeMessages(n) {
+	// ~2 KB messages, alternating user / assistant, prebuilt (untimed)
+	const filler = "The quick brown fox refactors the session manager while the tests keep passing. ".repeat(30);
+	const msgs = [];
+	for (let i = 0; i < n; i++) {
+		const text = `${i}: ${filler.slice(0, 1900 + (i % 200))}`;
+		msgs.push(
+			i % 2 === 0
+				? { role: "user", content: [{ type: "text", text }], timestamp: 1748768585106 + i }
+				: {
+						role: "assistant",
+						content: [{ type: "text", text }],
+						api: "anthropic-messages",
+						provider: "anthropic",
+						model: "claude-sonnet-4-5",
+						usage: { input: 100, output: 200, cacheRead: 0, cacheWrite: 0, totalTokens: 300, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+						stopReason: "stop",
+						timestamp: 1748768585106 + i,
+					},
+		);
+	}
+	return msgs;
+}
+
+const quick = flag("--quick");
+const withStore = !quick || flag("--store");
+const big = flag("--big");
+const RUNS = Number(opt("--runs") ?? (quick ? 3 : 5));
+const WARMUP = Number(opt("--warmup") ?? 1);
+const only = opts("--only");
+const S = quick ? "10mb" : "100mb";
+const SL = quick ? "10 MB" : "100 MB";
+const file = (name) => singlePath(DATA, name);
+const LIST_PROJECT = 9; // a store dir with 100 x ~200 KB sessions (proj0-2 also hold the 50-200 MB ones)
+
+const ops = [];
+const op = (o) => ops.push(o);
+for (const [n, label] of [["1mb", "1 MB"], ["10mb", "10 MB"], ...(quick ? [] : [["100mb", "100 MB"]])])
+	op({ name: `SessionManager.open ${label}`, run: (SM) => SM.open(file(n)), check: (sm) => sm.getLeafId() });
+op({
+	name: `open + buildSessionContext() ${SL}`,
+	run: (SM) => SM.open(file(S)).buildSessionContext(),
+	check: (ctx) => `${ctx.messages.length} msgs, ${ctx.thinkingLevel}, ${ctx.model?.modelId}`,
+});
+op({ name: `first getEntries() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getEntries(), check: (e) => e.length });
+op({
+	name: `repeated getEntries() ${SL} (per call)`,
+	perCall: 20,
+	setup: (SM) => {
+		const sm = SM.open(file(S));
+		sm.getEntries();
+		return sm;
+	},
+	run: (SM, sm) => {
+		let e;
+		for (let i = 0; i < 20; i++) e = sm.getEntries();
+		return e;
+	},
+	check: (e) => e.length,
+});
+op({ name: `first getTree() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getTree(), check: (t) => `${t.length} roots` });
+op({ name: `getBranch() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getBranch(), check: (b) => b.length });
+op({
+	name: "appendMessage x 10,000 (~2 KB, persisted)",
+	setup: (SM) => {
+		const dir = tmpDir();
+		const f = join(dir, "2025-06-01T09-00-00-000Z_01972ab8-2280-7fea-80db-57e26aa706a1.jsonl");
+		copyFileSync(file("1mb"), f);
+		const sm = SM.open(f, dir);
+		sm.getLeafId();
+		return { dir, sm, msgs: makeMessages(10_000) };
+	},
+	run: (SM, c) => {
+		for (const m of c.msgs) c.sm.appendMessage(m);
+		return c.sm;
+	},
+	check: (sm) => sm.getEntryCount?.() ?? sm.getEntries().length,
+	teardown: (c) => rmSync(c.dir, { recursive: true, force: true }),
+});
+op({
+	name: "createBranchedSession(leaf) 10 MB",
+	setup: (SM) => {
+		const dir = tmpDir();
+		const sm = SM.open(file("10mb"), dir);
+		return { dir, sm, leaf: sm.getLeafId() };
+	},
+	run: (SM, c) => c.sm.createBranchedSession(c.leaf),
+	check: (p, c) => c.sm.getEntries().length,
+	teardown: (c) => rmSync(c.dir, { recursive: true, force: true }),
+});
+op({
+	name: "SessionManager.forkFrom 10 MB",
+	setup: () => ({ dir: tmpDir() }),
+	run: (SM, c) => SM.forkFrom(file("10mb"), "/home/u/forked", c.dir),
+	check: (sm) => sm.getEntries().length,
+	teardown: (c) => rmSync(c.dir, { recursive: true, force: true }),
+});
+op({
+	name: `pi-like resume ${SL} (open+context+getEntries+getSessionName)`,
+	run: (SM) => {
+		const sm = SM.open(file(S));
+		const ctx = sm.buildSessionContext();
+		const entries = sm.getEntries();
+		const name = sm.getSessionName();
+		return { ctx, entries, name };
+	},
+	check: (r) => `${r.ctx.messages.length} msgs, ${r.entries.length} entries, ${JSON.stringify(r.name)}`,
+});
+if (withStore) {
+	const cwd = storeProjectCwd(LIST_PROJECT);
+	op({ name: `SessionManager.list (cold) proj${LIST_PROJECT}: 100 sessions`, child: { op: "list", cwd }, check: (r) => r.n });
+	op({ name: `SessionManager.list (warm) proj${LIST_PROJECT}: 100 sessions`, run: (SM) => SM.list(cwd), check: (r) => r.length });
+	op({ name: "SessionManager.listAll (cold) store: 1,003 sessions", child: { op: "listAll" }, check: (r) => r.n });
+	op({ name: "SessionManager.listAll (warm) store: 1,003 sessions", run: (SM) => SM.listAll(), check: (r) => r.length });
+}
+
+// ---------------------------------------------------------------------------
+// main
+// ---------------------------------------------------------------------------
+const median = (xs) => {
+	const s = [...xs].sort((a, b) => a - b);
+	const m = s.length >> 1;
+	return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (ms) => (ms === undefined ? "" : ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
+const fmtRatio = (a, b) => (a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(2)}x` : "");
+
+console.log("pi-session-native benchmark");
+generate({ big, quick: quick && !withStore ? true : false, log: (s) => console.log(s) });
+
+const impls = [{ key: "ref", label: "reference", SM: await loadRef() }];
+let nativeNote = "";
+if (!flag("--ref-only")) {
+	try {
+		impls.push({ key: "native", label: "native", SM: await loadNative(nativePath) });
+	} catch (e) {
+		nativeNote = `native module not loadable (${String(e.message).split("\n")[0]}) -- reference-only figures`;
+	}
+} else nativeNote = "--ref-only: native skipped";
+const hasNative = impls.length > 1;
+
+const cpu = os.cpus();
+console.log(
+	`date ${new Date().toISOString()} | node ${process.version} | ${os.platform()} ${os.release()} | ${cpu[0]?.model?.trim()} x${cpu.length} | ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
+);
+console.log(`runs ${RUNS} measured + ${WARMUP} warm-up per op, alternating; medians${quick ? " (--quick)" : ""}`);
+if (nativeNote) console.log(`NOTE: ${nativeNote}`);
+console.log("");
+
+const results = [];
+const selected = ops.filter((o) => only.length === 0 || only.some((s) => o.name.toLowerCase().includes(s.toLowerCase())));
+
+for (const o of selected) {
+	const samples = Object.fromEntries(impls.map((i) => [i.key, []]));
+	const errors = {};
+	const checks = {};
+	for (let it = 0; it < WARMUP + RUNS; it++) {
+		const order = it % 2 === 0 ? impls : [...impls].reverse();
+		for (const impl of order) {
+			if (errors[impl.key]) continue;
+			try {
+				let ms, value, ctx;
+				if (o.child) {
+					value = runChild(impl.key, o.child);
+					ms = value.ms;
+				} else {
+					gc();
+					ctx = o.setup ? await o.setup(impl.SM) : undefined;
+					gc();
+					const t0 = performance.now();
+					value = await o.run(impl.SM, ctx);
+					ms = (performance.now() - t0) / (o.perCall ?? 1);
+				}
+				if (it === 0 && o.check) checks[impl.key] = String(o.check(value, ctx));
+				if (o.teardown) o.teardown(ctx);
+				value = ctx = undefined;
+				if (it >= WARMUP) samples[impl.key].push(ms);
+			} catch (e) {
+				errors[impl.key] = String(e?.message ?? e).split("\n")[0].slice(0, 120);
+			}
+		}
+	}
+	const r = { name: o.name, samples, errors, checks };
+	for (const i of impls) r[i.key] = samples[i.key].length ? median(samples[i.key]) : undefined;
+	results.push(r);
+	const cell = (k) => (errors[k] ? `ERROR` : fmt(r[k]));
+	console.log(`  ${o.name}: ref ${cell("ref")} ms${hasNative ? ` | native ${cell("native")} ms ${fmtRatio(r.native, r.ref)}` : ""}`);
+	for (const [k, msg] of Object.entries(errors)) console.log(`    ${k} error: ${msg}`);
+	if (hasNative && checks.ref !== undefined && checks.native !== undefined && checks.ref !== checks.native)
+		console.log(`    WARNING result mismatch: ref=${checks.ref} native=${checks.native}`);
+}
+
+// peak RSS in separate processes
+const rss = [];
+const rssJobs = [];
+if (only.length === 0 || only.some((s) => "peak rss".includes(s.toLowerCase())))
+	rssJobs.push({ name: `peak RSS: open + buildSessionContext() ${SL}`, file: file(S), runs: quick ? 1 : 3 });
+if (big && (only.length === 0 || only.some((s) => "1 gb big".includes(s.toLowerCase()))))
+	rssJobs.push({ name: "open + buildSessionContext() 1 GB (child process)", file: file("1gb"), runs: 1, timed: true });
+for (const job of rssJobs) {
+	const row = { name: job.name, errors: {} };
+	for (const impl of impls) {
+		const got = [];
+		for (let i = 0; i < job.runs; i++) {
+			try {
+				got.push(runChild(impl.key, { op: "openContext", file: job.file }, 1_800_000));
+			} catch (e) {
+				row.errors[impl.key] = String(e.message).slice(0, 160);
+				break;
+			}
+		}
+		if (got.length) row[impl.key] = { peakMB: median(got.map((g) => g.peakMB)), baseMB: median(got.map((g) => g.baseMB)), ms: median(got.map((g) => g.ms)) };
+	}
+	rss.push(row);
+	const c = (k) => (row.errors[k] ? `ERROR (${row.errors[k]})` : row[k] ? `${row[k].peakMB.toFixed(0)} MB peak (${row[k].ms.toFixed(0)} ms)` : "");
+	console.log(`  ${job.name}: ref ${c("ref")}${hasNative ? ` | native ${c("native")}` : ""}`);
+}
+
+// table
+const nativeCol = (v, err) => (err ? "ERROR" : hasNative ? fmt(v) : "—");
+const lines = [];
+lines.push("");
+lines.push("| operation | reference ms | native ms | ratio (native/reference) |");
+lines.push("|---|---:|---:|---:|");
+for (const r of results)
+	lines.push(`| ${r.name} | ${r.errors.ref ? "ERROR" : fmt(r.ref)} | ${nativeCol(r.native, r.errors.native)} | ${hasNative ? fmtRatio(r.native, r.ref) : "—"} |`);
+if (rss.length) {
+	lines.push("");
+	lines.push("| memory (separate child process per run; VmHWM) | reference | native | ratio (native/reference) |");
+	lines.push("|---|---:|---:|---:|");
+	for (const r of rss) {
+		const c = (k) => (r.errors[k] ? `ERROR: ${r.errors[k]}` : r[k] ? `${r[k].peakMB.toFixed(0)} MB${r.name.includes("1 GB") ? `, ${(r[k].ms / 1000).toFixed(1)} s` : ""}` : k === "native" && !hasNative ? "—" : "");
+		lines.push(`| ${r.name} | ${c("ref")} | ${c("native")} | ${r.ref && r.native ? fmtRatio(r.native.peakMB, r.ref.peakMB) : "—"} |`);
+	}
+	const base = rss.find((r) => r.ref)?.ref?.baseMB;
+	if (base) lines.push(`\n(baseline RSS of a child after loading the reference module: ${base.toFixed(0)} MB)`);
+}
+if (!hasNative) lines.push(`\nnative: not measured — ${nativeNote}`);
+console.log(lines.join("\n"));
+
+const jsonOut = opt("--json");
+if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, runs: RUNS, warmup: WARMUP, nativeNote, results, rss }, null, 1)}\n`);
