@@ -46,7 +46,9 @@ function parseArgs(argv) {
 async function loadImpl(impl) {
 	const pi = await import("@earendil-works/pi-coding-agent");
 	if (impl === "reference") return { pi, SessionManager: pi.SessionManager, source: "reference" };
-	const entry = join(repoRoot, "index.mjs");
+	// PI_SESSION_NATIVE_PKG: test-only override of the package root (to validate this harness
+	// against a stand-in package before the native build exists)
+	const entry = join(process.env.PI_SESSION_NATIVE_PKG || repoRoot, "index.mjs");
 	let mod;
 	try {
 		mod = await import(pathToFileURL(entry).href);
@@ -85,10 +87,18 @@ function inspectManager(sm) {
 	};
 }
 
+async function loadSessionManagerOnly(impl) {
+	if (impl === "native") return loadImpl(impl);
+	// the session-manager module alone loads much faster than pi's whole index
+	const file = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js");
+	const mod = await import(pathToFileURL(file).href);
+	return { SessionManager: mod.SessionManager, source: "reference" };
+}
+
 async function runInspect(args) {
-	const { SessionManager, source } = await loadImpl(args.impl);
+	const { SessionManager, source } = await loadSessionManagerOnly(args.impl);
 	const sm = SessionManager.open(args.inspect);
-	const norm = new Normalizer([...(args.roots ?? []), dirname(args.inspect)]);
+	const norm = new Normalizer(args.roots ?? [dirname(args.inspect)]);
 	norm.registerEntries(readLines(args.inspect));
 	return { impl: source, file: norm.value(args.inspect), view: norm.value(inspectManager(sm)) };
 }
@@ -316,6 +326,7 @@ async function runScenario(args) {
 		hooked: hooked ?? false,
 		node: process.version,
 		root,
+		rawFiles: files,
 		files: fileLines.map((f) => ({ path: norm.value(f.path), lines: norm.value(f.lines) })),
 		steps: norm.value(steps),
 		snapshots: norm.value(snapshots),
@@ -330,9 +341,11 @@ async function main() {
 	const report = args.inspect ? await runInspect(args) : await runScenario(args);
 	const json = `${JSON.stringify(report, null, 2)}\n`;
 	if (args.out) writeFileSync(args.out, json);
-	else process.stdout.write(json);
+	// stdout is asynchronous on pipes: exit only once the report is flushed
+	else await new Promise((done) => process.stdout.write(json, done));
 }
 
+// exit explicitly: pi may leave timers (cache warming, refreshes) running
 main().then(
 	() => process.exit(0),
 	(error) => {
