@@ -5,3 +5,4 @@
 //! - core modules: pure Rust, no napi types.
 
 pub mod node;
+pub mod json;
