@@ -346,9 +346,11 @@ for (const job of rssJobs) {
 // table
 const nativeCol = (v, err) => (err ? "ERROR" : hasNative ? fmt(v) : "—");
 const lines = [];
-lines.push("");
-lines.push("| operation | reference ms | native ms | ratio (native/reference) |");
-lines.push("|---|---:|---:|---:|");
+if (results.length) {
+	lines.push("");
+	lines.push("| operation | reference ms | native ms | ratio (native/reference) |");
+	lines.push("|---|---:|---:|---:|");
+}
 for (const r of results)
 	lines.push(`| ${r.name} | ${r.errors.ref ? "ERROR" : fmt(r.ref)} | ${nativeCol(r.native, r.errors.native)} | ${hasNative ? fmtRatio(r.native, r.ref) : "—"} |`);
 if (rss.length) {
