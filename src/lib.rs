@@ -4,5 +4,10 @@
 //! - `node`: the N-API binding (thin; argument checks, conversions, async tasks)
 //! - core modules: pure Rust, no napi types.
 
-pub mod node;
+pub mod context;
+pub mod entry;
 pub mod json;
+pub mod jsonl;
+pub mod node;
+pub mod store;
+pub mod tree;

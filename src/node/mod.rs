@@ -7,3 +7,10 @@ use napi_derive::napi;
 pub fn native_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
+pub mod session;
+
+/// A UUIDv7 session id (time-ordered, like the reference's `uuidv7()`).
+#[napi]
+pub fn uuidv7() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

@@ -1,0 +1,78 @@
+"use strict";
+// Path rules of the reference (pi's utils/paths.js and config.js), re-implemented:
+// `~` expansion, file:// URLs, resolution against process.cwd(), the agent dir from
+// PI_CODING_AGENT_DIR, and the `--<cwd>--` session directory encoding.
+const { homedir } = require("node:os");
+const { isAbsolute, join, resolve, posix, win32 } = require("node:path");
+const { fileURLToPath } = require("node:url");
+const { existsSync, mkdirSync } = require("node:fs");
+
+const APP_NAME = "pi";
+const ENV_AGENT_DIR = "PI_CODING_AGENT_DIR";
+
+/** `normalizePath`: expand a leading `~`, turn file:// URLs into paths. */
+function normalizePath(input) {
+  let p = input;
+  const home = homedir();
+  if (p === "~") return home;
+  if (p.startsWith("~/") || (process.platform === "win32" && p.startsWith("~\\"))) {
+    return join(home, p.slice(2));
+  }
+  if (/^file:\/\//.test(p)) return fileURLToPath(p);
+  return p;
+}
+
+/** `resolvePath`: normalize, then resolve against process.cwd(). */
+function resolvePath(input, baseDir = process.cwd()) {
+  const p = normalizePath(input);
+  const base = normalizePath(baseDir);
+  return isAbsolute(p) ? resolve(p) : resolve(base, p);
+}
+
+function comparisonKey(p) {
+  const api = process.platform === "win32" ? win32 : posix;
+  const r = api.resolve(p);
+  return api === win32 ? r.toLowerCase() : r;
+}
+
+/** `pathsEqual`: same location after resolution (case-folded on Windows). */
+function pathsEqual(a, b) {
+  return comparisonKey(a) === comparisonKey(b);
+}
+
+/** The agent directory (`~/.pi/agent`, or `PI_CODING_AGENT_DIR`), read at call time. */
+function getAgentDir() {
+  const env = process.env[ENV_AGENT_DIR];
+  if (env) return normalizePath(env);
+  return join(homedir(), ".pi", "agent");
+}
+
+function getSessionsDir() {
+  return join(getAgentDir(), "sessions");
+}
+
+/** `<agentDir>/sessions/--<cwd with / \ : as ->--` without creating it. */
+function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
+  const resolvedCwd = resolvePath(cwd);
+  const resolvedAgentDir = resolvePath(agentDir);
+  const safe = `--${resolvedCwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  return join(resolvedAgentDir, "sessions", safe);
+}
+
+/** `getDefaultSessionDir`: the path above, created if missing. */
+function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+  const dir = getDefaultSessionDirPath(cwd, agentDir);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+module.exports = {
+  APP_NAME,
+  normalizePath,
+  resolvePath,
+  pathsEqual,
+  getAgentDir,
+  getSessionsDir,
+  getDefaultSessionDirPath,
+  getDefaultSessionDir,
+};

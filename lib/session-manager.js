@@ -1,0 +1,732 @@
+"use strict";
+// The public SessionManager: the reference's API over a Rust-owned session (NativeSession).
+//
+// Rust holds every entry's JSON text and the tree index; this layer only adapts: it builds
+// entry objects for appends exactly as the reference does (so JSON.stringify gives the same
+// bytes), keeps a cache of materialized entry objects (parsed lazily, once, so repeated calls
+// return the same objects), and turns Rust's index answers into objects.
+const { randomUUID } = require("node:crypto");
+const { existsSync, mkdirSync, statSync } = require("node:fs");
+const { join, resolve } = require("node:path");
+const native = require("./native.js");
+const paths = require("./paths.js");
+const context = require("./context.js");
+const { getCurrentSystemMessage } = require("./system-message.js");
+const { migrateSessionEntries } = require("./migrate.js");
+const discovery = require("./discovery-bridge.js");
+
+const CURRENT_SESSION_VERSION = 3;
+const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+
+function assertValidSessionId(id) {
+  if (!SESSION_ID_PATTERN.test(id)) {
+    throw new Error(
+      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
+    );
+  }
+}
+
+const ERRNO = { EPERM: -1, ENOENT: -2, EIO: -5, EBADF: -9, EACCES: -13, EEXIST: -17, ENOTDIR: -20, EISDIR: -21, EMFILE: -24, EFBIG: -27, ENOSPC: -28, EROFS: -30, EDQUOT: -122 };
+
+/** Run a native call that may fail on the filesystem; rethrow with Node's error fields. */
+function fsCall(fn) {
+  try {
+    return fn();
+  } catch (err) {
+    const m = /^(E[A-Z]+): .*, (\w+) '(.*)'$/s.exec(err?.message ?? "");
+    if (m) {
+      const e = new Error(err.message);
+      e.errno = ERRNO[m[1]] ?? -5;
+      e.code = m[1];
+      e.syscall = m[2];
+      e.path = m[3];
+      throw e;
+    }
+    throw err;
+  }
+}
+
+/**
+ * Key of a JS id value in Rust's id space. String ids are themselves; other primitives get a
+ * tagged key that follows `Map` equality; objects never match anything.
+ */
+function keyOf(v) {
+  switch (typeof v) {
+    case "string":
+      return v;
+    case "undefined":
+      return "\u0000undefined";
+    case "number":
+      return `\u0000n${String(v)}`;
+    case "boolean":
+      return `\u0000${v}`;
+    default:
+      return v === null ? "\u0000null" : "\u0000obj-unmatchable";
+  }
+}
+
+function stringifyEntry(entry) {
+  const line = JSON.stringify(entry);
+  return typeof line === "string" ? line : "{}";
+}
+
+class SessionManager {
+  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
+    this.sessionId = "";
+    this.sessionFile = undefined;
+    this.cwd = paths.resolvePath(cwd);
+    this.sessionDir = paths.normalizePath(sessionDir);
+    this.persist = persist;
+    this.leafId = null;
+    this._native = new native.NativeSession(persist);
+    this._resetCache();
+    if (persist && this.sessionDir && !existsSync(this.sessionDir)) {
+      mkdirSync(this.sessionDir, { recursive: true });
+    }
+    if (sessionFile) {
+      this._setSessionFile(sessionFile);
+    } else if (preloadedFileEntries?.length) {
+      this._loadObjects(preloadedFileEntries, newSessionOptions);
+    } else {
+      this.newSession(newSessionOptions);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Materialization cache
+
+  _resetCache() {
+    /** File index -> entry object (sparse). */
+    this._objs = [];
+    /** getEntries() result once fully materialized (copied on return). */
+    this._entriesArr = null;
+    /** id -> entry object for ids already looked up. */
+    this._byIdCache = new Map();
+  }
+
+  _obj(i) {
+    let o = this._objs[i];
+    if (o === undefined) {
+      o = JSON.parse(this._native.line(i));
+      this._objs[i] = o;
+    }
+    return o;
+  }
+
+  /** Objects for file indices, parsing the missing ones in one batch. */
+  _objsAt(indices) {
+    const missing = [];
+    for (const i of indices) if (this._objs[i] === undefined) missing.push(i);
+    if (missing.length > 0) this._parseBatch(missing);
+    const out = new Array(indices.length);
+    for (let k = 0; k < indices.length; k++) out[k] = this._objs[indices[k]];
+    return out;
+  }
+
+  _parseBatch(missing) {
+    // Chunks keep each JSON text well under V8's string length limit.
+    const CHUNK = 4096;
+    for (let s = 0; s < missing.length; s += CHUNK) {
+      const part = missing.length <= CHUNK ? missing : missing.slice(s, s + CHUNK);
+      const parsed = JSON.parse(this._native.linesJson(Uint32Array.from(part)));
+      for (let k = 0; k < part.length; k++) this._objs[part[k]] = parsed[k];
+    }
+  }
+
+  _all() {
+    if (this._entriesArr === null) {
+      this._entriesArr = this._objsAt(this._native.nonSession());
+    }
+    return this._entriesArr;
+  }
+
+  /** Adopt Rust's current entries after a load; JS objects already known can be given. */
+  _adopt(objs) {
+    this._resetCache();
+    if (objs) this._objs = objs.slice();
+    this._syncLeafFromNative();
+  }
+
+  _syncLeafFromNative() {
+    const key = this._native.leafKey();
+    if (key === null || key === undefined) {
+      this.leafId = null;
+    } else if (!key.startsWith("\u0000")) {
+      this.leafId = key;
+    } else {
+      // A non-string id (hand-edited file): read its JS value from the entry that has it.
+      const i = this._native.indexOf(key);
+      this.leafId = i >= 0 ? this._obj(i).id : undefined;
+    }
+  }
+
+  _setLeaf(id) {
+    this._native.setLeaf(id === null ? null : keyOf(id));
+    this.leafId = id;
+  }
+
+  _has(id) {
+    return this._native.indexOf(keyOf(id)) >= 0;
+  }
+
+  _generateId() {
+    for (let i = 0; i < 100; i++) {
+      const id = randomUUID().slice(0, 8);
+      if (this._native.indexOf(id) < 0) return id;
+    }
+    return randomUUID();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Session lifecycle
+
+  setSessionFile(sessionFile) {
+    this._setSessionFile(sessionFile);
+  }
+
+  _setSessionFile(sessionFile) {
+    this.sessionFile = paths.resolvePath(sessionFile);
+    if (existsSync(this.sessionFile)) {
+      const file = this.sessionFile;
+      const { count } = fsCall(() => this._native.loadFile(file));
+      if (count === 0) {
+        if (statSync(file).size > 0) {
+          throw new Error(`Session file is not a valid ${paths.APP_NAME} session: ${file}`);
+        }
+        this.newSession();
+        this.sessionFile = file;
+        this._native.setFile(file, false);
+        fsCall(() => this._native.rewrite());
+        this._native.flushed = true;
+        return;
+      }
+      this._native.setFile(file, true);
+      this._afterNativeLoad();
+    } else {
+      const explicitPath = this.sessionFile;
+      this.newSession();
+      this.sessionFile = explicitPath;
+      this._native.setFile(explicitPath, false);
+    }
+  }
+
+  /** Entries were loaded into Rust from a file: header, migration, index. */
+  _afterNativeLoad() {
+    this._resetCache();
+    const h = this._native.headerIndex();
+    const header = this._obj(h);
+    this.sessionId = header.id;
+    if ((header.version ?? 1) < CURRENT_SESSION_VERSION) {
+      const objs = this._objsAt(Array.from({ length: this._native.length }, (_, i) => i));
+      migrateSessionEntries(objs);
+      this._native.replaceLines(objs.map(stringifyEntry).join("\n"));
+      fsCall(() => this._native.rewrite());
+      this._adopt(objs);
+      return;
+    }
+    this._syncLeafFromNative();
+  }
+
+  /** `inMemory(cwd, options, entries)`: entries held outside the filesystem. */
+  _loadObjects(entries, options) {
+    const header = entries.find((e) => e.type === "session");
+    if (header) {
+      this.sessionId = header.id;
+      migrateSessionEntries(entries);
+      this._native.replaceLines(entries.map(stringifyEntry).join("\n"));
+      this._adopt(entries);
+    } else {
+      this.newSession(options);
+      const all = [this._objs[0], ...entries];
+      this._native.replaceLines(all.map(stringifyEntry).join("\n"));
+      this._adopt(all);
+    }
+  }
+
+  newSession(options) {
+    if (options?.id !== undefined) assertValidSessionId(options.id);
+    this.sessionId = options?.id ?? native.uuidv7();
+    const timestamp = new Date().toISOString();
+    const header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: this.sessionId,
+      timestamp,
+      cwd: this.cwd,
+      parentSession: options?.parentSession,
+    };
+    this._native.replaceLines(stringifyEntry(header));
+    this._resetCache();
+    this._objs[0] = header;
+    this.leafId = null;
+    this._native.setLeaf(null);
+    if (this.persist) {
+      const fileTimestamp = timestamp.replace(/[:.]/g, "-");
+      this.sessionFile = join(this.getSessionDir(), `${fileTimestamp}_${this.sessionId}.jsonl`);
+    }
+    this._native.setFile(this.sessionFile ?? null, false);
+    return this.sessionFile;
+  }
+
+  isPersisted() {
+    return this.persist;
+  }
+
+  getCwd() {
+    return this.cwd;
+  }
+
+  getSessionDir() {
+    return this.sessionDir;
+  }
+
+  usesDefaultSessionDir() {
+    return paths.pathsEqual(this.sessionDir, paths.getDefaultSessionDirPath(this.cwd));
+  }
+
+  getSessionId() {
+    return this.sessionId;
+  }
+
+  getSessionFile() {
+    return this.sessionFile;
+  }
+
+  _persist(entry) {
+    // Persistence happens in Rust as part of append; kept for API shape (pi calls it only
+    // through append*). Re-append is not meaningful, so this is a no-op for foreign callers.
+    void entry;
+  }
+
+  _appendEntry(entry) {
+    const line = stringifyEntry(entry);
+    fsCall(() => this._native.append(line));
+    const i = this._native.length - 1;
+    this._objs[i] = entry;
+    if (this._entriesArr !== null) this._entriesArr.push(entry);
+    this._byIdCache.set(entry.id, entry);
+    this.leafId = entry.id;
+  }
+
+  _base(type) {
+    return { type, id: this._generateId(), parentId: this.leafId, timestamp: new Date().toISOString() };
+  }
+
+  appendMessage(message) {
+    const entry = this._base("message");
+    entry.message = message;
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel) {
+    const entry = this._base("thinking_level_change");
+    entry.thinkingLevel = thinkingLevel;
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  appendModelChange(provider, modelId) {
+    const entry = this._base("model_change");
+    entry.provider = provider;
+    entry.modelId = modelId;
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  appendUsage(kind, provider, model, usage, note) {
+    const entry = this._base("usage");
+    Object.assign(entry, { kind, provider, model, usage }, note ? { note } : {});
+    this._appendEntry(entry);
+    return entry;
+  }
+
+  appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
+    const timestamp = new Date().toISOString();
+    const systemMessage = getCurrentSystemMessage(this.buildSessionProjection().messages);
+    const id = this._generateId();
+    const entry = {
+      type: "compaction",
+      id,
+      parentId: this.leafId,
+      timestamp,
+      summary,
+      firstKeptEntryId: firstKeptEntryId ?? id,
+      tokensBefore,
+      details,
+      usage,
+      fromHook,
+      ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
+    };
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  appendCustomEntry(customType, data) {
+    const entry = { type: "custom", customType, data, id: this._generateId(), parentId: this.leafId, timestamp: new Date().toISOString() };
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  appendSessionInfo(name) {
+    const entry = this._base("session_info");
+    entry.name = name.replace(/[\r\n]+/g, " ").trim();
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  getSessionName() {
+    const i = this._native.lastSessionInfo();
+    if (i < 0) return undefined;
+    return this._obj(i).name?.trim() || undefined;
+  }
+
+  appendCustomMessageEntry(customType, content, display, details) {
+    const entry = {
+      type: "custom_message",
+      customType,
+      content,
+      display,
+      details,
+      id: this._generateId(),
+      parentId: this.leafId,
+      timestamp: new Date().toISOString(),
+    };
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  appendContextEdit(targetId, replacement) {
+    if (
+      replacement !== null &&
+      (typeof replacement !== "object" ||
+        !("content" in replacement) ||
+        (typeof replacement.content !== "string" && !Array.isArray(replacement.content)))
+    ) {
+      throw new Error("Context edit replacement must be null or contain string/array content");
+    }
+    const target = this.getEntry(targetId);
+    if (!target) throw new Error(`Entry ${targetId} not found`);
+    if (!this._native.branchContains(keyOf(targetId))) {
+      throw new Error(`Entry ${targetId} is not on the active branch`);
+    }
+    const editable =
+      target.type === "custom_message" ||
+      (target.type === "message" &&
+        (target.message.role === "user" || target.message.role === "assistant" || target.message.role === "toolResult"));
+    if (!editable) throw new Error(`Entry ${targetId} does not contribute editable model content`);
+    const role = target.type === "message" ? target.message.role : "custom";
+    const normalized =
+      replacement !== null && (role === "assistant" || role === "toolResult") && typeof replacement.content === "string"
+        ? { content: [{ type: "text", text: replacement.content }] }
+        : replacement;
+    const entry = this._base("context_edit");
+    entry.targetId = targetId;
+    entry.replacement = normalized;
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Tree traversal
+
+  getLeafId() {
+    return this.leafId;
+  }
+
+  getLeafEntry() {
+    return this.leafId ? this.getEntry(this.leafId) : undefined;
+  }
+
+  getEntry(id) {
+    const cached = this._byIdCache.get(id);
+    if (cached !== undefined) return cached;
+    const i = this._native.indexOf(keyOf(id));
+    if (i < 0) return undefined;
+    const o = this._obj(i);
+    if (typeof id === "string") this._byIdCache.set(id, o);
+    return o;
+  }
+
+  getChildren(parentId) {
+    return this._objsAt(this._native.children(parentId === null ? null : keyOf(parentId)));
+  }
+
+  getLabel(id) {
+    const i = this._native.labelIndex(keyOf(id));
+    return i < 0 ? undefined : this._obj(i).label;
+  }
+
+  appendLabelChange(targetId, label) {
+    if (!this._has(targetId)) throw new Error(`Entry ${targetId} not found`);
+    const entry = this._base("label");
+    entry.targetId = targetId;
+    entry.label = label;
+    this._appendEntry(entry);
+    return entry.id;
+  }
+
+  getBranch(fromId) {
+    const from = fromId === undefined || fromId === null ? null : keyOf(fromId);
+    return this._objsAt(this._native.branch(from));
+  }
+
+  buildContextEntries() {
+    return this._objsAt(this._native.contextPlan().indices);
+  }
+
+  buildSessionProjection() {
+    const plan = this._native.contextPlan();
+    const selected = this._objsAt(plan.indices);
+    const editIdx = plan.edits;
+    let thinkingLevel = "off";
+    if (plan.thinkingFrom >= 0) thinkingLevel = this._obj(plan.thinkingFrom).thinkingLevel;
+    let model = null;
+    if (plan.modelFrom >= 0) {
+      const e = this._obj(plan.modelFrom);
+      model = e.type === "model_change" ? { provider: e.provider, modelId: e.modelId } : { provider: e.message.provider, modelId: e.message.model };
+    }
+    return context.projectSelected(
+      selected,
+      (_e, index) => (editIdx[index] >= 0 ? this._obj(editIdx[index]) : undefined),
+      thinkingLevel,
+      model,
+    );
+  }
+
+  buildSessionContext() {
+    const { messages, thinkingLevel, model } = this.buildSessionProjection();
+    return { messages, thinkingLevel, model };
+  }
+
+  getHeader() {
+    const h = this._native.headerIndex();
+    return h >= 0 ? this._obj(h) : null;
+  }
+
+  getEntryCount() {
+    return this._native.idCount();
+  }
+
+  getEntries() {
+    return this._all().slice();
+  }
+
+  _labelMaps() {
+    const labels = new Map();
+    const stamps = new Map();
+    for (const e of this._objsAt(this._native.labelIndices())) {
+      labels.set(e.targetId, e.label);
+      stamps.set(e.targetId, e.timestamp);
+    }
+    return { labels, stamps };
+  }
+
+  getTree() {
+    const entries = this._all();
+    const { labels, stamps } = this._labelMaps();
+    const nodeMap = new Map();
+    const roots = [];
+    for (const entry of entries) {
+      nodeMap.set(entry.id, { entry, children: [], label: labels.get(entry.id), labelTimestamp: stamps.get(entry.id) });
+    }
+    for (const entry of entries) {
+      const node = nodeMap.get(entry.id);
+      if (entry.parentId === null || entry.parentId === entry.id) {
+        roots.push(node);
+      } else {
+        const parent = nodeMap.get(entry.parentId);
+        if (parent) parent.children.push(node);
+        else roots.push(node);
+      }
+    }
+    // Oldest first; iterative so deep trees cannot overflow the stack.
+    const stack = roots.slice();
+    while (stack.length > 0) {
+      const node = stack.pop();
+      node.children.sort((a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime());
+      for (const c of node.children) stack.push(c);
+    }
+    return roots;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Branching
+
+  branch(branchFromId) {
+    if (!this._has(branchFromId)) throw new Error(`Entry ${branchFromId} not found`);
+    this._setLeaf(branchFromId);
+  }
+
+  resetLeaf() {
+    this._setLeaf(null);
+  }
+
+  branchWithSummary(branchFromId, summary, details, fromHook, usage) {
+    if (branchFromId !== null && !this._has(branchFromId)) throw new Error(`Entry ${branchFromId} not found`);
+    const fromId = this.leafId ?? "root";
+    const previousLeaf = this.leafId;
+    this._setLeaf(branchFromId);
+    const entry = {
+      type: "branch_summary",
+      id: this._generateId(),
+      parentId: branchFromId,
+      timestamp: new Date().toISOString(),
+      fromId,
+      summary,
+      details,
+      usage,
+      fromHook,
+    };
+    try {
+      this._appendEntry(entry);
+    } catch (err) {
+      // The reference moved the leaf before the failed write; keep that observable state.
+      void previousLeaf;
+      throw err;
+    }
+    return entry.id;
+  }
+
+  createBranchedSession(leafId) {
+    const previousSessionFile = this.sessionFile;
+    const path = this.getBranch(leafId);
+    if (path.length === 0) throw new Error(`Entry ${leafId} not found`);
+    // Labels are tree entries: dropping them re-chains the path, and a compaction whose
+    // firstKeptEntryId named a dropped label points at the entry that replaced it.
+    const pathWithoutLabels = [];
+    const replacementByLabelId = new Map();
+    const pendingLabelIds = [];
+    let pathParentId = null;
+    for (const entry of path) {
+      if (entry.type === "label") {
+        pendingLabelIds.push(entry.id);
+        continue;
+      }
+      for (const labelId of pendingLabelIds) replacementByLabelId.set(labelId, entry.id);
+      pendingLabelIds.length = 0;
+      if (entry.type === "compaction") {
+        const firstKeptEntryId =
+          entry.firstKeptEntryId === entry.id ? entry.id : (replacementByLabelId.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId);
+        pathWithoutLabels.push({ ...entry, parentId: pathParentId, firstKeptEntryId });
+      } else {
+        pathWithoutLabels.push({ ...entry, parentId: pathParentId });
+      }
+      pathParentId = entry.id;
+    }
+    const newSessionId = native.uuidv7();
+    const timestamp = new Date().toISOString();
+    const fileTimestamp = timestamp.replace(/[:.]/g, "-");
+    const newSessionFile = join(this.getSessionDir(), `${fileTimestamp}_${newSessionId}.jsonl`);
+    const header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: newSessionId,
+      timestamp,
+      cwd: this.cwd,
+      parentSession: this.persist ? previousSessionFile : undefined,
+    };
+    const pathEntryIds = new Set(pathWithoutLabels.map((e) => e.id));
+    const { labels, stamps } = this._labelMaps();
+    const labelsToWrite = [];
+    for (const [targetId, label] of labels) {
+      if (pathEntryIds.has(targetId)) labelsToWrite.push({ targetId, label, timestamp: stamps.get(targetId) });
+    }
+    const labelEntries = [];
+    let parentId = pathWithoutLabels[pathWithoutLabels.length - 1]?.id || null;
+    for (const { targetId, label, timestamp: labelTimestamp } of labelsToWrite) {
+      let id;
+      do id = randomUUID().slice(0, 8);
+      while (pathEntryIds.has(id));
+      pathEntryIds.add(id);
+      labelEntries.push({ type: "label", id, parentId, timestamp: labelTimestamp, targetId, label });
+      parentId = id;
+    }
+    const all = [header, ...pathWithoutLabels, ...labelEntries];
+    this._native.replaceLines(all.map(stringifyEntry).join("\n"));
+    this.sessionId = newSessionId;
+    this._adopt(all);
+    if (this.persist) {
+      this.sessionFile = newSessionFile;
+      this._native.setFile(newSessionFile, false);
+      // Same rule as the first flush: write now only if the path holds a conversation.
+      if (this._native.hasConversation()) {
+        fsCall(() => this._native.rewrite());
+        this._native.flushed = true;
+      }
+      return newSessionFile;
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Statics
+
+  static create(cwd, sessionDir, options) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    return new SessionManager(cwd, dir, undefined, true, options);
+  }
+
+  static open(path, sessionDir, cwdOverride) {
+    const resolvedPath = paths.resolvePath(path);
+    let header = null;
+    if (cwdOverride === undefined && existsSync(resolvedPath)) {
+      header = discovery.readSessionHeaderForOpen(resolvedPath);
+    }
+    const headerCwd = header && typeof header.cwd === "string" ? header.cwd : undefined;
+    const cwd = cwdOverride ?? headerCwd ?? process.cwd();
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : resolve(resolvedPath, "..");
+    return new SessionManager(cwd, dir, resolvedPath, true);
+  }
+
+  static continueRecent(cwd, sessionDir) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+    const mostRecent = discovery.findMostRecentSession(dir, filterCwd ? cwd : undefined);
+    return new SessionManager(cwd, dir, mostRecent || undefined, true);
+  }
+
+  static inMemory(cwd = process.cwd(), options, entries) {
+    return new SessionManager(cwd, "", undefined, false, options, entries);
+  }
+
+  static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+    const resolvedSourcePath = paths.resolvePath(sourcePath);
+    const resolvedTargetCwd = paths.resolvePath(targetCwd);
+    const source = new native.NativeSession(true);
+    const { count } = fsCall(() => source.loadFile(resolvedSourcePath));
+    if (count === 0) throw new Error(`Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
+    if (source.headerIndex() < 0) throw new Error(`Cannot fork: source session has no header: ${resolvedSourcePath}`);
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(resolvedTargetCwd);
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    if (options?.id !== undefined) assertValidSessionId(options.id);
+    const newSessionId = options?.id ?? native.uuidv7();
+    const timestamp = new Date().toISOString();
+    const fileTimestamp = timestamp.replace(/[:.]/g, "-");
+    const newSessionFile = join(dir, `${fileTimestamp}_${newSessionId}.jsonl`);
+    const newHeader = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: newSessionId,
+      timestamp,
+      cwd: resolvedTargetCwd,
+      parentSession: resolvedSourcePath,
+    };
+    fsCall(() => source.forkInto(newSessionFile, stringifyEntry(newHeader)));
+    return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true);
+  }
+
+  static findById(cwd, id, sessionDir) {
+    return discovery.findById(cwd, id, sessionDir);
+  }
+
+  static list(cwd, sessionDir, onProgress, signal) {
+    return discovery.list(cwd, sessionDir, onProgress, signal);
+  }
+
+  static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+    return discovery.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
+  }
+}
+
+module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId, fsCall };

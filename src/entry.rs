@@ -1,0 +1,307 @@
+//! Entry model: a typed view (the index fields) over the raw JSON text of one file entry.
+//!
+//! The text is the source of truth and is kept verbatim, so unknown entry types and unknown
+//! fields survive untouched. Only the fields the store needs for tree walks, labels, context
+//! selection and persistence rules are extracted when the line is scanned.
+
+use crate::json::scan::{self, Kind};
+use std::ops::Range;
+
+/// A key in the id space. JS compares ids with `===` / `Map` keys; string ids are the normal
+/// case, anything else (missing, numbers, null...) gets a tagged key so that equality
+/// behaves like the reference's `Map<any, entry>` for primitives.
+pub type Key = String;
+
+/// Key for an absent (`undefined`) field.
+pub const UNDEFINED: &str = "\u{0}undefined";
+
+/// Map a raw JSON value (or its absence) to a key with JS equality semantics.
+pub fn key_of(raw: Option<&str>, unique: usize) -> Key {
+    let Some(raw) = raw else {
+        return UNDEFINED.to_string();
+    };
+    match scan::kind_of(raw) {
+        Kind::String => scan::decode_str(raw).unwrap_or_default(),
+        Kind::Number => match raw.parse::<f64>() {
+            Ok(n) => format!("\u{0}n{}", ryu_js::Buffer::new().format(n)),
+            Err(_) => format!("\u{0}n{raw}"),
+        },
+        Kind::True => "\u{0}true".into(),
+        Kind::False => "\u{0}false".into(),
+        Kind::Null => "\u{0}null".into(),
+        // Objects and arrays are compared by identity in JS: never equal to anything else.
+        Kind::Object | Kind::Array => format!("\u{0}obj{unique}"),
+    }
+}
+
+/// JS truthiness of a key (`if (entry.parentId)`).
+pub fn key_truthy(k: &str) -> bool {
+    !(k.is_empty()
+        || k == UNDEFINED
+        || k == "\u{0}null"
+        || k == "\u{0}false"
+        || k == "\u{0}n0"
+        || k == "\u{0}nNaN")
+}
+
+/// A key is a plain string id (what the API hands out) if it carries no tag.
+pub fn key_is_string(k: &str) -> bool {
+    !k.starts_with('\u{0}')
+}
+
+/// Entry types of the reference and the spec. `Other` keeps anything unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryType {
+    Session,
+    Message,
+    ThinkingLevelChange,
+    ModelChange,
+    Usage,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    ContextEdit,
+    Label,
+    SessionInfo,
+    Other,
+}
+
+impl EntryType {
+    fn from_name(s: &str) -> Self {
+        match s {
+            "session" => Self::Session,
+            "message" => Self::Message,
+            "thinking_level_change" => Self::ThinkingLevelChange,
+            "model_change" => Self::ModelChange,
+            "usage" => Self::Usage,
+            "compaction" => Self::Compaction,
+            "branch_summary" => Self::BranchSummary,
+            "custom" => Self::Custom,
+            "custom_message" => Self::CustomMessage,
+            "context_edit" => Self::ContextEdit,
+            "label" => Self::Label,
+            "session_info" => Self::SessionInfo,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// Message roles that matter to the store's rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    System,
+    /// Any other role (bashExecution, custom, unknown...) or none.
+    Other,
+}
+
+/// The parent link as the reference sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parent {
+    /// `parentId: null`.
+    Null,
+    /// Any other value (string id or tagged key, including `undefined`).
+    Key(Key),
+}
+
+/// A byte range inside the entry's text (raw JSON of one field).
+pub type Span = Range<u32>;
+
+/// One file entry: its JSON text plus the extracted index fields.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The JSON text of the entry (one line, without the newline).
+    pub text: Box<str>,
+    /// True if the value is a JSON object (the reference tolerates other values in files).
+    pub is_object: bool,
+    pub etype: EntryType,
+    pub id: Key,
+    pub parent: Parent,
+    pub role: Role,
+    /// label / context_edit: `targetId`.
+    pub target: Option<Key>,
+    /// label: whether `label` is truthy.
+    pub label_truthy: bool,
+    /// label: raw value of `label`; compaction: unused.
+    pub label_raw: Option<Span>,
+    /// Raw `timestamp`.
+    pub timestamp_raw: Option<Span>,
+    /// compaction: `firstKeptEntryId` key (undefined if absent).
+    pub first_kept: Option<Key>,
+    /// compaction: carries a `retainedTail` array (the spec's self-contained checkpoint).
+    pub retained_tail: bool,
+    /// thinking_level_change: raw `thinkingLevel`; model_change: raw `provider`.
+    pub aux1: Option<Span>,
+    /// model_change: raw `modelId`.
+    pub aux2: Option<Span>,
+    /// assistant message: raw `message.provider` and `message.model` (absolute offsets).
+    pub msg_provider: Option<Span>,
+    pub msg_model: Option<Span>,
+    /// session header: `id` is a string (a valid header needs it).
+    pub id_is_string: bool,
+}
+
+fn span_in(text: &str, raw: &str) -> Span {
+    let base = text.as_ptr() as usize;
+    let start = raw.as_ptr() as usize - base;
+    (start as u32)..((start + raw.len()) as u32)
+}
+
+impl Entry {
+    /// Parse one line. `None` if `JSON.parse` would reject it or the value is falsy
+    /// (`null`, `false`, `0`, `""` are skipped by the reference's `if (entry)`).
+    /// `unique` disambiguates object-valued ids.
+    pub fn parse(text: String, unique: usize) -> Option<Entry> {
+        let scanned = scan::scan(&text)?;
+        let mut e = Entry {
+            text: Box::from(""),
+            is_object: scanned.kind == Kind::Object,
+            etype: EntryType::Other,
+            id: UNDEFINED.to_string(),
+            parent: Parent::Key(UNDEFINED.to_string()),
+            role: Role::Other,
+            target: None,
+            label_truthy: false,
+            label_raw: None,
+            timestamp_raw: None,
+            first_kept: None,
+            retained_tail: false,
+            aux1: None,
+            aux2: None,
+            msg_provider: None,
+            msg_model: None,
+            id_is_string: false,
+        };
+        if !e.is_object {
+            let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+            if !scan::is_truthy(trimmed) {
+                return None;
+            }
+            drop(scanned);
+            e.text = text.into_boxed_str();
+            return Some(e);
+        }
+        let get = |k: &str| scanned.get(k);
+        if let Some(t) = get("type").filter(|r| scan::kind_of(r) == Kind::String) {
+            e.etype = EntryType::from_name(&scan::decode_str(t).unwrap_or_default());
+        }
+        let id_raw = get("id");
+        e.id_is_string = id_raw.is_some_and(|r| scan::kind_of(r) == Kind::String);
+        e.id = key_of(id_raw, unique);
+        e.parent = match get("parentId") {
+            Some(r) if scan::kind_of(r) == Kind::Null => Parent::Null,
+            r => Parent::Key(key_of(r, unique)),
+        };
+        e.timestamp_raw = get("timestamp").map(|r| span_in(&text, r));
+        match e.etype {
+            EntryType::Message => {
+                if let Some(m) = get("message").filter(|r| scan::kind_of(r) == Kind::Object) {
+                    if let Some(ms) = scan::scan(m) {
+                        let role = ms.get("role").and_then(scan::decode_str);
+                        e.role = match role.as_deref() {
+                            Some("user") => Role::User,
+                            Some("assistant") => Role::Assistant,
+                            Some("toolResult") => Role::ToolResult,
+                            Some("system") => Role::System,
+                            _ => Role::Other,
+                        };
+                        if e.role == Role::Assistant {
+                            e.msg_provider = ms.get("provider").map(|r| span_in(&text, r));
+                            e.msg_model = ms.get("model").map(|r| span_in(&text, r));
+                        }
+                    }
+                }
+            }
+            EntryType::Label => {
+                e.target = Some(key_of(get("targetId"), unique));
+                let l = get("label");
+                e.label_truthy = l.is_some_and(scan::is_truthy);
+                e.label_raw = l.map(|r| span_in(&text, r));
+            }
+            EntryType::ContextEdit => {
+                e.target = Some(key_of(get("targetId"), unique));
+            }
+            EntryType::Compaction => {
+                e.first_kept = Some(key_of(get("firstKeptEntryId"), unique));
+                e.retained_tail =
+                    get("retainedTail").is_some_and(|r| scan::kind_of(r) == Kind::Array);
+            }
+            EntryType::ThinkingLevelChange => {
+                e.aux1 = get("thinkingLevel").map(|r| span_in(&text, r));
+            }
+            EntryType::ModelChange => {
+                e.aux1 = get("provider").map(|r| span_in(&text, r));
+                e.aux2 = get("modelId").map(|r| span_in(&text, r));
+            }
+            _ => {}
+        }
+        drop(scanned);
+        e.text = text.into_boxed_str();
+        Some(e)
+    }
+
+    /// Raw JSON of a span of this entry's text.
+    pub fn raw(&self, span: &Option<Span>) -> Option<&str> {
+        span.as_ref()
+            .and_then(|s| self.text.get(s.start as usize..s.end as usize))
+    }
+
+    /// Is this a user or assistant message (what makes a session worth a file).
+    pub fn is_conversation(&self) -> bool {
+        self.etype == EntryType::Message && matches!(self.role, Role::User | Role::Assistant)
+    }
+
+    /// A valid session header: `type: "session"` and a string `id`.
+    pub fn is_valid_header(&self) -> bool {
+        self.etype == EntryType::Session && self.id_is_string
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extracts_index_fields() {
+        let e = Entry::parse(
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2024-01-01T00:00:00.000Z","message":{"role":"assistant","provider":"p","model":"m","content":[]}}"#.into(),
+            0,
+        )
+        .expect("valid");
+        assert_eq!(e.etype, EntryType::Message);
+        assert_eq!(e.id, "a1");
+        assert_eq!(e.parent, Parent::Null);
+        assert_eq!(e.role, Role::Assistant);
+        assert_eq!(e.raw(&e.msg_provider), Some("\"p\""));
+        assert!(e.is_conversation());
+    }
+
+    #[test]
+    fn label_fields_and_keys() {
+        let e = Entry::parse(
+            r#"{"type":"label","id":"l","parentId":"a","targetId":"a","label":""}"#.into(),
+            0,
+        )
+        .expect("valid");
+        assert_eq!(e.target.as_deref(), Some("a"));
+        assert!(!e.label_truthy);
+        let e = Entry::parse(r#"{"type":"x","id":5,"parentId":0}"#.into(), 0).expect("valid");
+        assert_eq!(e.id, "\u{0}n5");
+        assert!(!key_truthy(match &e.parent {
+            Parent::Key(k) => k,
+            Parent::Null => "",
+        }));
+    }
+
+    #[test]
+    fn falsy_values_are_skipped_truthy_kept() {
+        assert!(Entry::parse("null".into(), 0).is_none());
+        assert!(Entry::parse("0".into(), 0).is_none());
+        assert!(Entry::parse("\"\"".into(), 0).is_none());
+        assert!(Entry::parse("5".into(), 0).is_some());
+        assert!(Entry::parse("{bad".into(), 0).is_none());
+    }
+}

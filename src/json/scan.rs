@@ -1,0 +1,496 @@
+//! A validating JSON scanner with V8 `JSON.parse` acceptance rules.
+//!
+//! It answers two questions for one line of a session file, without building a tree:
+//! would `JSON.parse` accept this text, and where are the raw values of the top-level
+//! object's keys. It is iterative (no recursion), so any nesting depth is safe.
+
+use memchr::memchr2;
+use std::borrow::Cow;
+
+/// The kind of a JSON value, judged by its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    True,
+    False,
+    Null,
+}
+
+/// One key of the top-level object: the decoded key and the raw text of its value.
+#[derive(Debug)]
+pub struct Field<'a> {
+    pub key: Cow<'a, str>,
+    pub raw: &'a str,
+}
+
+/// Result of scanning a whole JSON text.
+#[derive(Debug)]
+pub struct Scanned<'a> {
+    pub kind: Kind,
+    /// Top-level keys in text order (duplicates kept; use [`Scanned::get`], last wins).
+    pub fields: Vec<Field<'a>>,
+}
+
+impl<'a> Scanned<'a> {
+    /// Raw value of a top-level key; the last occurrence wins, as in `JSON.parse`.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|f| f.key == key)
+            .map(|f| f.raw)
+    }
+}
+
+/// Kind of a raw JSON value by its first byte.
+pub fn kind_of(raw: &str) -> Kind {
+    match raw.as_bytes().first() {
+        Some(b'{') => Kind::Object,
+        Some(b'[') => Kind::Array,
+        Some(b'"') => Kind::String,
+        Some(b't') => Kind::True,
+        Some(b'f') => Kind::False,
+        Some(b'n') => Kind::Null,
+        _ => Kind::Number,
+    }
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    #[inline]
+    fn skip_ws(&mut self) {
+        while self.i < self.s.len() && is_ws(self.s[self.i]) {
+            self.i += 1;
+        }
+    }
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    /// Scan a string starting at the opening quote; returns (end index after the closing
+    /// quote, whether it contains escapes).
+    fn string(&mut self) -> Option<bool> {
+        debug_assert_eq!(self.peek(), Some(b'"'));
+        self.i += 1;
+        let mut escaped = false;
+        loop {
+            let rest = &self.s[self.i..];
+            let pos = memchr2(b'"', b'\\', rest)?;
+            // Control characters are not allowed unescaped inside strings.
+            if rest[..pos].iter().any(|&b| b < 0x20) {
+                return None;
+            }
+            self.i += pos;
+            if self.s[self.i] == b'"' {
+                self.i += 1;
+                return Some(escaped);
+            }
+            escaped = true;
+            self.i += 1;
+            match self.peek()? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                b'u' => {
+                    let hex = self.s.get(self.i + 1..self.i + 5)?;
+                    if !hex.iter().all(|b| b.is_ascii_hexdigit()) {
+                        return None;
+                    }
+                    self.i += 5;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let s = self.s;
+        if s.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        match s.get(self.i) {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                    self.i += 1;
+                }
+            }
+            _ => return None,
+        }
+        if s.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            if !matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                return None;
+            }
+            while matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                self.i += 1;
+            }
+        }
+        if matches!(s.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(s.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if !matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                return None;
+            }
+            while matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                self.i += 1;
+            }
+        }
+        Some(())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        if self.s.get(self.i..self.i + word.len())? == word {
+            self.i += word.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+}
+
+/// Scan `text` as `JSON.parse` would. `None` means `JSON.parse` throws.
+pub fn scan(text: &str) -> Option<Scanned<'_>> {
+    let bytes = text.as_bytes();
+    let mut c = Cursor { s: bytes, i: 0 };
+    // Stack of open containers: true = object, false = array.
+    let mut stack: Vec<bool> = Vec::new();
+    let mut fields: Vec<Field<'_>> = Vec::new();
+    let mut top_kind: Option<Kind> = None;
+    // Pending top-level key and the start of its value.
+    let mut pending_key: Option<(Cow<'_, str>, usize)> = None;
+
+    c.skip_ws();
+    // State machine: expecting a value.
+    'value: loop {
+        c.skip_ws();
+        let start = c.i;
+        let b = c.peek()?;
+        let kind = kind_of_byte(b)?;
+        if top_kind.is_none() {
+            top_kind = Some(kind);
+        }
+        match b {
+            b'{' => {
+                c.i += 1;
+                c.skip_ws();
+                if c.peek()? == b'}' {
+                    c.i += 1;
+                } else {
+                    stack.push(true);
+                    // Read a key.
+                    read_key(&mut c, text, stack.len() == 1, &mut pending_key)?;
+                    continue 'value;
+                }
+            }
+            b'[' => {
+                c.i += 1;
+                c.skip_ws();
+                if c.peek()? == b']' {
+                    c.i += 1;
+                } else {
+                    stack.push(false);
+                    continue 'value;
+                }
+            }
+            b'"' => {
+                c.string()?;
+            }
+            b't' => c.literal(b"true")?,
+            b'f' => c.literal(b"false")?,
+            b'n' => c.literal(b"null")?,
+            _ => c.number()?,
+        }
+        let _ = start;
+        // A value ended; close containers / handle separators.
+        loop {
+            if stack.len() == 1 && stack[0] {
+                // The value just finished belongs to a top-level key.
+                if let Some((key, vstart)) = pending_key.take() {
+                    fields.push(Field {
+                        key,
+                        raw: &text[vstart..c.i],
+                    });
+                }
+            }
+            c.skip_ws();
+            let Some(&is_obj) = stack.last() else {
+                // Top-level value complete: only whitespace may follow.
+                return if c.i == bytes.len() {
+                    Some(Scanned {
+                        kind: top_kind?,
+                        fields,
+                    })
+                } else {
+                    None
+                };
+            };
+            match c.peek()? {
+                b',' => {
+                    c.i += 1;
+                    if is_obj {
+                        read_key(&mut c, text, stack.len() == 1, &mut pending_key)?;
+                    }
+                    continue 'value;
+                }
+                b'}' if is_obj => {
+                    c.i += 1;
+                    stack.pop();
+                }
+                b']' if !is_obj => {
+                    c.i += 1;
+                    stack.pop();
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+fn kind_of_byte(b: u8) -> Option<Kind> {
+    Some(match b {
+        b'{' => Kind::Object,
+        b'[' => Kind::Array,
+        b'"' => Kind::String,
+        b't' => Kind::True,
+        b'f' => Kind::False,
+        b'n' => Kind::Null,
+        b'-' | b'0'..=b'9' => Kind::Number,
+        _ => return None,
+    })
+}
+
+/// Read `"key" :` and remember it (with its value start) when it is a top-level key.
+fn read_key<'a>(
+    c: &mut Cursor<'a>,
+    text: &'a str,
+    top: bool,
+    pending: &mut Option<(Cow<'a, str>, usize)>,
+) -> Option<()> {
+    c.skip_ws();
+    if c.peek()? != b'"' {
+        return None;
+    }
+    let kstart = c.i;
+    let escaped = c.string()?;
+    let kend = c.i;
+    c.skip_ws();
+    if c.peek()? != b':' {
+        return None;
+    }
+    c.i += 1;
+    c.skip_ws();
+    if top {
+        let raw = &text[kstart..kend];
+        let key = if escaped {
+            Cow::Owned(decode_string_body(&raw[1..raw.len() - 1]))
+        } else {
+            Cow::Borrowed(&raw[1..raw.len() - 1])
+        };
+        *pending = Some((key, c.i));
+    }
+    Some(())
+}
+
+/// Decode a raw JSON string literal (with quotes). Lone surrogates become U+FFFD.
+/// Returns `None` if `raw` is not a string literal.
+pub fn decode_str(raw: &str) -> Option<String> {
+    if raw.len() < 2 || !raw.starts_with('"') || !raw.ends_with('"') {
+        return None;
+    }
+    Some(decode_string_body(&raw[1..raw.len() - 1]))
+}
+
+/// Decode the inside of a validated JSON string literal.
+fn decode_string_body(body: &str) -> String {
+    if !body.contains('\\') {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    let b = body.as_bytes();
+    let mut i = 0;
+    let mut seg = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        out.push_str(&body[seg..i]);
+        let esc = b.get(i + 1).copied().unwrap_or(b'\\');
+        i += 2;
+        match esc {
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let unit = hex4(b, i);
+                i += 4;
+                match unit {
+                    Some(hi @ 0xD800..=0xDBFF) => {
+                        // A pair only if a low surrogate escape follows immediately.
+                        let lo = if b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+                            hex4(b, i + 2).filter(|lo| (0xDC00..=0xDFFF).contains(lo))
+                        } else {
+                            None
+                        };
+                        if let Some(lo) = lo {
+                            i += 6;
+                            let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                            out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                        } else {
+                            out.push('\u{FFFD}');
+                        }
+                    }
+                    Some(u) => out.push(char::from_u32(u).unwrap_or('\u{FFFD}')),
+                    None => out.push('\u{FFFD}'),
+                }
+            }
+            other => out.push(other as char),
+        }
+        seg = i.min(b.len());
+    }
+    if seg < b.len() {
+        out.push_str(&body[seg..]);
+    }
+    out
+}
+
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let s = b.get(i..i + 4)?;
+    let s = std::str::from_utf8(s).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// Raw value of a top-level key inside an (already validated) object text.
+pub fn field<'a>(raw_object: &'a str, key: &str) -> Option<&'a str> {
+    scan(raw_object)?.get(key)
+}
+
+/// JavaScript truthiness of a raw JSON value.
+pub fn is_truthy(raw: &str) -> bool {
+    match kind_of(raw) {
+        Kind::Object | Kind::Array | Kind::True => true,
+        Kind::False | Kind::Null => false,
+        Kind::String => raw.len() > 2,
+        Kind::Number => raw
+            .parse::<f64>()
+            .map(|n| n != 0.0 && !n.is_nan())
+            .unwrap_or(true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(s: &str) -> bool {
+        scan(s).is_some()
+    }
+
+    #[test]
+    fn accepts_what_json_parse_accepts() {
+        for s in [
+            "{}",
+            "[]",
+            " {\"a\":1} \r",
+            "1",
+            "-0",
+            "1e400",
+            "0.5e-3",
+            "\"x\"",
+            "null",
+            "[1,[2,[3]],{\"a\":{}}]",
+            "{\"a\":\"\\ud83d\"}",
+            "{\"a\":1,\"a\":2}",
+            "\"\\u00e9\\/\"",
+        ] {
+            assert!(ok(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_json_parse_rejects() {
+        for s in [
+            "",
+            " ",
+            "{",
+            "{\"a\":1,}",
+            "[1,]",
+            "01",
+            "+1",
+            ".5",
+            "1.",
+            "1e",
+            "NaN",
+            "'a'",
+            "\"a\tb\"",
+            "\"\\u12\"",
+            "\u{feff}{}",
+            "{} x",
+            "{\"a\" 1}",
+            "{a:1}",
+            "\"\\x\"",
+            "tru",
+            "[1 2]",
+            "{\"a\":1]",
+        ] {
+            assert!(!ok(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn top_level_fields_last_wins() {
+        let s = scan("{\"type\":\"message\",\"id\":\"a\",\"m\":{\"id\":\"inner\"},\"id\":\"b\"}")
+            .expect("valid");
+        assert_eq!(s.kind, Kind::Object);
+        assert_eq!(s.get("id"), Some("\"b\""));
+        assert_eq!(s.get("m"), Some("{\"id\":\"inner\"}"));
+        assert_eq!(s.get("type"), Some("\"message\""));
+    }
+
+    #[test]
+    fn escaped_keys_are_decoded() {
+        let s = scan("{\"\\u0069d\":\"x\"}").expect("valid");
+        assert_eq!(s.get("id"), Some("\"x\""));
+    }
+
+    #[test]
+    fn decodes_strings_with_lone_surrogates() {
+        assert_eq!(decode_str("\"a\\ud83d\"").as_deref(), Some("a\u{FFFD}"));
+        assert_eq!(decode_str("\"\\ud83d\\ude00\"").as_deref(), Some("😀"));
+        assert_eq!(decode_str("\"\\n\\\"\"").as_deref(), Some("\n\""));
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let deep = "[".repeat(1_000_000) + &"]".repeat(1_000_000);
+        assert!(ok(&deep));
+        let bad = "[".repeat(1_000_000);
+        assert!(!ok(&bad));
+    }
+
+    #[test]
+    fn truthiness() {
+        assert!(is_truthy("\"a\""));
+        assert!(!is_truthy("\"\""));
+        assert!(!is_truthy("0"));
+        assert!(!is_truthy("-0.0"));
+        assert!(is_truthy("{}"));
+        assert!(!is_truthy("null"));
+    }
+}

@@ -1,0 +1,316 @@
+//! `NativeSession`: the Rust-owned session behind the JS `SessionManager`.
+//!
+//! JS hands entries in as JSON text (it serializes with `JSON.stringify`, which gives the
+//! reference's exact bytes) and asks for entry text back only when it needs objects; tree
+//! walks, labels, context selection and file writes stay here.
+
+use crate::context;
+use crate::entry::Entry;
+use crate::jsonl;
+use crate::store::{self, Store, StoreError, fs_error};
+use napi::bindgen_prelude::{Int32Array, Uint32Array};
+use napi::{Error, Result};
+use napi_derive::napi;
+use std::path::PathBuf;
+
+fn to_js(e: StoreError) -> Error {
+    Error::from_reason(e.to_string())
+}
+
+#[napi]
+pub struct NativeSession {
+    store: Store,
+}
+
+/// The context plan: selected entry indices with their latest edit (or -1) and whether
+/// they are silent (an older compaction), plus where model and thinking level come from.
+#[napi(object)]
+pub struct ContextPlan {
+    pub indices: Uint32Array,
+    pub edits: Int32Array,
+    pub silent: Uint32Array,
+    pub thinking_from: i32,
+    pub model_from: i32,
+}
+
+/// Outcome of loading a file into the session.
+#[napi(object)]
+pub struct LoadOutcome {
+    /// Number of entries loaded (0: missing, empty, or not a session).
+    pub count: u32,
+    /// The file did not end with a newline (and was repaired with one).
+    pub repaired: bool,
+}
+
+#[napi]
+impl NativeSession {
+    #[napi(constructor)]
+    pub fn new(persist: bool) -> Self {
+        NativeSession {
+            store: Store::new(persist),
+        }
+    }
+
+    /// Set the session file path (or none) and whether it already holds the buffer.
+    #[napi(catch_unwind)]
+    pub fn set_file(&mut self, path: Option<String>, flushed: bool) {
+        self.store.file = path.map(PathBuf::from);
+        self.store.flushed = flushed;
+    }
+
+    #[napi(getter, catch_unwind)]
+    pub fn flushed(&self) -> bool {
+        self.store.flushed
+    }
+
+    #[napi(setter, catch_unwind)]
+    pub fn set_flushed(&mut self, value: bool) {
+        self.store.flushed = value;
+    }
+
+    /// `loadEntriesFromFile` + adopt the entries: returns how many were loaded. Repairs a
+    /// missing final newline exactly when the reference does (valid header, text after the
+    /// last newline). Entries are only replaced when the file is a session.
+    #[napi(catch_unwind)]
+    pub fn load_file(&mut self, path: String) -> Result<LoadOutcome> {
+        let p = PathBuf::from(&path);
+        let loaded = jsonl::load_file(&p).map_err(|e| to_js(fs_error(&e, "open", &p).into()))?;
+        let count = loaded.entries.len() as u32;
+        let mut repaired = false;
+        if count > 0 {
+            if loaded.unterminated {
+                store::append_raw(&p, b"\n").map_err(|e| to_js(e.into()))?;
+                repaired = true;
+            }
+            self.store.replace(loaded.entries);
+        }
+        Ok(LoadOutcome { count, repaired })
+    }
+
+    /// Replace every entry with the given lines (newline-separated JSON texts).
+    #[napi(catch_unwind)]
+    pub fn replace_lines(&mut self, text: String) -> Result<()> {
+        let mut entries: Vec<Entry> = Vec::new();
+        for line in text.split('\n') {
+            if line.is_empty() {
+                continue;
+            }
+            let e = self
+                .store
+                .parse_line(line.to_string())
+                .ok_or_else(|| Error::from_reason("internal: invalid entry JSON"))?;
+            entries.push(e);
+        }
+        self.store.replace(entries);
+        Ok(())
+    }
+
+    /// Append one serialized entry, persisting it by the reference's rules.
+    #[napi(catch_unwind)]
+    pub fn append(&mut self, line: String) -> Result<()> {
+        self.store.append(line).map_err(to_js)
+    }
+
+    /// `_rewriteFile()`.
+    #[napi(catch_unwind)]
+    pub fn rewrite(&self) -> Result<()> {
+        self.store.rewrite().map_err(|e| to_js(e.into()))
+    }
+
+    /// Write every entry to a new file with exclusive create (forkFrom).
+    #[napi(catch_unwind)]
+    pub fn write_exclusive(&self, path: String) -> Result<()> {
+        store::write_all_exclusive(&PathBuf::from(path), &self.store.tree.entries)
+            .map_err(|e| to_js(e.into()))
+    }
+
+    /// forkFrom: write `header` and every non-header entry to a new file (exclusive create).
+    /// Lines are written as `JSON.stringify(JSON.parse(line))`, as the reference does.
+    #[napi(catch_unwind)]
+    pub fn fork_into(&self, path: String, header: String) -> Result<()> {
+        let mut lines: Vec<String> = vec![header];
+        for e in &self.store.tree.entries {
+            if e.etype == crate::entry::EntryType::Session {
+                continue;
+            }
+            lines.push(
+                crate::json::value::canonicalize(&e.text).unwrap_or_else(|| e.text.to_string()),
+            );
+        }
+        store::write_lines_exclusive(&PathBuf::from(path), &lines).map_err(|e| to_js(e.into()))
+    }
+
+    /// Number of file entries (header included).
+    #[napi(getter, catch_unwind)]
+    pub fn length(&self) -> u32 {
+        self.store.tree.entries.len() as u32
+    }
+
+    /// `byId.size`.
+    #[napi(catch_unwind)]
+    pub fn id_count(&self) -> u32 {
+        self.store.tree.by_id.len() as u32
+    }
+
+    /// Whether any user/assistant message is held (`_hasConversation`).
+    #[napi(catch_unwind)]
+    pub fn has_conversation(&self) -> bool {
+        self.store.tree.conversation > 0
+    }
+
+    /// JSON text of one file entry.
+    #[napi(catch_unwind)]
+    pub fn line(&self, index: u32) -> Option<String> {
+        self.store
+            .tree
+            .entries
+            .get(index as usize)
+            .map(|e| e.text.to_string())
+    }
+
+    /// JSON array text of the given entries, for one `JSON.parse` in JS.
+    #[napi(catch_unwind)]
+    pub fn lines_json(&self, indices: Uint32Array) -> String {
+        let entries = &self.store.tree.entries;
+        let mut total = 2;
+        for &i in indices.iter() {
+            total += entries.get(i as usize).map_or(0, |e| e.text.len() + 1);
+        }
+        let mut out = String::with_capacity(total);
+        out.push('[');
+        let mut first = true;
+        for &i in indices.iter() {
+            if let Some(e) = entries.get(i as usize) {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(&e.text);
+            }
+        }
+        out.push(']');
+        out
+    }
+
+    /// Indices of entries that are not `type: "session"`.
+    #[napi(catch_unwind)]
+    pub fn non_session(&self) -> Uint32Array {
+        Uint32Array::new(self.store.tree.non_session())
+    }
+
+    /// Index of the header (first `type: "session"` entry), or -1.
+    #[napi(catch_unwind)]
+    pub fn header_index(&self) -> i32 {
+        self.store.tree.header_index().map_or(-1, |i| i as i32)
+    }
+
+    /// Entry index for an id key, or -1.
+    #[napi(catch_unwind)]
+    pub fn index_of(&self, key: String) -> i32 {
+        self.store.tree.index_of(&key).map_or(-1, |i| i as i32)
+    }
+
+    /// The leaf: `null`, a string id, or (for non-string ids) a number: the index of an
+    /// entry that has the leaf id, so JS can read the id value from it.
+    #[napi(catch_unwind)]
+    pub fn leaf_key(&self) -> Option<String> {
+        self.store.tree.leaf.clone()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn set_leaf(&mut self, key: Option<String>) {
+        self.store.tree.leaf = key;
+    }
+
+    /// `getLeafEntry()` index or -1.
+    #[napi(catch_unwind)]
+    pub fn leaf_index(&self) -> i32 {
+        self.store.tree.leaf_index().map_or(-1, |i| i as i32)
+    }
+
+    /// Children of a parent key (`null` for roots).
+    #[napi(catch_unwind)]
+    pub fn children(&self, parent: Option<String>) -> Uint32Array {
+        Uint32Array::new(self.store.tree.children(parent.as_deref()))
+    }
+
+    /// `getBranch(fromId?)` as indices.
+    #[napi(catch_unwind)]
+    pub fn branch(&self, from: Option<String>) -> Uint32Array {
+        Uint32Array::new(self.store.tree.branch(from.as_deref()))
+    }
+
+    /// Whether an entry with this id key is on the current leaf's branch.
+    #[napi(catch_unwind)]
+    pub fn branch_contains(&self, key: String) -> bool {
+        let tree = &self.store.tree;
+        tree.branch(None)
+            .iter()
+            .any(|&i| tree.entries.get(i as usize).is_some_and(|e| e.id == key))
+    }
+
+    /// Label entry index for a target key, or -1.
+    #[napi(catch_unwind)]
+    pub fn label_index(&self, target: String) -> i32 {
+        self.store
+            .tree
+            .labels
+            .get(&target)
+            .map_or(-1, |&i| i as i32)
+    }
+
+    /// Label entry indices in `labelsById` order.
+    #[napi(catch_unwind)]
+    pub fn label_indices(&self) -> Uint32Array {
+        Uint32Array::new(
+            self.store
+                .tree
+                .labels
+                .iter()
+                .map(|(_, &i)| i as u32)
+                .collect(),
+        )
+    }
+
+    /// Index of the latest `session_info` entry, or -1.
+    #[napi(catch_unwind)]
+    pub fn last_session_info(&self) -> i32 {
+        self.store
+            .tree
+            .entries
+            .iter()
+            .rposition(|e| e.etype == crate::entry::EntryType::SessionInfo)
+            .map_or(-1, |i| i as i32)
+    }
+
+    /// The projection plan for the current leaf.
+    #[napi(catch_unwind)]
+    pub fn context_plan(&self) -> ContextPlan {
+        let plan = context::plan(&self.store.tree);
+        ContextPlan {
+            indices: Uint32Array::new(plan.selected.iter().map(|s| s.index).collect()),
+            edits: Int32Array::new(
+                plan.selected
+                    .iter()
+                    .map(|s| s.edit.map_or(-1, |e| e as i32))
+                    .collect(),
+            ),
+            silent: Uint32Array::new(
+                plan.selected
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.silent)
+                    .map(|(p, _)| p as u32)
+                    .collect(),
+            ),
+            thinking_from: plan.settings.thinking_from.map_or(-1, |i| i as i32),
+            model_from: plan.settings.model_from.map_or(-1, |i| i as i32),
+        }
+    }
+
+    /// Indices of the session path for the current leaf (`buildSessionPath`).
+    #[napi(catch_unwind)]
+    pub fn session_path(&self) -> Uint32Array {
+        Uint32Array::new(self.store.tree.session_path())
+    }
+}

@@ -1,0 +1,351 @@
+//! The session tree index: id -> entry, leaf, labels, children and path walks.
+//!
+//! It mirrors the reference's in-memory state (`fileEntries`, `byId`, `labelsById`,
+//! `labelTimestampsById`, `leafId`) over [`Entry`] values, including its quirks: `byId` keeps
+//! the position of an id's first insertion with its latest entry, labels are an insertion-
+//! ordered map where a cleared label loses its place. Walks never hang: a parent cycle or a
+//! self-parent ends the walk.
+
+use crate::entry::{Entry, EntryType, Key, Parent, key_truthy};
+use std::collections::HashMap;
+
+/// An insertion-ordered map (JS `Map` semantics for set / delete / iteration order).
+#[derive(Default, Clone, Debug)]
+pub struct OrderedMap<V> {
+    slots: Vec<Option<(Key, V)>>,
+    pos: HashMap<Key, usize>,
+}
+
+impl<V> OrderedMap<V> {
+    pub fn get(&self, k: &str) -> Option<&V> {
+        let p = *self.pos.get(k)?;
+        self.slots.get(p)?.as_ref().map(|(_, v)| v)
+    }
+    pub fn contains(&self, k: &str) -> bool {
+        self.pos.contains_key(k)
+    }
+    /// `Map.set`: an existing key keeps its position.
+    pub fn set(&mut self, k: Key, v: V) {
+        if let Some(&p) = self.pos.get(&k) {
+            if let Some(slot) = self.slots.get_mut(p) {
+                *slot = Some((k, v));
+                return;
+            }
+        }
+        self.pos.insert(k.clone(), self.slots.len());
+        self.slots.push(Some((k, v)));
+    }
+    pub fn delete(&mut self, k: &str) {
+        if let Some(p) = self.pos.remove(k) {
+            if let Some(slot) = self.slots.get_mut(p) {
+                *slot = None;
+            }
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.pos.clear();
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &V)> {
+        self.slots.iter().flatten().map(|(k, v)| (k, v))
+    }
+}
+
+/// The in-memory session: all file entries (header included) and their index.
+#[derive(Default, Clone, Debug)]
+pub struct Tree {
+    /// Every parsed file entry in file order, like the reference's `fileEntries`.
+    pub entries: Vec<Entry>,
+    /// id -> index into `entries` (latest entry with that id, first-insertion order).
+    pub by_id: OrderedMap<usize>,
+    /// targetId -> index of the label entry that set the current label.
+    pub labels: OrderedMap<usize>,
+    /// Current leaf id; `None` is `null`.
+    pub leaf: Option<Key>,
+    /// How many entries are user/assistant messages (the first-flush rule).
+    pub conversation: usize,
+}
+
+impl Tree {
+    /// Build the index over entries, like the reference's `_buildIndex`.
+    pub fn from_entries(entries: Vec<Entry>) -> Tree {
+        let mut t = Tree {
+            entries,
+            ..Tree::default()
+        };
+        t.rebuild_index();
+        t
+    }
+
+    pub fn rebuild_index(&mut self) {
+        self.by_id.clear();
+        self.labels.clear();
+        self.leaf = None;
+        self.conversation = 0;
+        for i in 0..self.entries.len() {
+            self.index_entry(i);
+        }
+    }
+
+    fn index_entry(&mut self, i: usize) {
+        let Some(e) = self.entries.get(i) else { return };
+        if e.is_conversation() {
+            self.conversation += 1;
+        }
+        if e.etype == EntryType::Session {
+            return;
+        }
+        let id = e.id.clone();
+        let label = if e.etype == EntryType::Label {
+            Some((e.target.clone().unwrap_or_default(), e.label_truthy))
+        } else {
+            None
+        };
+        self.by_id.set(id.clone(), i);
+        self.leaf = Some(id);
+        if let Some((target, truthy)) = label {
+            if truthy {
+                self.labels.set(target, i);
+            } else {
+                self.labels.delete(&target);
+            }
+        }
+    }
+
+    /// Append an entry and advance the leaf (the reference's `_appendEntry` before persisting).
+    /// Labels are applied too (appendLabelChange does it right after a successful write).
+    pub fn push(&mut self, e: Entry) {
+        self.entries.push(e);
+        let i = self.entries.len() - 1;
+        self.index_entry(i);
+    }
+
+    /// Undo the last [`Tree::push`] after a failed write: memory goes back to what it was.
+    pub fn pop(&mut self, previous_leaf: Option<Key>, snapshot: PushUndo) {
+        if let Some(e) = self.entries.pop() {
+            if e.is_conversation() {
+                self.conversation = self.conversation.saturating_sub(1);
+            }
+            match snapshot.by_id_prev {
+                Some(prev) => self.by_id.set(e.id.clone(), prev),
+                None => self.by_id.delete(&e.id),
+            }
+            if let Some((target, prev)) = snapshot.label_prev {
+                match prev {
+                    Some(p) => self.labels.set(target, p),
+                    None => self.labels.delete(&target),
+                }
+            }
+        }
+        self.leaf = previous_leaf;
+    }
+
+    /// What a push will overwrite, so that it can be undone exactly.
+    pub fn undo_info(&self, e: &Entry) -> PushUndo {
+        PushUndo {
+            by_id_prev: self.by_id.get(&e.id).copied(),
+            label_prev: if e.etype == EntryType::Label {
+                let t = e.target.clone().unwrap_or_default();
+                let prev = self.labels.get(&t).copied();
+                Some((t, prev))
+            } else {
+                None
+            },
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.by_id.get(id).and_then(|&i| self.entries.get(i))
+    }
+
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Indices of entries that are not `type: "session"` (what `getEntries()` returns).
+    pub fn non_session(&self) -> Vec<u32> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.etype != EntryType::Session)
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    /// Index of the header: the first `type: "session"` entry.
+    pub fn header_index(&self) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.etype == EntryType::Session)
+    }
+
+    /// `getLeafEntry()`: the entry for a truthy leaf id.
+    pub fn leaf_index(&self) -> Option<usize> {
+        let leaf = self.leaf.as_deref()?;
+        if !key_truthy(leaf) {
+            return None;
+        }
+        self.index_of(leaf)
+    }
+
+    /// Children of `parent` (`None` = `null`), in `byId` order.
+    pub fn children(&self, parent: Option<&str>) -> Vec<u32> {
+        self.by_id
+            .iter()
+            .filter_map(|(_, &i)| {
+                let e = self.entries.get(i)?;
+                let matches = match (&e.parent, parent) {
+                    (Parent::Null, None) => true,
+                    (Parent::Key(k), Some(p)) => k == p,
+                    _ => false,
+                };
+                matches.then_some(i as u32)
+            })
+            .collect()
+    }
+
+    /// Walk from the entry at `start` to the root; returns indices in root-first order.
+    /// Stops at a missing or falsy parent, and at the first repeated entry (a cycle).
+    pub fn walk_from(&self, start: usize) -> Vec<u32> {
+        let mut path: Vec<u32> = Vec::new();
+        let mut seen = vec![false; self.entries.len()];
+        let mut cur = Some(start);
+        while let Some(i) = cur {
+            if i >= seen.len() || seen[i] {
+                break;
+            }
+            seen[i] = true;
+            path.push(i as u32);
+            cur = match &self.entries[i].parent {
+                Parent::Key(k) if key_truthy(k) => self.index_of(k),
+                _ => None,
+            };
+        }
+        path.reverse();
+        path
+    }
+
+    /// `getBranch(fromId?)`: an absent `from` (null/undefined) means the leaf.
+    pub fn branch(&self, from: Option<&str>) -> Vec<u32> {
+        // `fromId ?? this.leafId`, then a falsy start id means an empty path.
+        let start = match from {
+            Some(f) => Some(f.to_string()),
+            None => self.leaf.clone(),
+        };
+        match start
+            .filter(|s| key_truthy(s))
+            .and_then(|s| self.index_of(&s))
+        {
+            Some(i) => self.walk_from(i),
+            None => Vec::new(),
+        }
+    }
+
+    /// The reference's `buildSessionPath(entries, leafId, byId)` for the manager's state:
+    /// `null` leaf -> empty; an unknown or falsy leaf falls back to the last entry.
+    pub fn session_path(&self) -> Vec<u32> {
+        let Some(leaf) = self.leaf.as_deref() else {
+            return Vec::new();
+        };
+        let start = if key_truthy(leaf) {
+            self.index_of(leaf)
+        } else {
+            None
+        };
+        let start = start.or_else(|| {
+            self.entries
+                .iter()
+                .rposition(|e| e.etype != EntryType::Session)
+        });
+        match start {
+            Some(i) => self.walk_from(i),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// What to restore when a pushed entry must be taken back.
+#[derive(Debug, Clone)]
+pub struct PushUndo {
+    by_id_prev: Option<usize>,
+    label_prev: Option<(Key, Option<usize>)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(json: &str) -> Entry {
+        Entry::parse(json.to_string(), 0).expect("valid entry")
+    }
+
+    fn chain(n: usize) -> Tree {
+        let mut v = vec![e(r#"{"type":"session","id":"s","version":3}"#)];
+        for i in 0..n {
+            let parent = if i == 0 {
+                "null".to_string()
+            } else {
+                format!("\"e{}\"", i - 1)
+            };
+            v.push(e(&format!(
+                r#"{{"type":"message","id":"e{i}","parentId":{parent},"message":{{"role":"user"}}}}"#
+            )));
+        }
+        Tree::from_entries(v)
+    }
+
+    #[test]
+    fn leaf_path_children() {
+        let t = chain(3);
+        assert_eq!(t.leaf.as_deref(), Some("e2"));
+        assert_eq!(t.branch(None), vec![1, 2, 3]);
+        assert_eq!(t.children(Some("e0")), vec![2]);
+        assert_eq!(t.children(None), vec![1]);
+        assert_eq!(t.conversation, 3);
+    }
+
+    #[test]
+    fn cycles_and_self_parents_terminate() {
+        let t = Tree::from_entries(vec![
+            e(r#"{"type":"session","id":"s"}"#),
+            e(r#"{"type":"x","id":"a","parentId":"b"}"#),
+            e(r#"{"type":"x","id":"b","parentId":"a"}"#),
+            e(r#"{"type":"x","id":"c","parentId":"c"}"#),
+        ]);
+        assert_eq!(t.branch(Some("a")), vec![2, 1]);
+        assert_eq!(t.branch(Some("c")), vec![3]);
+    }
+
+    #[test]
+    fn deep_chain_of_a_million() {
+        let t = chain(1_000_000);
+        assert_eq!(t.branch(None).len(), 1_000_000);
+    }
+
+    #[test]
+    fn labels_latest_wins_and_clear() {
+        let mut t = chain(1);
+        t.push(e(
+            r#"{"type":"label","id":"l1","parentId":"e0","targetId":"e0","label":"a"}"#,
+        ));
+        t.push(e(
+            r#"{"type":"label","id":"l2","parentId":"l1","targetId":"e0","label":"b"}"#,
+        ));
+        assert_eq!(t.labels.get("e0"), Some(&3));
+        let undo = t.undo_info(&e(r#"{"type":"label","id":"l3","targetId":"e0"}"#));
+        let prev = t.leaf.clone();
+        t.push(e(
+            r#"{"type":"label","id":"l3","parentId":"l2","targetId":"e0"}"#,
+        ));
+        assert!(t.labels.get("e0").is_none());
+        t.pop(prev, undo);
+        assert_eq!(t.labels.get("e0"), Some(&3));
+        assert_eq!(t.leaf.as_deref(), Some("l2"));
+    }
+}
