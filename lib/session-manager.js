@@ -186,6 +186,9 @@ class SessionManager {
 
   _setSessionFile(sessionFile) {
     this.sessionFile = paths.resolvePath(sessionFile);
+    // The path switches before the file is judged: if it is refused below, later appends
+    // still go to it (the reference's observable behaviour).
+    this._native.setFile(this.sessionFile, this._native.flushed);
     if (existsSync(this.sessionFile)) {
       const file = this.sessionFile;
       const { count } = fsCall(() => this._native.loadFile(file));
