@@ -40,9 +40,11 @@ export function tempDir(prefix) {
 }
 
 export function piEnv(extra = {}) {
-	const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", NO_COLOR: "1", ...extra };
+	const env = { ...process.env };
+	// inherited settings must not leak into the child; callers opt in through `extra`
 	delete env.PI_SESSION_NATIVE_DEBUG;
 	delete env.NODE_OPTIONS;
+	Object.assign(env, { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", NO_COLOR: "1" }, extra);
 	for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
 	return env;
 }

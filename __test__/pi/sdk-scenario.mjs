@@ -118,6 +118,8 @@ async function runScenario(args) {
 	const sessionDir = join(root, "sessions");
 	for (const d of [agentDir, projectDir, sessionDir]) mkdirSync(d, { recursive: true });
 	writeFileSync(join(projectDir, "notes.txt"), "alpha\nbeta\ngamma\n");
+	// stored credential: the faux provider counts as configured as soon as it is registered
+	writeFileSync(join(agentDir, "auth.json"), JSON.stringify({ faux: { type: "api_key", key: "faux-test-key" } }));
 
 	// ---- faux provider: every request records the context it received -----------------------
 	const faux = fauxProvider({
