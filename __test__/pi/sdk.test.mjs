@@ -6,9 +6,11 @@
 // - native (SessionManager instance passed to the SDK) vs reference
 // - native with lib/register.mjs (pi's own imports of session-manager.js are native) vs reference
 // - the native-written files read back by the reference SessionManager (and vice versa)
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { comparable, inspectFile, nativeAvailable, nativeProbe, node22, runScenario, tempDir } from "./helpers.mjs";
+import { comparable, inspectFile, nativeAvailable, nativePkg, nativeProbe, node22, repoRoot, runScenario, tempDir } from "./helpers.mjs";
 
 const TIMEOUT = 180_000;
 const dirs = [];
@@ -80,6 +82,14 @@ describe("pi SDK scenario", () => {
 			nativeDir = dir("pi-sdk-nat-");
 			native = (await runScenario("native", nativeDir)).report;
 		}, TIMEOUT);
+
+		test("index.mjs exports every name of pi's session-manager.js (the hook's redirect target)", async () => {
+			const src = readFileSync(join(repoRoot, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"), "utf8");
+			const names = [...src.matchAll(/^export (?:const|let|var|function\*?|async function|class) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]);
+			expect(names).toContain("SessionManager");
+			const mod = await import(pathToFileURL(join(nativePkg, "index.mjs")).href);
+			expect(names.filter((n) => !(n in mod)), "missing exports in index.mjs").toEqual([]);
+		});
 
 		test("native instance passed to createAgentSession matches reference", () => {
 			expect(native.impl).toBe("native");
