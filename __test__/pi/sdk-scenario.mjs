@@ -267,6 +267,17 @@ async function runScenario(args) {
 	faux.appendResponses([reply("turn7-root", "A fresh start from the root.")]);
 	await session.prompt("Start over from the top");
 
+	// custom message (model-visible) + custom entry (not model-visible)
+	await session.sendCustomMessage({
+		customType: "scenario-note",
+		content: "A custom note injected by the scenario.",
+		display: true,
+		details: { source: "sdk-scenario" },
+	});
+	session.sessionManager.appendCustomEntry("scenario-state", { counter: 1, nested: { ok: true } });
+	faux.appendResponses([reply("turn8-custom", "Noted the custom message.")]);
+	await session.prompt("Did you see the note?");
+
 	session.setSessionName("Scenario session");
 	step("sessionName", { name: session.sessionName });
 	snapshot("session1-end", session);
@@ -306,6 +317,41 @@ async function runScenario(args) {
 	await forked.session.prompt("Hello fork");
 	snapshot("fork-end", forked.session);
 	forked.session.dispose();
+
+	// ---- AgentSessionRuntime: fork (createBranchedSession), newSession, switchSession ----------
+	phase = "runtime";
+	const services = { cwd: projectDir, agentDir, modelRuntime };
+	const createRuntime = async ({ cwd, sessionManager, sessionStartEvent }) => ({
+		...(await createAgentSession({ ...baseOptions, cwd, sessionManager, sessionStartEvent })),
+		services,
+		diagnostics: [],
+	});
+	const runtime = await pi.createAgentSessionRuntime(createRuntime, {
+		cwd: projectDir,
+		agentDir,
+		sessionManager: SessionManager.open(file1),
+	});
+	const branchUsers = runtime.session.sessionManager
+		.getBranch()
+		.filter((e) => e.type === "message" && e.message.role === "user");
+	const forkTarget = branchUsers[branchUsers.length - 1]; // "Resumed with continueRecent"
+	const forkResult = await runtime.fork(forkTarget.id);
+	step("runtime-fork", { cancelled: forkResult.cancelled, selectedText: forkResult.selectedText ?? null, newFile: runtime.session.sessionFile !== file1 });
+	faux.appendResponses([reply("runtime-fork", "Answer inside the runtime fork.")]);
+	await runtime.session.prompt("Prompt after runtime fork");
+	snapshot("runtime-fork-end", runtime.session);
+
+	await runtime.newSession();
+	faux.appendResponses([reply("runtime-new", "Answer in a brand new session.")]);
+	await runtime.session.prompt("Prompt in a new session");
+	snapshot("runtime-new-end", runtime.session);
+
+	await runtime.switchSession(file1);
+	step("runtime-switch", { sameFile: runtime.session.sessionFile === file1, leaf: runtime.session.sessionManager.getLeafId() });
+	faux.appendResponses([reply("runtime-switch", "Back in the first session.")]);
+	await runtime.session.prompt("Prompt after switching back");
+	snapshot("runtime-switch-end", runtime.session);
+	await runtime.dispose();
 
 	// ---- listing ------------------------------------------------------------------------------
 	const list = (await SessionManager.list(projectDir, sessionDir)).map((info) => plain(info));
