@@ -55,10 +55,24 @@ describe("pi SDK scenario", () => {
 
 	test("reference scenario exercises the SessionManager surface", () => {
 		const types = reference.files[0].lines.map((l) => l.type);
-		for (const t of ["session", "model_change", "thinking_level_change", "message", "compaction", "branch_summary", "label", "session_info"]) {
+		for (const t of [
+			"session",
+			"model_change",
+			"thinking_level_change",
+			"message",
+			"compaction",
+			"branch_summary",
+			"label",
+			"session_info",
+			"custom_message",
+			"custom",
+		]) {
 			expect(types).toContain(t);
 		}
-		expect(reference.files).toHaveLength(2); // original + fork
+		// original, SessionManager.forkFrom, runtime.fork (createBranchedSession), runtime.newSession
+		expect(reference.files).toHaveLength(4);
+		expect(reference.files[1].lines[0].parentSession).toBe(reference.files[0].path);
+		expect(reference.files[2].lines[0].parentSession).toBe(reference.files[0].path);
 		expect(reference.faux.pendingAtEnd).toBe(0);
 		expect(reference.contexts.map((c) => c.label)).toContain("compaction-summary");
 		expect(reference.contexts.map((c) => c.label)).toContain("branch-summary");
