@@ -63,8 +63,24 @@ export function parseSkip(env = process.env) {
 	return set;
 }
 
+/**
+ * The project ships a loader hook (lib/register.mjs) that redirects imports of the reference
+ * session-manager.js to the native package. Make sure side A really is the reference code.
+ */
+export function assertGenuineReference(ref) {
+	const file = fs.readFileSync(new URL(REFERENCE_MODULE_URL), "utf8");
+	const src = Function.prototype.toString.call(ref.SessionManager);
+	if (!src.startsWith("class SessionManager") || !file.includes(src)) {
+		throw new Error(
+			`differential: the module loaded from ${REFERENCE_MODULE_URL} is not the reference source ` +
+				"(a loader hook such as pi-session-native/register redirected it?). Run without --import/NODE_OPTIONS hooks.",
+		);
+	}
+}
+
 export async function loadModules(env = process.env) {
 	const ref = await import(REFERENCE_MODULE_URL);
+	assertGenuineReference(ref);
 	if (env.DIFF_IMPL === "reference") return { ref, impl: ref, implName: "reference (DIFF_IMPL=reference)" };
 	if (env.DIFF_IMPL?.startsWith("mutant:")) {
 		const { makeMutantModule } = await import("./diff-mutants.mjs");

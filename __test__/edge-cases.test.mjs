@@ -1,0 +1,187 @@
+// Hand-made edge cases, native vs reference: file reading, migration, context building.
+import { describe, test, expect } from "vitest";
+import { writeFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ref, nat, tmp, normalizer, j } from "./helpers.mjs";
+
+const H = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}';
+const msg = (id, parent, role, content, extra = "") =>
+  `{"type":"message","id":"${id}","parentId":${parent === null ? "null" : `"${parent}"`},"timestamp":"2025-01-01T00:00:0${id.length % 10}.000Z","message":{"role":"${role}","content":${JSON.stringify(content)}${extra},"timestamp":1}}`;
+
+/** Write bytes to two files, open with both managers, compare all state and the files. */
+function both(bytes, name = "s.jsonl") {
+  const da = tmp(), db = tmp();
+  writeFileSync(join(da, name), bytes);
+  writeFileSync(join(db, name), bytes);
+  let ea, eb, a, b;
+  try {
+    a = ref.SessionManager.open(join(da, name));
+  } catch (e) {
+    ea = e.message.replace(da, "<dir>");
+  }
+  try {
+    b = nat.SessionManager.open(join(db, name));
+  } catch (e) {
+    eb = e.message.replace(db, "<dir>");
+  }
+  expect(eb).toBe(ea);
+  const fa = readFileSync(join(da, name)), fb = readFileSync(join(db, name));
+  const na = normalizer(), nb = normalizer();
+  expect(nb(fb.toString("latin1"))).toBe(na(fa.toString("latin1")));
+  if (!a) return {};
+  for (const m of ["getEntries", "getTree", "buildSessionContext", "buildContextEntries", "getHeader", "getLeafId", "getEntryCount", "getSessionName", "getBranch"]) {
+    expect(nb(j(b[m]())), m).toBe(na(j(a[m]())));
+  }
+  expect(nb(j(nat.loadEntriesFromFile(join(db, name))))).toBe(na(j(ref.loadEntriesFromFile(join(da, name)))));
+  return { a, b, na, nb };
+}
+
+describe("tolerant reading", () => {
+  test("malformed and blank lines are skipped", () => {
+    both([H, "", "   ", "{bad json", msg("a", null, "user", "hi"), "[1,2", msg("b", "a", "assistant", [])].join("\n") + "\n");
+  });
+  test("invalid UTF-8 decodes to U+FFFD like StringDecoder", () => {
+    const parts = [Buffer.from(H + "\n"), Buffer.from('{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x'), Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82, 0xf0, 0x9f, 0x98]), Buffer.from('y"}}\n')];
+    both(Buffer.concat(parts));
+  });
+  test("lone surrogate escapes load (not dropped as malformed)", () => {
+    const { b } = both([H, msg("a", null, "user", "cut \ud83d emoji"), msg("b", "a", "user", "\udc00 low")].join("\n") + "\n");
+    expect(b.getEntries()).toHaveLength(2);
+  });
+  test("CRLF line endings", () => {
+    both([H, msg("a", null, "user", "hi"), msg("b", "a", "assistant", [])].join("\r\n") + "\r\n");
+  });
+  test("final line without newline is kept and the file repaired", () => {
+    both([H, msg("a", null, "user", "hi")].join("\n"));
+    both([H, msg("a", null, "user", "hi"), "{torn"].join("\n"));
+  });
+  test("first entry not a header: not a session, file untouched", () => {
+    both([msg("a", null, "user", "hi"), H].join("\n") + "\n");
+    both('{"type":"session","id":5}\n');
+    both("\ufeff" + H + "\n");
+  });
+  test("empty file gets a header", () => {
+    both("");
+  });
+  test("falsy and non-object JSON lines", () => {
+    both([H, "null", "0", '""', "false", "5", '"str"', "[1]", "true", msg("a", null, "user", "hi")].join("\n") + "\n");
+  });
+  test("duplicate keys, integer-like keys, __proto__", () => {
+    both([H, '{"type":"message","id":"a","id":"b","parentId":null,"timestamp":"t","message":{"role":"user","content":"x","10":1,"2":2,"__proto__":{"p":1}}}'].join("\n") + "\n");
+  });
+  test("missing parents are orphans/roots", () => {
+    both([H, msg("a", null, "user", "hi"), msg("b", "zz", "user", "orphan"), msg("c", "b", "assistant", [])].join("\n") + "\n");
+  });
+  test("deep chain", () => {
+    const lines = [H];
+    for (let i = 0; i < 1000; i++) lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i}`));
+    both(lines.join("\n") + "\n");
+  });
+  test("duplicate ids (latest wins in byId, first position kept)", () => {
+    both([H, msg("a", null, "user", "1"), msg("b", "a", "user", "2"), msg("a", null, "user", "3")].join("\n") + "\n");
+  });
+});
+
+describe("cycles terminate (the reference would hang)", () => {
+  test("parent cycle and self-parent", () => {
+    const d = tmp();
+    const f = join(d, "c.jsonl");
+    writeFileSync(f, [H, msg("a", "b", "user", "x"), msg("b", "a", "user", "y"), msg("c", "c", "user", "z")].join("\n") + "\n");
+    const s = nat.SessionManager.open(f);
+    expect(s.getBranch("a").map((e) => e.id)).toEqual(["b", "a"]);
+    expect(s.getBranch("c").map((e) => e.id)).toEqual(["c"]);
+    expect(s.buildSessionContext().messages.length).toBe(1);
+    expect(s.getTree().length).toBe(1); // c is its own root; a/b hang off each other
+    const entries = s.getEntries();
+    expect(nat.buildSessionContext(entries, "a").messages.length).toBe(2);
+  });
+});
+
+describe("migration", () => {
+  test("v1 file: ids, parent chain, firstKeptEntryIndex, hookMessage", () => {
+    const v1 = [
+      '{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}',
+      '{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}',
+      '{"type":"message","timestamp":"2024-01-01T00:00:02.000Z","message":{"role":"hookMessage","customType":"x","content":"h","display":true,"timestamp":2}}',
+      '{"type":"compaction","timestamp":"2024-01-01T00:00:03.000Z","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}',
+      '{"type":"compaction","timestamp":"2024-01-01T00:00:04.000Z","summary":"s2","firstKeptEntryIndex":0,"tokensBefore":6}',
+      '{"type":"message","timestamp":"2024-01-01T00:00:05.000Z","message":{"role":"user","content":"b","timestamp":3}}',
+    ];
+    both(v1.join("\n") + "\n");
+  });
+  test("v2 file: hookMessage -> custom only", () => {
+    both(['{"type":"session","version":2,"id":"v2","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}', msg("a", null, "hookMessage", "h")].join("\n") + "\n");
+  });
+  test("migrateSessionEntries mutates in place", () => {
+    const mk = () => [{ type: "session", id: "x", version: 2 }, { type: "message", id: "a", parentId: null, message: { role: "hookMessage" } }];
+    const a = mk(), b = mk();
+    const ka = a[1], kb = b[1];
+    ref.migrateSessionEntries(a);
+    nat.migrateSessionEntries(b);
+    expect(b).toEqual(a);
+    expect(b[1]).toBe(kb);
+    expect(ka.message.role).toBe("custom");
+  });
+});
+
+describe("context building", () => {
+  const comp = (id, parent, fields) =>
+    JSON.stringify({ type: "compaction", id, parentId: parent, timestamp: "2025-01-01T00:01:00.000Z", summary: "sum", tokensBefore: 10, ...fields });
+  test("compaction with firstKeptEntryId, system messages dropped from kept range", () => {
+    both([H, msg("a", null, "user", "1"), msg("bb", "a", "system", "sys"), msg("ccc", "bb", "assistant", []), comp("k", "ccc", { firstKeptEntryId: "a" }), msg("d", "k", "user", "after")].join("\n") + "\n");
+  });
+  test("compaction without firstKeptEntryId, with missing id, with its own id", () => {
+    both([H, msg("a", null, "user", "1"), comp("k", "a", {}), msg("d", "k", "user", "after")].join("\n") + "\n");
+    both([H, msg("a", null, "user", "1"), comp("k", "a", { firstKeptEntryId: "nope" }), msg("d", "k", "user", "after")].join("\n") + "\n");
+    both([H, msg("a", null, "user", "1"), comp("k", "a", { firstKeptEntryId: "k" })].join("\n") + "\n");
+  });
+  test("compaction systemMessage checkpoint and two compactions", () => {
+    const sys = { role: "system", content: "prompt", timestamp: 5 };
+    both([H, msg("a", null, "user", "1"), comp("k1", "a", { firstKeptEntryId: "a", systemMessage: sys }), msg("b", "k1", "user", "2"), comp("k2", "b", { firstKeptEntryId: "a" }), msg("c", "k2", "user", "3")].join("\n") + "\n");
+  });
+  test("context edits: latest wins per target, null omits, string on assistant", () => {
+    const edit = (id, parent, target, replacement) => JSON.stringify({ type: "context_edit", id, parentId: parent, timestamp: "2025-01-01T00:02:00.000Z", targetId: target, replacement });
+    both([H, msg("a", null, "user", "1"), msg("b", "a", "assistant", [{ type: "text", text: "x" }]), edit("e1", "b", "a", { content: "new" }), edit("e2", "e1", "a", { content: "newer" }), edit("e3", "e2", "b", { content: "s" }), edit("e4", "e3", "zz", null)].join("\n") + "\n");
+    both([H, msg("a", null, "user", "1"), edit("e1", "a", "a", null)].join("\n") + "\n");
+  });
+  test("model and thinking level come from the whole path", () => {
+    both([H, '{"type":"thinking_level_change","id":"t","parentId":null,"timestamp":"x","thinkingLevel":"high"}', '{"type":"model_change","id":"m","parentId":"t","timestamp":"x","provider":"p","modelId":"q"}', msg("a", "m", "user", "1"), comp("k", "a", { firstKeptEntryId: "k" })].join("\n") + "\n");
+  });
+  test("null content, custom_message, branch_summary", () => {
+    both([H, '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":null}}', '{"type":"custom_message","id":"c","parentId":"a","timestamp":"2025-01-01T00:00:00.000Z","customType":"x","content":"cc","display":false}', '{"type":"branch_summary","id":"bs","parentId":"c","timestamp":"2025-01-01T00:00:00.000Z","fromId":"a","summary":"went"}', '{"type":"branch_summary","id":"bs2","parentId":"bs","timestamp":"t","fromId":"a","summary":""}'].join("\n") + "\n");
+  });
+});
+
+describe("retainedTail (the spec's checkpoint; deliberately not in the reference)", () => {
+  const tail = [{ role: "user", content: "latest request", timestamp: 7 }, { role: "assistant", content: [{ type: "text", text: "latest reply" }], provider: "p", model: "m", timestamp: 8 }];
+  const lines = [
+    H,
+    msg("a", null, "user", "old 1"),
+    msg("b", "a", "assistant", []),
+    JSON.stringify({ type: "compaction", id: "k", parentId: "b", timestamp: "2025-01-01T00:01:00.000Z", summary: "S", tokensBefore: 9, firstKeptEntryId: "a", retainedTail: tail }),
+    msg("c", "k", "user", "after"),
+  ];
+  test("context is summary + retained messages + entries after; nothing older walked", () => {
+    const d = tmp();
+    writeFileSync(join(d, "r.jsonl"), lines.join("\n") + "\n");
+    const s = nat.SessionManager.open(join(d, "r.jsonl"));
+    expect(s.buildContextEntries().map((e) => e.id)).toEqual(["k", "c"]);
+    const msgs = s.buildSessionContext().messages;
+    expect(msgs.map((m) => m.role)).toEqual(["compactionSummary", "user", "assistant", "user"]);
+    expect(msgs[1].content).toBe("latest request");
+    expect(msgs[3].content).toBe("after");
+    const entries = s.getEntries();
+    expect(nat.buildSessionContext(entries).messages.map((m) => m.role)).toEqual(["compactionSummary", "user", "assistant", "user"]);
+  });
+  test("systemMessage + retainedTail, and a later plain compaction ends the checkpoint", () => {
+    const sys = { role: "system", content: "P", timestamp: 1 };
+    const more = [...lines.slice(0, 3), JSON.stringify({ type: "compaction", id: "k", parentId: "b", timestamp: "2025-01-01T00:01:00.000Z", summary: "S", tokensBefore: 9, firstKeptEntryId: "a", retainedTail: tail, systemMessage: sys }), msg("c", "k", "user", "after")];
+    const d = tmp();
+    writeFileSync(join(d, "r.jsonl"), more.join("\n") + "\n");
+    const s = nat.SessionManager.open(join(d, "r.jsonl"));
+    expect(s.buildSessionContext().messages.map((m) => m.role)).toEqual(["system", "compactionSummary", "user", "assistant", "user"]);
+    s.appendCompaction("S2", s.getLeafId(), 3);
+    const roles = s.buildSessionContext().messages.map((m) => m.role);
+    expect(roles).toEqual(["system", "compactionSummary", "user"]);
+  });
+});

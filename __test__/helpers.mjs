@@ -1,0 +1,38 @@
+// Shared helpers for the JS tests: the reference module, temp dirs, id/timestamp normalizing.
+import { mkdtempSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+// pi's package index needs Node 22; its session-manager module itself loads on Node 20.
+export const ref = await import(join(root, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
+export const nat = await import(join(root, "index.mjs"));
+
+export const FIXTURES = join(root, "..", "shared", "fixtures", "pi-real");
+export const haveFixtures = existsSync(FIXTURES);
+if (!haveFixtures) console.warn(`[skip] real pi sessions not found at ${FIXTURES}: fixture tests are skipped`);
+
+export function tmp(prefix = "psn-") {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Replace generated ids (8 hex chars, uuids) by tokens in order of first appearance, and ISO
+ * timestamps by <ts>, so two independently generated sessions compare structurally.
+ */
+export function normalizer() {
+  const map = new Map();
+  const tok = (s) => {
+    if (!map.has(s)) map.set(s, `<id${map.size}>`);
+    return map.get(s);
+  };
+  const norm = (text) =>
+    text
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, tok)
+      .replace(/"([0-9a-f]{8})"/g, (_m, id) => `"${tok(id)}"`)
+      .replace(/\d{4}-\d\d-\d\dT\d\d[-:]\d\d[-:]\d\d[.-]\d{3}Z/g, "<ts>");
+  return norm;
+}
+
+export const j = (v) => JSON.stringify(v, (_k, x) => (x === undefined ? "<undefined>" : x));
