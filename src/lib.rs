@@ -5,6 +5,7 @@
 //! - core modules: pure Rust, no napi types.
 
 pub mod context;
+pub mod discovery;
 pub mod entry;
 pub mod json;
 pub mod jsonl;

@@ -14,3 +14,4 @@ pub mod session;
 pub fn uuidv7() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+pub mod discovery;

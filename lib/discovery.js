@@ -1,0 +1,418 @@
+"use strict";
+// Session discovery with the reference's exact results (pi-coding-agent 1.6.0
+// session-manager.js: readSessionHeader, findMostRecentSession, buildSessionInfo,
+// listSessionsFromDir, SessionManager.list / listAll / findById / continueRecent).
+//
+// Division of work:
+// - JS keeps everything whose exact semantics live in the JS engine or in Node's fs:
+//   directory listing, stat, `localeCompare` sorts, Date construction, `String#trim`,
+//   progress callbacks, AbortSignal handling.
+// - Rust does the per-file work (bounded header scan; the streamed line-by-line pass of
+//   buildSessionInfo) on worker threads, and returns one compact JSON record per file
+//   in a single call. Raw JSON values (header id/cwd/parentSession/timestamp, the name
+//   literal, text as escaped string bodies) are embedded verbatim, so JSON.parse here
+//   reproduces the reference's values exactly (lone surrogates included).
+// - An optional per-directory sidecar index (`<dir>/.pi-session-index`) caches records
+//   keyed by (size, mtime ns, inode); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
+//
+// Progress: the reference loads 10 files at a time and reports each as it completes.
+// Here all records arrive together and the onProgress calls are replayed in file order:
+// the same number of calls, the same (loaded, total) pairs and the same publish points
+// (list: loaded 1, every 10th, last; listAll: index 0 (first), every 100th, last). The
+// partial lists hold the first `loaded` files' sessions in file order (the reference's
+// hold whichever files happened to complete first), sorted the same way.
+// Abort: the signal is checked before starting, and an abort during the native pass stops
+// the workers between files (and between chunks of a file); the promise rejects with
+// signal.reason, as throwIfAborted does. No progress calls are made for an aborted pass.
+
+const { closeSync, existsSync, openSync, readSync, readdirSync, statSync } = require("node:fs");
+const { readdir, stat } = require("node:fs/promises");
+const { basename, join } = require("node:path");
+const { StringDecoder } = require("node:string_decoder");
+const native = require("../binding.js");
+const {
+  normalizePath,
+  pathsEqual,
+  resolvePath,
+  getDefaultSessionDir,
+  getDefaultSessionDirPath,
+  getSessionsDir,
+} = require("./paths.js");
+
+const SESSION_HEADER_READ_BUFFER_SIZE = 4096;
+const MAX_SESSION_HEADER_SCAN_BYTES = 1024 * 1024;
+const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
+const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
+const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
+
+class SessionHeaderScanLimitError extends Error {
+  constructor(filePath) {
+    super(`Session header exceeds ${MAX_SESSION_HEADER_SCAN_BYTES}-byte scan limit: ${filePath}`);
+    this.name = "SessionHeaderScanLimitError";
+  }
+}
+
+function useIndex() {
+  return process.env.PI_SESSION_NATIVE_NO_INDEX !== "1";
+}
+
+// --- headers -------------------------------------------------------------------------
+
+function parseSessionEntryLine(line) {
+  if (!line.trim()) return null;
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+}
+
+function parseSessionHeaderCandidate(line) {
+  if (!line.trim()) return undefined;
+  const entry = parseSessionEntryLine(line);
+  if (!entry) return undefined;
+  if (entry.type !== "session" || typeof entry.id !== "string") return null;
+  return entry;
+}
+
+/** The reference's JS implementation; used to raise Node's exact fs errors. */
+function readSessionHeaderJs(filePath) {
+  const fd = openSync(filePath, "r");
+  try {
+    const decoder = new StringDecoder("utf8");
+    const buffer = Buffer.allocUnsafe(SESSION_HEADER_READ_BUFFER_SIZE);
+    const lineChunks = [];
+    let scannedBytes = 0;
+    while (scannedBytes < MAX_SESSION_HEADER_SCAN_BYTES) {
+      const readLength = Math.min(buffer.length, MAX_SESSION_HEADER_SCAN_BYTES - scannedBytes);
+      const bytesRead = readSync(fd, buffer, 0, readLength, null);
+      if (bytesRead === 0) {
+        lineChunks.push(decoder.end());
+        return parseSessionHeaderCandidate(lineChunks.join("")) ?? null;
+      }
+      scannedBytes += bytesRead;
+      const chunk = decoder.write(buffer.subarray(0, bytesRead));
+      let lineStart = 0;
+      let newlineIndex = chunk.indexOf("\n", lineStart);
+      while (newlineIndex !== -1) {
+        lineChunks.push(chunk.slice(lineStart, newlineIndex));
+        const header = parseSessionHeaderCandidate(lineChunks.join(""));
+        if (header !== undefined) return header;
+        lineChunks.length = 0;
+        lineStart = newlineIndex + 1;
+        newlineIndex = chunk.indexOf("\n", lineStart);
+      }
+      lineChunks.push(chunk.slice(lineStart));
+    }
+    const probe = Buffer.allocUnsafe(1);
+    if (readSync(fd, probe, 0, probe.length, null) === 0) {
+      lineChunks.push(decoder.end());
+      return parseSessionHeaderCandidate(lineChunks.join("")) ?? null;
+    }
+    throw new SessionHeaderScanLimitError(filePath);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** 1 = native says I/O error (caller decides), otherwise the header / null / throws. */
+function nativeHeader(filePath) {
+  if (typeof filePath !== "string" || filePath.includes("\0")) return 1;
+  const r = native.discoveryReadHeader(filePath);
+  switch (r.charCodeAt(0)) {
+    case 70: // F
+      return JSON.parse(r.slice(1));
+    case 78: // N
+      return null;
+    case 76: // L
+      throw new SessionHeaderScanLimitError(filePath);
+    default:
+      return 1;
+  }
+}
+
+/** `readSessionHeader(path)`: the first parsed entry if it is a header, else null. */
+function readSessionHeader(filePath) {
+  const h = nativeHeader(filePath);
+  return h === 1 ? readSessionHeaderJs(filePath) : h;
+}
+
+function readSessionHeaderForDiscovery(filePath) {
+  try {
+    const h = nativeHeader(filePath);
+    return h === 1 ? null : h;
+  } catch {
+    return null;
+  }
+}
+
+function getSessionHeaderCwd(header) {
+  const cwd = header.cwd;
+  return typeof cwd === "string" ? cwd : undefined;
+}
+
+function sessionCwdMatches(cwd, resolvedCwd) {
+  return cwd !== undefined && cwd !== "" && pathsEqual(resolvePath(cwd), resolvedCwd);
+}
+
+/** `findMostRecentSession(sessionDir, cwd?)`. */
+function findMostRecentSession(sessionDir, cwd) {
+  const resolvedSessionDir = normalizePath(sessionDir);
+  const resolvedCwd = cwd ? resolvePath(cwd) : undefined;
+  try {
+    const files = readdirSync(resolvedSessionDir)
+      .filter((file) => file.endsWith(".jsonl"))
+      .map((file) => join(resolvedSessionDir, file))
+      .map((path) => ({ path, mtime: statSync(path).mtimeMs }))
+      .sort((a, b) => b.mtime - a.mtime);
+    for (const { path } of files) {
+      const header = readSessionHeaderForDiscovery(path);
+      if (header && (!resolvedCwd || sessionCwdMatches(getSessionHeaderCwd(header), resolvedCwd))) return path;
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** What `SessionManager.continueRecent(cwd, sessionDir)` opens: `{ dir, path }` (path null: new). */
+function continueRecentPath(cwd, sessionDir) {
+  const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+  const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
+  return { dir, path: findMostRecentSession(dir, filterCwd ? cwd : undefined) };
+}
+
+/** `SessionManager.findById(cwd, id, sessionDir?)`. */
+function findById(cwd, id, sessionDir) {
+  const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+  const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
+  const resolvedCwd = resolvePath(cwd);
+  try {
+    for (const file of readdirSync(dir)) {
+      if (!file.endsWith(".jsonl")) continue;
+      const path = join(dir, file);
+      const header = readSessionHeaderForDiscovery(path);
+      if (header?.id !== id) continue;
+      if (filterCwd && !sessionCwdMatches(getSessionHeaderCwd(header), resolvedCwd)) continue;
+      return path;
+    }
+  } catch {
+    // best-effort, like the reference
+  }
+  return undefined;
+}
+
+// --- session infos -------------------------------------------------------------------
+
+/** A native record -> the reference's SessionInfo (or null), same keys in the same order. */
+function toSessionInfo(filePath, recordText, stats) {
+  if (!recordText) return null;
+  try {
+    const r = JSON.parse(recordText);
+    const header = r.h;
+    let lastActivityTime = r.t;
+    if (r.d !== undefined) {
+      for (const ts of r.d) {
+        const t = new Date(ts).getTime();
+        if (!Number.isNaN(t)) lastActivityTime = Math.max(lastActivityTime, t);
+      }
+    }
+    const name = r.n === undefined ? undefined : r.n.trim() || undefined;
+    const cwd = typeof header.cwd === "string" ? header.cwd : "";
+    const parentSessionPath = header.parentSession;
+    const headerTime = typeof header.timestamp === "string" ? new Date(header.timestamp).getTime() : NaN;
+    const modified =
+      lastActivityTime > 0
+        ? new Date(lastActivityTime)
+        : !Number.isNaN(headerTime)
+          ? new Date(headerTime)
+          : (stats ?? statSync(filePath)).mtime;
+    return {
+      path: filePath,
+      id: header.id,
+      cwd,
+      name,
+      parentSessionPath,
+      created: new Date(header.timestamp),
+      modified,
+      messageCount: r.c,
+      firstMessage: r.f || "(no messages)",
+      allMessagesText: r.a,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Per-file SessionInfo (or null) for `files` ({ path, stats? }), in order. */
+async function buildSessionInfos(files, signal) {
+  if (files.length === 0) return [];
+  signal?.throwIfAborted();
+  const abort = new native.DiscoveryAbort();
+  const onAbort = () => abort.abort();
+  const listen = signal && typeof signal.addEventListener === "function";
+  if (listen) signal.addEventListener("abort", onAbort);
+  let res;
+  try {
+    res = await native.discoveryExtract(
+      files.map((f) => f.path),
+      useIndex(),
+      abort,
+    );
+  } finally {
+    if (listen) signal.removeEventListener("abort", onAbort);
+  }
+  if (res.aborted || signal?.aborted) signal?.throwIfAborted();
+  const records = res.records;
+  const out = new Array(files.length);
+  for (let i = 0; i < files.length; i++) {
+    out[i] = toSessionInfo(files[i].path, records[i], files[i].stats);
+    records[i] = "";
+  }
+  return out;
+}
+
+async function mapWithConcurrency(items, limit, map, signal) {
+  const results = new Array(items.length);
+  let nextIndex = 0;
+  const worker = async () => {
+    while (nextIndex < items.length) {
+      signal?.throwIfAborted();
+      const index = nextIndex++;
+      results[index] = await map(items[index], index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
+  return results;
+}
+
+function sortSessionInfos(sessions) {
+  return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+async function listSessionsFromDir(dir, onProgress, signal) {
+  signal?.throwIfAborted();
+  if (!existsSync(dir)) return [];
+  try {
+    const dirEntries = await readdir(dir);
+    const files = dirEntries
+      .filter((file) => file.endsWith(".jsonl"))
+      .sort((a, b) => b.localeCompare(a))
+      .map((file) => ({ path: join(dir, file) }));
+    const total = files.length;
+    const results = await buildSessionInfos(files, signal);
+    const partialSessions = [];
+    let loaded = 0;
+    for (const info of results) {
+      loaded++;
+      if (info) partialSessions.push(info);
+      const publishPartial =
+        loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
+      onProgress?.(loaded, total, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+    }
+    return results.filter((info) => info !== null);
+  } catch {
+    signal?.throwIfAborted();
+    return [];
+  }
+}
+
+/** `SessionManager.list(cwd, sessionDir?, onProgress?, signal?)`. */
+async function list(cwd, sessionDir, onProgress, signal) {
+  const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+  const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
+  const resolvedCwd = resolvePath(cwd);
+  const includeSession = (session) => !filterCwd || sessionCwdMatches(session.cwd, resolvedCwd);
+  const progress = onProgress
+    ? (loaded, total, partialSessions) => onProgress(loaded, total, partialSessions?.filter(includeSession))
+    : undefined;
+  const sessions = (await listSessionsFromDir(dir, progress, signal)).filter(includeSession);
+  return sortSessionInfos(sessions);
+}
+
+/** `SessionManager.listAll(sessionDirOrOnProgress?, onProgressOrSignal?, signal?)`. */
+async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+  const customSessionDir =
+    typeof sessionDirOrOnProgress === "string" ? normalizePath(sessionDirOrOnProgress) : undefined;
+  const progress =
+    typeof sessionDirOrOnProgress === "function"
+      ? sessionDirOrOnProgress
+      : typeof onProgressOrSignal === "function"
+        ? onProgressOrSignal
+        : undefined;
+  const abortSignal =
+    typeof sessionDirOrOnProgress === "string" || typeof onProgressOrSignal === "function"
+      ? signal
+      : (onProgressOrSignal ?? signal);
+  abortSignal?.throwIfAborted();
+  if (customSessionDir) {
+    return sortSessionInfos(await listSessionsFromDir(customSessionDir, progress, abortSignal));
+  }
+  const sessionsDir = getSessionsDir();
+  try {
+    if (!existsSync(sessionsDir)) return [];
+    const entries = await readdir(sessionsDir, { withFileTypes: true });
+    const dirs = entries
+      .filter((entry) => entry.isDirectory() || entry.isSymbolicLink())
+      .map((entry) => join(sessionsDir, entry.name));
+    const dirFiles = await mapWithConcurrency(
+      dirs,
+      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+      async (dir) => {
+        try {
+          return (await readdir(dir)).filter((file) => file.endsWith(".jsonl")).map((file) => join(dir, file));
+        } catch {
+          return [];
+        }
+      },
+      abortSignal,
+    );
+    const allFiles = dirFiles.flat();
+    const candidates = await mapWithConcurrency(
+      allFiles,
+      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+      async (path) => {
+        try {
+          return { path, stats: await stat(path) };
+        } catch {
+          return { path };
+        }
+      },
+      abortSignal,
+    );
+    candidates.sort(
+      (a, b) =>
+        (b.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) - (a.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) ||
+        basename(b.path).localeCompare(basename(a.path)),
+    );
+    const totalFiles = candidates.length;
+    const results = await buildSessionInfos(candidates, abortSignal);
+    let loaded = 0;
+    let firstCandidateLoaded = false;
+    const partialSessions = [];
+    for (let index = 0; index < results.length; index++) {
+      const info = results[index];
+      loaded++;
+      if (index === 0) firstCandidateLoaded = true;
+      if (info) partialSessions.push(info);
+      const publishPartial =
+        firstCandidateLoaded &&
+        (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === totalFiles);
+      progress?.(loaded, totalFiles, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+    }
+    return sortSessionInfos(results.filter((info) => info !== null));
+  } catch {
+    abortSignal?.throwIfAborted();
+    return [];
+  }
+}
+
+module.exports = {
+  SessionHeaderScanLimitError,
+  readSessionHeader,
+  findMostRecentSession,
+  continueRecentPath,
+  findById,
+  list,
+  listAll,
+};

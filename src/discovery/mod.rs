@@ -1,0 +1,447 @@
+//! Session discovery: the per-file work behind `SessionManager.list` / `listAll` /
+//! `findById` / `findMostRecentSession`, with the reference's exact rules.
+//!
+//! - [`read_header`]: `readSessionHeader` (bounded 1 MiB scan, first parsed entry).
+//! - [`extract`]: `buildSessionInfo`'s per-line work, streamed with a bounded buffer
+//!   (only the current line is held), producing a compact JSON record that the JS
+//!   layer turns into a `SessionInfo` (raw JSON values are embedded verbatim, so
+//!   `JSON.parse` on the JS side reproduces the reference's values exactly).
+//! - [`index`]: an optional sidecar cache of those records per directory.
+
+pub mod index;
+pub mod text;
+
+use crate::json::scan::{self, Kind, Scanned};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Bytes of a session header scan (`MAX_SESSION_HEADER_SCAN_BYTES`).
+pub const MAX_HEADER_SCAN_BYTES: usize = 1024 * 1024;
+
+/// Outcome of [`read_header`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Header {
+    /// The decoded text of the header line (`JSON.parse` it to get the header).
+    Found(String),
+    /// The first parsed entry is not a header, or there is none.
+    None,
+    /// No verdict within the scan limit (`SessionHeaderScanLimitError`).
+    Limit,
+}
+
+/// JSON whitespace (what `JSON.parse` skips around a value).
+fn json_trim(s: &str) -> &str {
+    s.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))
+}
+
+/// `parseSessionEntryLine`: `None` when the line is blank, malformed, or a falsy value.
+fn parse_entry(line: &str) -> Option<Scanned<'_>> {
+    let s = scan::scan(line)?;
+    if s.kind != Kind::Object && !scan::is_truthy(json_trim(line)) {
+        return None;
+    }
+    Some(s)
+}
+
+fn str_field_is(s: &Scanned<'_>, key: &str, want: &str) -> bool {
+    match s.get(key) {
+        Some(raw) if scan::kind_of(raw) == Kind::String => {
+            if raw.contains('\\') {
+                scan::decode_str(raw).as_deref() == Some(want)
+            } else {
+                raw.len() == want.len() + 2 && &raw[1..raw.len() - 1] == want
+            }
+        }
+        _ => false,
+    }
+}
+
+/// `parseSessionHeaderCandidate`: `None` keep scanning, `Some(false)` not a header,
+/// `Some(true)` header.
+fn header_candidate(line: &str) -> Option<bool> {
+    let s = parse_entry(line)?;
+    let is_header = s.kind == Kind::Object
+        && str_field_is(&s, "type", "session")
+        && s.get("id").map(scan::kind_of) == Some(Kind::String);
+    Some(is_header)
+}
+
+/// `readSessionHeader`. I/O errors are returned as errors (the JS layer re-raises them
+/// with Node's exact error objects).
+pub fn read_header(path: &Path) -> io::Result<Header> {
+    let mut f = File::open(path)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    let mut scanned = 0usize;
+    while scanned < MAX_HEADER_SCAN_BYTES {
+        let want = buf.len().min(MAX_HEADER_SCAN_BYTES - scanned);
+        let n = match f.read(&mut buf[..want]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(final_header(&line));
+        }
+        scanned += n;
+        let mut chunk = &buf[..n];
+        while let Some(nl) = memchr::memchr(b'\n', chunk) {
+            line.extend_from_slice(&chunk[..nl]);
+            let text = String::from_utf8_lossy(&line);
+            match header_candidate(&text) {
+                Some(true) => return Ok(Header::Found(text.into_owned())),
+                Some(false) => return Ok(Header::None),
+                None => {}
+            }
+            line.clear();
+            chunk = &chunk[nl + 1..];
+        }
+        line.extend_from_slice(chunk);
+    }
+    // Probe for EOF: a final line ending exactly at the limit is still judged.
+    let mut probe = [0u8; 1];
+    loop {
+        match f.read(&mut probe) {
+            Ok(0) => return Ok(final_header(&line)),
+            Ok(_) => return Ok(Header::Limit),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn final_header(line: &[u8]) -> Header {
+    let text = String::from_utf8_lossy(line);
+    match header_candidate(&text) {
+        Some(true) => Header::Found(text.into_owned()),
+        _ => Header::None,
+    }
+}
+
+/// Why a file yields no `SessionInfo` (the reference returns `null`).
+#[derive(Debug)]
+pub struct Invalid;
+
+/// Per-file state of `buildSessionInfo`.
+#[derive(Default)]
+struct Builder {
+    header: Option<HeaderRaw>,
+    /// Raw JSON string literal of the latest `session_info` name (None: undefined).
+    name: Option<String>,
+    count: u64,
+    /// JSON string body (escaped) of the first user text.
+    first: String,
+    /// JSON string body (escaped) of all texts joined by " ".
+    all: String,
+    any_text: bool,
+    /// Max of 0 and all activity times resolved here.
+    activity: f64,
+    /// Raw `entry.timestamp` values whose `new Date(x).getTime()` is left to JS.
+    deferred: Vec<String>,
+}
+
+#[derive(Default)]
+struct HeaderRaw {
+    id: Option<String>,
+    cwd: Option<String>,
+    parent: Option<String>,
+    timestamp: Option<String>,
+}
+
+enum Step {
+    Continue,
+    /// First entry is not a header: the file is not a session.
+    NotSession,
+}
+
+impl Builder {
+    fn line(&mut self, line: &str) -> Result<Step, Invalid> {
+        let Some(s) = parse_entry(line) else {
+            return Ok(Step::Continue);
+        };
+        let is_obj = s.kind == Kind::Object;
+        if self.header.is_none() {
+            if !is_obj || !str_field_is(&s, "type", "session") {
+                return Ok(Step::NotSession);
+            }
+            let own = |k: &str| s.get(k).map(str::to_owned);
+            self.header = Some(HeaderRaw {
+                id: own("id"),
+                cwd: own("cwd"),
+                parent: own("parentSession"),
+                timestamp: own("timestamp"),
+            });
+            return Ok(Step::Continue);
+        }
+        if !is_obj {
+            return Ok(Step::Continue);
+        }
+        if str_field_is(&s, "type", "session_info") {
+            // `entry.name?.trim() || undefined`: the trim is done in JS on the raw literal.
+            self.name = match s.get("name") {
+                None => None,
+                Some(raw) => match scan::kind_of(raw) {
+                    Kind::Null => None,
+                    Kind::String if raw.len() > 2 => Some(raw.to_owned()),
+                    Kind::String => None,
+                    _ => return Err(Invalid), // `.trim` is not a function
+                },
+            };
+            return Ok(Step::Continue);
+        }
+        if !str_field_is(&s, "type", "message") {
+            return Ok(Step::Continue);
+        }
+        self.count += 1;
+        let message = s.get("message").ok_or(Invalid)?;
+        let m = match scan::kind_of(message) {
+            Kind::Null => return Err(Invalid), // `message.role` of null
+            Kind::Object => scan::scan(message).ok_or(Invalid)?,
+            _ => return Ok(Step::Continue), // primitives and arrays have no `role`
+        };
+        let Some(role_raw) = m.get("role") else {
+            return Ok(Step::Continue);
+        };
+        if scan::kind_of(role_raw) != Kind::String || m.get("content").is_none() {
+            return Ok(Step::Continue);
+        }
+        let user = str_field_is(&m, "role", "user");
+        if !user && !str_field_is(&m, "role", "assistant") {
+            return Ok(Step::Continue);
+        }
+        // Activity time.
+        match m.get("timestamp") {
+            Some(raw) if scan::kind_of(raw) == Kind::Number => {
+                let t = raw.parse::<f64>().map_err(|_| Invalid)?;
+                if t > self.activity {
+                    self.activity = t;
+                }
+            }
+            _ => match s.get("timestamp") {
+                None => {}
+                Some(raw) => match text::iso_ms(raw) {
+                    Some(t) => {
+                        if t > self.activity {
+                            self.activity = t;
+                        }
+                    }
+                    None => {
+                        if !self.deferred.iter().any(|d| d == raw) {
+                            self.deferred.push(raw.to_owned());
+                        }
+                    }
+                },
+            },
+        }
+        // Text content.
+        let content = m.get("content").ok_or(Invalid)?;
+        let mut body = String::new();
+        match scan::kind_of(content) {
+            Kind::String => body.push_str(&content[1..content.len() - 1]),
+            Kind::Array => {
+                let mut n = 0usize;
+                for block in text::array_elements(content) {
+                    match scan::kind_of(block) {
+                        Kind::Null => return Err(Invalid), // `null.type`
+                        Kind::Object => {
+                            let b = scan::scan(block).ok_or(Invalid)?;
+                            if !str_field_is(&b, "type", "text") {
+                                continue;
+                            }
+                            if n > 0 {
+                                body.push(' ');
+                            }
+                            n += 1;
+                            if let Some(t) = b.get("text") {
+                                text::push_join_string(t, &mut body)?;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => return Err(Invalid), // `.filter` is not a function
+        }
+        if body.is_empty() {
+            return Ok(Step::Continue);
+        }
+        if self.any_text {
+            self.all.push(' ');
+        }
+        self.all.push_str(&body);
+        self.any_text = true;
+        if user && self.first.is_empty() {
+            self.first = body;
+        }
+        Ok(Step::Continue)
+    }
+
+    fn finish(self) -> Option<String> {
+        let h = self.header?;
+        let mut out = String::with_capacity(self.all.len() + self.first.len() + 256);
+        out.push_str("{\"h\":{");
+        let mut sep = "";
+        for (k, v) in [
+            ("id", &h.id),
+            ("cwd", &h.cwd),
+            ("parentSession", &h.parent),
+            ("timestamp", &h.timestamp),
+        ] {
+            if let Some(v) = v {
+                out.push_str(sep);
+                out.push('"');
+                out.push_str(k);
+                out.push_str("\":");
+                out.push_str(v);
+                sep = ",";
+            }
+        }
+        out.push('}');
+        if let Some(n) = &self.name {
+            out.push_str(",\"n\":");
+            out.push_str(n);
+        }
+        out.push_str(",\"c\":");
+        out.push_str(&self.count.to_string());
+        out.push_str(",\"t\":");
+        text::push_number(self.activity, &mut out);
+        if !self.deferred.is_empty() {
+            out.push_str(",\"d\":[");
+            out.push_str(&self.deferred.join(","));
+            out.push(']');
+        }
+        out.push_str(",\"f\":\"");
+        out.push_str(&self.first);
+        out.push_str("\",\"a\":\"");
+        out.push_str(&self.all);
+        out.push_str("\"}");
+        Some(out)
+    }
+}
+
+/// Lines of a reader split like `readline` with `crlfDelay: Infinity` (`\r\n`, `\n`, `\r`);
+/// empty pieces are harmless (blank lines are skipped). Holds at most one line.
+fn for_each_line<R: Read>(
+    mut r: R,
+    mut f: impl FnMut(&[u8]) -> Result<bool, Invalid>,
+    abort: &dyn Fn() -> bool,
+) -> Result<(), Invalid> {
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        if abort() {
+            return Err(Invalid);
+        }
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return Err(Invalid),
+        };
+        let mut chunk = &buf[..n];
+        while let Some(p) = memchr::memchr2(b'\n', b'\r', chunk) {
+            let keep_going = if line.is_empty() {
+                f(&chunk[..p])?
+            } else {
+                line.extend_from_slice(&chunk[..p]);
+                let r = f(&line)?;
+                line.clear();
+                if line.capacity() > 4 * 1024 * 1024 {
+                    line = Vec::new();
+                }
+                r
+            };
+            if !keep_going {
+                return Ok(());
+            }
+            chunk = &chunk[p + 1..];
+        }
+        line.extend_from_slice(chunk);
+    }
+    if !line.is_empty() {
+        f(&line)?;
+    }
+    Ok(())
+}
+
+/// `buildSessionInfo`'s file pass: `Ok(None)` for "not a session", `Err` for an error
+/// (also `null` in the reference), `Ok(Some(record))` otherwise.
+pub fn extract(path: &Path, abort: &dyn Fn() -> bool) -> Result<Option<String>, Invalid> {
+    let f = File::open(path).map_err(|_| Invalid)?;
+    extract_from(f, abort)
+}
+
+/// [`extract`] on any reader.
+pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<String>, Invalid> {
+    let mut b = Builder::default();
+    let mut not_session = false;
+    for_each_line(
+        r,
+        |bytes| {
+            let text = String::from_utf8_lossy(bytes);
+            match b.line(&text)? {
+                Step::Continue => Ok(true),
+                Step::NotSession => {
+                    not_session = true;
+                    Ok(false)
+                }
+            }
+        },
+        abort,
+    )?;
+    if not_session {
+        return Ok(None);
+    }
+    Ok(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ex(s: &str) -> Option<String> {
+        extract_from(s.as_bytes(), &|| false).ok().flatten()
+    }
+
+    #[test]
+    fn basic_record() {
+        let r = ex(concat!(
+            "{\"type\":\"session\",\"id\":\"a\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\r\n",
+            "{\"type\":\"message\",\"timestamp\":\"2024-01-02T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"text\",\"text\":2}]}}\n",
+            "{\"type\":\"session_info\",\"name\":\" n \"}",
+        ))
+        .expect("record");
+        assert!(r.contains("\"f\":\"hi 2\""), "{r}");
+        assert!(r.contains("\"n\":\" n \""), "{r}");
+        assert!(r.contains("\"t\":1704153600000"), "{r}");
+    }
+
+    #[test]
+    fn invalid_shapes() {
+        let h = "{\"type\":\"session\",\"id\":\"a\"}\n";
+        assert!(ex(&format!("{h}{{\"type\":\"message\"}}")).is_none());
+        assert!(
+            ex(&format!(
+                "{h}{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":1}}}}"
+            ))
+            .is_none()
+        );
+        assert!(ex(&format!("{h}{{\"type\":\"session_info\",\"name\":1}}")).is_none());
+        assert!(ex("{\"type\":\"x\"}\n").is_none());
+        assert!(ex("").is_none());
+        assert!(ex(&format!("null\n0\n{h}")).is_some());
+    }
+
+    #[test]
+    fn header_scan() {
+        let dir = std::env::temp_dir().join(format!("pi-disc-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("h.jsonl");
+        let _ = std::fs::write(&p, "\n{bad\n{\"type\":\"session\",\"id\":\"x\"}\n");
+        assert!(matches!(read_header(&p), Ok(Header::Found(_))));
+        let _ = std::fs::write(&p, format!("{}\n", "x".repeat(MAX_HEADER_SCAN_BYTES)));
+        assert!(matches!(read_header(&p), Ok(Header::Limit)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
