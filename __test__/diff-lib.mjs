@@ -492,6 +492,7 @@ class Side {
 		this.fileCache = { path: undefined, content: undefined, lines: undefined };
 		/** Memo of canon(entry) and canon(entry.message) keyed by entry object (entries are immutable once appended). */
 		this.entryCache = new WeakMap();
+		this.dirCache = new Map();
 		this.refs = null;
 	}
 	id(aId) {
@@ -1488,7 +1489,13 @@ function dirListing(side) {
 			} catch (e) {
 				content = `<unreadable ${e.code}>`;
 			}
+			const cached = side.dirCache.get(p);
+			if (cached && cached.content === content) {
+				out[key] = cached.lines;
+				continue;
+			}
 			out[key] = content.split("\n").map((l) => normLine(l, side));
+			side.dirCache.set(p, { content, lines: out[key] });
 		}
 	}
 	const sorted = {};
@@ -1519,8 +1526,8 @@ function describeArg(v, ids) {
 export function defaultConfig(env = process.env) {
 	return {
 		sequences: Number(env.FUZZ_SEQUENCES ?? 500),
-		persistEvery: Number(env.FUZZ_PERSIST_EVERY ?? 6),
-		fullEvery: Number(env.FUZZ_FULL_EVERY ?? 5),
+		persistEvery: Number(env.FUZZ_PERSIST_EVERY ?? 10),
+		fullEvery: Number(env.FUZZ_FULL_EVERY ?? 6),
 		minOps: Number(env.FUZZ_MIN_OPS ?? 100),
 		maxOps: Number(env.FUZZ_MAX_OPS ?? 300),
 		keep: env.DIFF_KEEP === "1",
@@ -1549,6 +1556,8 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
 	const savedEnv = process.env.PI_CODING_AGENT_DIR;
 	let stepNo = 0;
 	let fullCount = 0;
+	let sinceFull = 0;
+	let lastCount = 0;
 
 	const fail = (what, d) => {
 		const lines = [
@@ -1639,11 +1648,16 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
 		if (!A.sm || !B.sm) return;
 		// Full snapshot every fullEvery steps and after file-level operations;
 		// otherwise the cheap core (leaf, count, header, last/leaf entry, session id/file/dir...).
-		const full = config.fullEvery <= 1 || stepNo % config.fullEvery === 0 || !!op.fsChange || ra.ok !== rb.ok;
+		// The full snapshot costs O(entries): its interval grows with the session so the cost per step stays flat.
+		const interval = Math.max(config.fullEvery, Math.ceil(lastCount / 15));
+		const full = config.fullEvery <= 1 || ++sinceFull >= interval || !!op.fsChange || ra.ok !== rb.ok;
+		if (full) sinceFull = 0;
 		// Every 10th full snapshot bypasses B's canon memo so later in-place mutations of returned objects are caught.
 		const fresh = full && ++fullCount % 10 === 0;
 		const withIdentity = full && fullCount % 2 === 0;
-		compareRaw("state after operation", snapshot(A, full, withIdentity), snapshot(B, full, withIdentity), fresh);
+		const snapA = snapshot(A, full, withIdentity);
+		compareRaw("state after operation", snapA, snapshot(B, full, withIdentity), fresh);
+		if (snapA.entryCount.ok) lastCount = snapA.entryCount.value;
 		compareFiles(!!op.fsChange);
 	};
 
