@@ -155,7 +155,7 @@ impl Entry {
     /// (`null`, `false`, `0`, `""` are skipped by the reference's `if (entry)`).
     /// `unique` disambiguates object-valued ids.
     pub fn parse(text: String, unique: usize) -> Option<Entry> {
-        let scanned = scan::scan(&text)?;
+        let scanned = scan::scan_with(&text, Some("message"))?;
         let mut e = Entry {
             text: Box::from(""),
             is_object: scanned.kind == Kind::Object,
@@ -198,20 +198,18 @@ impl Entry {
         e.timestamp_raw = get("timestamp").map(|r| span_in(&text, r));
         match e.etype {
             EntryType::Message => {
-                if let Some(m) = get("message").filter(|r| scan::kind_of(r) == Kind::Object) {
-                    if let Some(ms) = scan::scan(m) {
-                        let role = ms.get("role").and_then(scan::decode_str);
-                        e.role = match role.as_deref() {
-                            Some("user") => Role::User,
-                            Some("assistant") => Role::Assistant,
-                            Some("toolResult") => Role::ToolResult,
-                            Some("system") => Role::System,
-                            _ => Role::Other,
-                        };
-                        if e.role == Role::Assistant {
-                            e.msg_provider = ms.get("provider").map(|r| span_in(&text, r));
-                            e.msg_model = ms.get("model").map(|r| span_in(&text, r));
-                        }
+                if get("message").is_some_and(|r| scan::kind_of(r) == Kind::Object) {
+                    let role = scanned.get_nested("role").and_then(scan::decode_str);
+                    e.role = match role.as_deref() {
+                        Some("user") => Role::User,
+                        Some("assistant") => Role::Assistant,
+                        Some("toolResult") => Role::ToolResult,
+                        Some("system") => Role::System,
+                        _ => Role::Other,
+                    };
+                    if e.role == Role::Assistant {
+                        e.msg_provider = scanned.get_nested("provider").map(|r| span_in(&text, r));
+                        e.msg_model = scanned.get_nested("model").map(|r| span_in(&text, r));
                     }
                 }
             }

@@ -56,7 +56,9 @@ pub fn load_file(path: &Path) -> std::io::Result<Loaded> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
         Err(e) => return Err(e),
     };
-    let mut bytes = Vec::new();
+    // Size the buffer from the file's length: no regrowth copies for large sessions.
+    let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(len + 1);
     f.read_to_end(&mut bytes)?;
     let loaded = parse_bytes(&bytes);
     if let Some(first) = loaded.entries.first() {
@@ -87,5 +89,39 @@ mod tests {
         assert_eq!(l.entries.len(), 1);
         assert!(l.entries[0].text.contains('\u{FFFD}'));
         assert!(!l.unterminated);
+    }
+}
+
+#[cfg(test)]
+mod perf {
+    /// `SCAN_FILE=<path> cargo test --release --lib scan_throughput -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn scan_throughput() {
+        let Ok(path) = std::env::var("SCAN_FILE") else {
+            return;
+        };
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let n = super::parse_bytes(&bytes).entries.len();
+            let el = t.elapsed();
+            let t2 = std::time::Instant::now();
+            let mut ok = 0;
+            for line in bytes.split(|&b| b == b'\n') {
+                if let Ok(s) = std::str::from_utf8(line) {
+                    if crate::json::scan::scan(s).is_some() {
+                        ok += 1;
+                    }
+                }
+            }
+            let el2 = t2.elapsed();
+            let mb = bytes.len() as f64 / 1e6;
+            println!(
+                "parse_bytes: {n} entries, {:.0} MB/s; scan only: {ok} lines {:.0} MB/s",
+                mb / el.as_secs_f64(),
+                mb / el2.as_secs_f64()
+            );
+        }
     }
 }

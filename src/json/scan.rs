@@ -4,7 +4,6 @@
 //! would `JSON.parse` accept this text, and where are the raw values of the top-level
 //! object's keys. It is iterative (no recursion), so any nesting depth is safe.
 
-use memchr::memchr2;
 use std::borrow::Cow;
 
 /// The kind of a JSON value, judged by its first byte.
@@ -32,12 +31,23 @@ pub struct Scanned<'a> {
     pub kind: Kind,
     /// Top-level keys in text order (duplicates kept; use [`Scanned::get`], last wins).
     pub fields: Vec<Field<'a>>,
+    /// Direct keys of the object under the key asked for in [`scan_with`].
+    pub nested: Vec<Field<'a>>,
 }
 
 impl<'a> Scanned<'a> {
     /// Raw value of a top-level key; the last occurrence wins, as in `JSON.parse`.
     pub fn get(&self, key: &str) -> Option<&'a str> {
         self.fields
+            .iter()
+            .rev()
+            .find(|f| f.key == key)
+            .map(|f| f.raw)
+    }
+
+    /// Raw value of a key of the nested object (see [`scan_with`]); last wins.
+    pub fn get_nested(&self, key: &str) -> Option<&'a str> {
+        self.nested
             .iter()
             .rev()
             .find(|f| f.key == key)
@@ -56,6 +66,33 @@ pub fn kind_of(raw: &str) -> Kind {
         Some(b'n') => Kind::Null,
         _ => Kind::Number,
     }
+}
+
+/// Position of the first `"`, `\\` or control byte (< 0x20) at or after `i`.
+/// Eight bytes at a time (SWAR): the lowest flagged byte of each word is exact.
+#[inline]
+fn find_special(s: &[u8], mut i: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(bytes);
+        let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+        let m =
+            zero(w ^ (LO * 0x22)) | zero(w ^ (LO * 0x5C)) | (w.wrapping_sub(LO * 0x20) & !w & HI);
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while let Some(&b) = s.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 #[inline]
@@ -80,23 +117,21 @@ impl<'a> Cursor<'a> {
         self.s.get(self.i).copied()
     }
 
-    /// Scan a string starting at the opening quote; returns (end index after the closing
-    /// quote, whether it contains escapes).
+    /// Scan a string starting at the opening quote; returns whether it contains escapes.
     fn string(&mut self) -> Option<bool> {
         debug_assert_eq!(self.peek(), Some(b'"'));
         self.i += 1;
         let mut escaped = false;
         loop {
-            let rest = &self.s[self.i..];
-            let pos = memchr2(b'"', b'\\', rest)?;
-            // Control characters are not allowed unescaped inside strings.
-            if rest[..pos].iter().any(|&b| b < 0x20) {
-                return None;
-            }
-            self.i += pos;
-            if self.s[self.i] == b'"' {
-                self.i += 1;
-                return Some(escaped);
+            self.i = find_special(self.s, self.i)?;
+            match self.s[self.i] {
+                b'"' => {
+                    self.i += 1;
+                    return Some(escaped);
+                }
+                b'\\' => {}
+                // Control characters are not allowed unescaped inside strings.
+                _ => return None,
             }
             escaped = true;
             self.i += 1;
@@ -164,20 +199,28 @@ impl<'a> Cursor<'a> {
 
 /// Scan `text` as `JSON.parse` would. `None` means `JSON.parse` throws.
 pub fn scan(text: &str) -> Option<Scanned<'_>> {
+    scan_with(text, None)
+}
+
+/// Like [`scan`], and also records the direct fields of the object under the top-level key
+/// `nested` (e.g. an entry's `message`) in [`Scanned::nested`], in the same single pass.
+pub fn scan_with<'a>(text: &'a str, nested: Option<&str>) -> Option<Scanned<'a>> {
     let bytes = text.as_bytes();
     let mut c = Cursor { s: bytes, i: 0 };
     // Stack of open containers: true = object, false = array.
     let mut stack: Vec<bool> = Vec::new();
     let mut fields: Vec<Field<'_>> = Vec::new();
+    let mut nested_fields: Vec<Field<'_>> = Vec::new();
     let mut top_kind: Option<Kind> = None;
-    // Pending top-level key and the start of its value.
+    // Pending key (top level / nested object) and the start of its value.
     let mut pending_key: Option<(Cow<'_, str>, usize)> = None;
+    let mut pending_nested: Option<(Cow<'_, str>, usize)> = None;
+    let mut in_nested = false;
 
     c.skip_ws();
     // State machine: expecting a value.
     'value: loop {
         c.skip_ws();
-        let start = c.i;
         let b = c.peek()?;
         let kind = kind_of_byte(b)?;
         if top_kind.is_none() {
@@ -185,14 +228,33 @@ pub fn scan(text: &str) -> Option<Scanned<'_>> {
         }
         match b {
             b'{' => {
+                if stack.len() == 1
+                    && nested.is_some()
+                    && pending_key.as_ref().map(|(k, _)| k.as_ref()) == nested
+                {
+                    // A later duplicate key replaces the earlier object, as in JSON.parse.
+                    in_nested = true;
+                    nested_fields.clear();
+                }
                 c.i += 1;
                 c.skip_ws();
                 if c.peek()? == b'}' {
                     c.i += 1;
+                    if stack.len() == 1 {
+                        in_nested = false;
+                    }
                 } else {
                     stack.push(true);
-                    // Read a key.
-                    read_key(&mut c, text, stack.len() == 1, &mut pending_key)?;
+                    if stack.len() == 1 {
+                        read_key(&mut c, text, true, &mut pending_key)?;
+                    } else {
+                        read_key(
+                            &mut c,
+                            text,
+                            stack.len() == 2 && in_nested,
+                            &mut pending_nested,
+                        )?;
+                    }
                     continue 'value;
                 }
             }
@@ -214,13 +276,18 @@ pub fn scan(text: &str) -> Option<Scanned<'_>> {
             b'n' => c.literal(b"null")?,
             _ => c.number()?,
         }
-        let _ = start;
-        // A value ended; close containers / handle separators.
+        // A value ended; record it, then close containers / handle separators.
         loop {
             if stack.len() == 1 && stack[0] {
-                // The value just finished belongs to a top-level key.
                 if let Some((key, vstart)) = pending_key.take() {
                     fields.push(Field {
+                        key,
+                        raw: &text[vstart..c.i],
+                    });
+                }
+            } else if stack.len() == 2 && in_nested && stack[1] {
+                if let Some((key, vstart)) = pending_nested.take() {
+                    nested_fields.push(Field {
                         key,
                         raw: &text[vstart..c.i],
                     });
@@ -233,6 +300,7 @@ pub fn scan(text: &str) -> Option<Scanned<'_>> {
                     Some(Scanned {
                         kind: top_kind?,
                         fields,
+                        nested: nested_fields,
                     })
                 } else {
                     None
@@ -242,13 +310,21 @@ pub fn scan(text: &str) -> Option<Scanned<'_>> {
                 b',' => {
                     c.i += 1;
                     if is_obj {
-                        read_key(&mut c, text, stack.len() == 1, &mut pending_key)?;
+                        if stack.len() == 1 {
+                            read_key(&mut c, text, true, &mut pending_key)?;
+                        } else {
+                            let rec = stack.len() == 2 && in_nested;
+                            read_key(&mut c, text, rec, &mut pending_nested)?;
+                        }
                     }
                     continue 'value;
                 }
                 b'}' if is_obj => {
                     c.i += 1;
                     stack.pop();
+                    if stack.len() == 1 {
+                        in_nested = false;
+                    }
                 }
                 b']' if !is_obj => {
                     c.i += 1;
@@ -461,6 +537,33 @@ mod tests {
         assert_eq!(s.get("id"), Some("\"b\""));
         assert_eq!(s.get("m"), Some("{\"id\":\"inner\"}"));
         assert_eq!(s.get("type"), Some("\"message\""));
+    }
+
+    #[test]
+    fn nested_fields_in_one_pass() {
+        let t = r#"{"type":"message","message":{"role":"user","content":[{"role":"x"}],"model":"m"},"z":{"role":"no"}}"#;
+        let s = scan_with(t, Some("message")).expect("valid");
+        assert_eq!(s.get_nested("role"), Some("\"user\""));
+        assert_eq!(s.get_nested("model"), Some("\"m\""));
+        assert_eq!(s.nested.len(), 3);
+        let s = scan_with(
+            r#"{"message":{"role":"a"},"message":{"x":1}}"#,
+            Some("message"),
+        )
+        .expect("valid");
+        assert_eq!(s.get_nested("role"), None);
+        let s = scan_with(r#"{"message":{},"b":{"role":"a"}}"#, Some("message")).expect("valid");
+        assert!(s.nested.is_empty());
+    }
+
+    #[test]
+    fn swar_finds_specials_anywhere() {
+        for pad in 0..20 {
+            let body = "a".repeat(pad);
+            assert!(ok(&format!("\"{body}\"")));
+            assert!(!ok(&format!("\"{body}\u{1}\"")));
+            assert!(ok(&format!("\"{body}\\n{body}é\"")));
+        }
     }
 
     #[test]
