@@ -323,9 +323,19 @@ export function canon(v, side, key, depth = 0) {
 		// getEntries() list ("<E k>" = canonically equal to entries[k]); identity is a fast path only.
 		const t = refs.byObj.get(v);
 		if (t !== undefined) return t;
-		const c = canonObject(v, side, depth);
-		if (typeof v.role === "string" || (typeof v.type === "string" && "id" in v)) return refs.byCanon.get(c) ?? c;
-		return c;
+		if (typeof v.role === "string" || (typeof v.type === "string" && "id" in v)) {
+			// Not the same object as an entry (or its message): compare by content, written without refs.
+			side.refs = null;
+			let plain;
+			try {
+				plain = canonObject(v, side, depth);
+			} finally {
+				side.refs = refs;
+			}
+			const byContent = refs.byCanon.get(plain);
+			if (byContent !== undefined) return byContent;
+		}
+		return canonObject(v, side, depth);
 	}
 	return canonObject(v, side, depth);
 }
@@ -1560,6 +1570,13 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
 	let lastCount = 0;
 
 	const fail = (what, d) => {
+		if (typeof d.a === "string" && typeof d.b === "string" && (d.a.length > 200 || d.b.length > 200)) {
+			// Long strings (file lines, canonical forms): show a window around the first difference.
+			let i = 0;
+			while (i < d.a.length && d.a[i] === d.b[i]) i++;
+			const from = Math.max(0, i - 60);
+			d = { ...d, a: `${from ? "…" : ""}${d.a.slice(from, i + 140)}`, b: `${from ? "…" : ""}${d.b.slice(from, i + 140)}`, note: `${d.note ? `${d.note}; ` : ""}strings differ at char ${i}` };
+		}
 		const lines = [
 			`Differential mismatch: seed=${seed} (${persisted ? "persisted" : "in-memory"}, cwd=${JSON.stringify(cwd)}) step=${stepNo} op=${log.at(-1)?.name}`,
 			`${what}: at ${d.path}${d.note ? ` (${d.note})` : ""}`,

@@ -52,7 +52,17 @@ function patchInstance(sm, name) {
 		case "replaceLoneSurrogates": {
 			// What a naive Rust String round trip would do.
 			const append = orig("appendMessage");
-			sm.appendMessage = (m) => append(JSON.parse(JSON.stringify(m).replace(/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/gi, "\\ufffd")));
+			const fix = (v) => {
+				if (typeof v === "string") return v.toWellFormed();
+				if (Array.isArray(v)) return v.map(fix);
+				if (v && typeof v === "object") {
+					const o = {};
+					for (const k of Object.keys(v)) o[k] = fix(v[k]);
+					return o;
+				}
+				return v;
+			};
+			sm.appendMessage = (m) => append(fix(m));
 			break;
 		}
 		case "errorMessage": {
@@ -87,13 +97,19 @@ function patchInstance(sm, name) {
 	return sm;
 }
 
+/** Checks (see SKIPPABLE in diff-lib) a mutant can only be caught by. */
+export const REQUIRES = { copyEntries: "identity" };
+
 export const MUTANTS = ["dropLabel", "stripUndefinedKeys", "copyEntries", "untrimmedName", "replaceLoneSurrogates", "errorMessage", "sortedKeysInFile", "compactionOffByOne"];
 
 export function makeMutantModule(ref, name) {
 	if (!MUTANTS.includes(name)) throw new Error(`unknown mutant ${name} (known: ${MUTANTS.join(", ")})`);
 	const Base = ref.SessionManager;
 	const wrap = (sm) => patchInstance(sm, name);
-	const SessionManager = {
+	function SessionManager() {
+		throw new Error("mutant SessionManager: use the static constructors");
+	}
+	Object.assign(SessionManager, {
 		create: (...a) => wrap(Base.create(...a)),
 		open: (...a) => wrap(Base.open(...a)),
 		inMemory: (...a) => wrap(Base.inMemory(...a)),
@@ -102,6 +118,6 @@ export function makeMutantModule(ref, name) {
 		findById: (...a) => Base.findById(...a),
 		list: (...a) => Base.list(...a),
 		listAll: (...a) => Base.listAll(...a),
-	};
+	});
 	return { ...ref, SessionManager };
 }

@@ -1,7 +1,7 @@
 // Harness self-test: the reference must equal itself, and every deliberate mutant must be caught.
 //   node __test__/diff-selftest.mjs [seedsPerCheck]
 import { defaultConfig, loadModules, parseSkip, runSequence } from "./diff-lib.mjs";
-import { MUTANTS } from "./diff-mutants.mjs";
+import { MUTANTS, REQUIRES } from "./diff-mutants.mjs";
 
 const seeds = Number(process.argv[2] ?? 40);
 const config = defaultConfig();
@@ -14,6 +14,10 @@ let bad = 0;
 	console.log(`reference vs reference: ${seeds} seeds pass (${Math.round(performance.now() - t)} ms)`);
 }
 for (const m of MUTANTS) {
+	if (REQUIRES[m] && skip.has(REQUIRES[m])) {
+		console.log(`skipped ${m} (needs check "${REQUIRES[m]}", disabled by DIFF_SKIP)`);
+		continue;
+	}
 	const mods = await loadModules({ DIFF_IMPL: `mutant:${m}` });
 	let caught;
 	for (let s = 0; s < seeds && !caught; s++) {
