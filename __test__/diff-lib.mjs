@@ -1691,7 +1691,15 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
 		// Final deep comparison.
 		compareRaw("final state", snapshot(A, true), snapshot(B, true), true);
 		compareFiles(true);
-		return { seed, persisted, ops: stepNo, entries: A.sm.getEntryCount() };
+		const stats = {};
+		for (const l of log) {
+			const st = (stats[l.name] ??= { ok: 0, threw: 0, skipped: 0 });
+			if (l.outcome === "ok") st.ok++;
+			else if (l.outcome?.startsWith("skipped")) st.skipped++;
+			else st.threw++;
+		}
+		const systemCheckpoints = A.sm.getEntries().filter((e) => e.type === "compaction" && e.systemMessage).length;
+		return { seed, persisted, ops: stepNo, entries: A.sm.getEntryCount(), systemCheckpoints, stats };
 	} finally {
 		if (savedEnv === undefined) delete process.env.PI_CODING_AGENT_DIR;
 		else process.env.PI_CODING_AGENT_DIR = savedEnv;
