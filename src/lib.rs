@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod discovery;
+pub mod durability;
 pub mod entry;
 pub mod json;
 pub mod jsonl;

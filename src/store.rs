@@ -3,11 +3,13 @@
 //! with exclusive create; afterwards one line per append; whole-file rewrites for migrated and
 //! branched sessions. A failed write leaves memory as it was before the call.
 
+use crate::durability::{self, Existing, FsyncMode, LockGuard};
 use crate::entry::{Entry, Key};
 use crate::tree::Tree;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// An I/O failure described the way Node's `fs` describes it
 /// (`EACCES: permission denied, open '/x'`), so callers see the reference's messages.
@@ -77,6 +79,21 @@ impl From<FsError> for StoreError {
     }
 }
 
+/// An open `O_APPEND` handle on the session file, kept between appends.
+#[derive(Debug)]
+struct AppendHandle {
+    path: PathBuf,
+    file: File,
+    /// (device, inode) when opened.
+    id: (u64, u64),
+    /// The file is at least this long (our last write ended there; others may add more,
+    /// but a shorter file was truncated behind our back).
+    min_len: u64,
+    last_sync: Instant,
+    /// Appends written since the last fsync.
+    dirty: bool,
+}
+
 /// A session: the tree plus where and whether it is persisted.
 #[derive(Debug, Default)]
 pub struct Store {
@@ -86,12 +103,29 @@ pub struct Store {
     pub flushed: bool,
     /// Counter that makes object-valued ids unique keys.
     unique: usize,
+    /// `PI_SESSION_NATIVE_FSYNC`.
+    pub fsync: FsyncMode,
+    /// `PI_SESSION_NATIVE_LOCK=1`: take `<file>.lock` on the first write.
+    pub lock: bool,
+    handle: Option<AppendHandle>,
+    held_lock: Option<LockGuard>,
+}
+
+impl Drop for AppendHandle {
+    /// Batch mode: unsynced appends are synced when the handle closes (path change, rewrite,
+    /// the session object being collected). `dirty` is never set in `never` mode.
+    fn drop(&mut self) {
+        if self.dirty {
+            let _ = self.file.sync_data();
+        }
+    }
 }
 
 impl Store {
     pub fn new(persist: bool) -> Store {
         Store {
             persist,
+            lock: durability::lock_from_env(),
             ..Store::default()
         }
     }
@@ -120,6 +154,38 @@ impl Store {
         Ok(())
     }
 
+    /// fsync appends that the batch policy has not synced yet.
+    pub fn sync_pending(&mut self) {
+        if let Some(h) = &mut self.handle
+            && h.dirty
+        {
+            let _ = h.file.sync_data();
+            h.dirty = false;
+            h.last_sync = Instant::now();
+        }
+    }
+
+    /// Take (or keep) the advisory lock for `path` when locking is enabled.
+    fn ensure_lock(&mut self, path: &Path) -> Result<(), FsError> {
+        if !self.lock {
+            return Ok(());
+        }
+        if self.held_lock.as_ref().is_some_and(|l| l.session == path) {
+            return Ok(());
+        }
+        self.held_lock = None;
+        self.held_lock = Some(LockGuard::acquire(path)?);
+        Ok(())
+    }
+
+    /// Drop the append handle if it belongs to another path.
+    fn close_stale_handle(&mut self, path: &Path) {
+        if self.handle.as_ref().is_some_and(|h| h.path != path) {
+            self.sync_pending();
+            self.handle = None;
+        }
+    }
+
     fn persist_last(&mut self) -> Result<(), FsError> {
         if !self.persist {
             return Ok(());
@@ -131,68 +197,173 @@ impl Store {
             if self.tree.conversation == 0 {
                 return Ok(());
             }
-            write_all_exclusive(&path, &self.tree.entries)?;
+            self.ensure_lock(&path)?;
+            self.close_stale_handle(&path);
+            write_all_exclusive_with(&path, &self.tree.entries, self.fsync.sync_whole_files())?;
             self.flushed = true;
             return Ok(());
         }
-        let Some(last) = self.tree.entries.last() else {
-            return Ok(());
-        };
-        append_line(&path, &last.text)
+        self.ensure_lock(&path)?;
+        self.close_stale_handle(&path);
+        self.append_last(&path)
     }
 
-    /// `_rewriteFile`: write every entry to the session file (truncating it).
-    pub fn rewrite(&self) -> Result<(), FsError> {
+    /// Rewrite the whole file from memory after it vanished, was replaced or truncated.
+    fn recover(&mut self, path: &Path, what: &str) -> Result<(), FsError> {
+        self.handle = None;
+        let bytes = entries_bytes(&self.tree.entries);
+        durability::write_file_atomic(
+            path,
+            &bytes,
+            Existing::Replace,
+            self.fsync.sync_whole_files(),
+        )?;
+        eprintln!(
+            "pi-session-native: session file {} {what}; rewrote it from memory",
+            path.display()
+        );
+        // The next append opens a fresh handle on the new file.
+        Ok(())
+    }
+
+    /// Append the last entry as one line on the kept `O_APPEND` handle.
+    fn append_last(&mut self, path: &Path) -> Result<(), FsError> {
+        // Is the handle still the file at `path`, with everything we wrote?
+        let current = std::fs::metadata(path);
+        let mut problem: Option<&str> = None;
+        match (&current, &self.handle) {
+            (Ok(m), Some(h)) if m.is_file() => {
+                if durability::file_id(m) != h.id {
+                    problem = Some("was replaced");
+                } else if m.len() < h.min_len {
+                    problem = Some("was truncated");
+                }
+            }
+            (Ok(m), _) if !m.is_file() => {
+                // A directory (or other non-file) took its place: the reference's append
+                // fails with that OS error; do the same.
+                self.handle = None;
+                let last = self.tree.entries.last().map(|e| e.text.as_bytes());
+                return append_line(path, &String::from_utf8_lossy(last.unwrap_or(b"")));
+            }
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
+                problem = Some("vanished");
+            }
+            _ => {}
+        }
+        if let Some(what) = problem {
+            return self.recover(path, what);
+        }
+        if self.handle.is_none() {
+            let file = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map_err(|e| fs_error(&e, "open", path))?;
+            let m = file.metadata().map_err(|e| fs_error(&e, "open", path))?;
+            self.handle = Some(AppendHandle {
+                path: path.to_path_buf(),
+                file,
+                id: durability::file_id(&m),
+                min_len: m.len(),
+                last_sync: Instant::now(),
+                dirty: false,
+            });
+        }
+        let mode = self.fsync;
+        let (Some(h), Some(last)) = (self.handle.as_mut(), self.tree.entries.last()) else {
+            return Ok(());
+        };
+        let before = h
+            .file
+            .metadata()
+            .map_err(|e| fs_error(&e, "write", path))?
+            .len();
+        let mut buf = Vec::with_capacity(last.text.len() + 1);
+        buf.extend_from_slice(last.text.as_bytes());
+        buf.push(b'\n');
+        let mut result = durability::write_data(&mut h.file, &buf).map_err(|e| (e, "write"));
+        if result.is_ok() {
+            let due = match mode {
+                FsyncMode::Always => true,
+                FsyncMode::Batch => h.last_sync.elapsed() >= durability::BATCH_INTERVAL,
+                FsyncMode::Never => false,
+            };
+            if due {
+                result = h.file.sync_data().map_err(|e| (e, "fsync"));
+                h.last_sync = Instant::now();
+                h.dirty = false;
+            } else {
+                h.dirty = mode != FsyncMode::Never;
+            }
+        }
+        match result {
+            Ok(()) => {
+                h.min_len = before + buf.len() as u64;
+                Ok(())
+            }
+            Err((e, syscall)) => {
+                // No partial line: cut the file back to where it was.
+                if h.file.metadata().is_ok_and(|m| m.len() > before) {
+                    let _ = h.file.set_len(before);
+                }
+                Err(fs_error(&e, syscall, path))
+            }
+        }
+    }
+
+    /// `_rewriteFile`: write every entry to the session file (replacing it atomically).
+    pub fn rewrite(&mut self) -> Result<(), FsError> {
         if !self.persist {
             return Ok(());
         }
-        let Some(path) = &self.file else {
+        let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| fs_error(&e, "open", path))?;
-        write_entries(&mut f, &self.tree.entries).map_err(|e| fs_error(&e, "write", path))
+        self.ensure_lock(&path)?;
+        self.handle = None;
+        durability::write_file_atomic(
+            &path,
+            &entries_bytes(&self.tree.entries),
+            Existing::Replace,
+            self.fsync.sync_whole_files(),
+        )
     }
 }
 
-fn write_entries(f: &mut File, entries: &[Entry]) -> std::io::Result<()> {
-    // One buffer, one write: fewer syscalls and no half-written buffer boundaries.
+fn entries_bytes(entries: &[Entry]) -> Vec<u8> {
     let total: usize = entries.iter().map(|e| e.text.len() + 1).sum();
     let mut buf = Vec::with_capacity(total);
     for e in entries {
         buf.extend_from_slice(e.text.as_bytes());
         buf.push(b'\n');
     }
-    f.write_all(&buf)
+    buf
 }
 
 /// Write all entries to a new file; fails with EEXIST if it exists (`openSync(path, "wx")`).
+/// Atomic: the file appears complete or not at all.
 pub fn write_all_exclusive(path: &Path, entries: &[Entry]) -> Result<(), FsError> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| fs_error(&e, "open", path))?;
-    write_entries(&mut f, entries).map_err(|e| fs_error(&e, "write", path))
+    write_all_exclusive_with(path, entries, FsyncMode::from_env().sync_whole_files())
 }
 
-/// Write lines (each followed by a newline) to a new file with exclusive create.
+fn write_all_exclusive_with(path: &Path, entries: &[Entry], sync: bool) -> Result<(), FsError> {
+    durability::write_file_atomic(path, &entries_bytes(entries), Existing::Fail, sync)
+}
+
+/// Write lines (each followed by a newline) to a new file with exclusive create (atomic).
 pub fn write_lines_exclusive(path: &Path, lines: &[String]) -> Result<(), FsError> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| fs_error(&e, "open", path))?;
     let mut buf = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
     for l in lines {
         buf.extend_from_slice(l.as_bytes());
         buf.push(b'\n');
     }
-    f.write_all(&buf).map_err(|e| fs_error(&e, "write", path))
+    durability::write_file_atomic(
+        path,
+        &buf,
+        Existing::Fail,
+        FsyncMode::from_env().sync_whole_files(),
+    )
 }
 
 /// Append text plus a newline with one write on an `O_APPEND` handle (`appendFileSync`).
@@ -206,6 +377,15 @@ pub fn append_line(path: &Path, text: &str) -> Result<(), FsError> {
     buf.extend_from_slice(text.as_bytes());
     buf.push(b'\n');
     f.write_all(&buf).map_err(|e| fs_error(&e, "write", path))
+}
+
+/// Append raw bytes (the reference's newline repair after a load).
+pub fn append_raw(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
+    let mut f = OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| fs_error(&e, "open", path))?;
+    f.write_all(bytes).map_err(|e| fs_error(&e, "write", path))
 }
 
 #[cfg(test)]
@@ -258,13 +438,4 @@ mod tests {
         assert!(s.tree.leaf.is_none());
         assert!(s.tree.get("a").is_none());
     }
-}
-
-/// Append raw bytes (the reference's newline repair after a load).
-pub fn append_raw(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
-    let mut f = OpenOptions::new()
-        .append(true)
-        .open(path)
-        .map_err(|e| fs_error(&e, "open", path))?;
-    f.write_all(bytes).map_err(|e| fs_error(&e, "write", path))
 }

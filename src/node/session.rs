@@ -113,7 +113,7 @@ impl NativeSession {
 
     /// `_rewriteFile()`.
     #[napi(catch_unwind)]
-    pub fn rewrite(&self) -> Result<()> {
+    pub fn rewrite(&mut self) -> Result<()> {
         self.store.rewrite().map_err(|e| to_js(e.into()))
     }
 

@@ -1,0 +1,335 @@
+//! Crash-safety building blocks for the session store: the fsync policy, atomic whole-file
+//! writes (temp file + fsync + rename/link + directory fsync) and the optional advisory lock.
+//!
+//! Every whole-file write first tries the atomic route; when that route is unavailable
+//! (the directory is not writable, the target is a directory, the filesystem has no hard
+//! links) it falls back to the reference's direct write, so errors and successes visible
+//! through the API stay the reference's.
+
+use crate::store::{FsError, fs_error};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// `PI_SESSION_NATIVE_FSYNC`: when appended lines are forced to stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsyncMode {
+    /// fsync after every append (and every whole-file write).
+    Always,
+    /// fsync an append when the last sync is older than [`BATCH_INTERVAL`], and on drop;
+    /// whole-file writes are always synced.
+    Batch,
+    /// Never fsync (whole-file writes are still atomic against process crashes).
+    Never,
+}
+
+/// The batch mode's maximum age of unsynced appends (while appends keep coming).
+pub const BATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+impl FsyncMode {
+    /// Parse the environment variable's value; unknown values mean the default (batch).
+    pub fn parse(value: Option<&str>) -> FsyncMode {
+        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            Some("always") => FsyncMode::Always,
+            Some("never") | Some("off") | Some("0") => FsyncMode::Never,
+            _ => FsyncMode::Batch,
+        }
+    }
+
+    pub fn from_env() -> FsyncMode {
+        FsyncMode::parse(std::env::var("PI_SESSION_NATIVE_FSYNC").ok().as_deref())
+    }
+
+    /// Whether whole-file writes fsync the data and the directory.
+    pub fn sync_whole_files(self) -> bool {
+        self != FsyncMode::Never
+    }
+}
+
+impl Default for FsyncMode {
+    fn default() -> Self {
+        FsyncMode::from_env()
+    }
+}
+
+/// `PI_SESSION_NATIVE_LOCK=1`: take `<file>.lock` before the first write.
+pub fn lock_from_env() -> bool {
+    matches!(
+        std::env::var("PI_SESSION_NATIVE_LOCK").ok().as_deref(),
+        Some("1") | Some("true") | Some("yes")
+    )
+}
+
+/// How a whole-file write treats an existing file at the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Fail with EEXIST (`openSync(path, "wx")`).
+    Fail,
+    /// Replace it (`openSync(path, "w")`).
+    Replace,
+}
+
+static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+#[cfg(test)]
+thread_local! {
+    /// Test hook: the next data write writes this many bytes, then fails with ENOSPC.
+    pub static FAULT_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// `write_all`, with the test-only fault hook.
+pub fn write_data(f: &mut File, buf: &[u8]) -> std::io::Result<()> {
+    #[cfg(test)]
+    if let Some(n) = FAULT_AFTER.with(|c| c.take()) {
+        f.write_all(buf.get(..n).unwrap_or(buf))?;
+        return Err(std::io::Error::from_raw_os_error(28));
+    }
+    f.write_all(buf)
+}
+
+/// fsync a directory so a rename/link in it survives power loss. Best effort: some
+/// filesystems refuse to fsync directories, which changes nothing about atomicity.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn temp_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".to_string());
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    // Never ends in `.jsonl`, so session discovery ignores leftovers of a crash.
+    parent_dir(target).join(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+/// The reference's direct write: open (exclusive or truncating), write, close.
+/// An exclusively created file that could not be written completely is removed again, so a
+/// failed first flush never leaves a partial session behind.
+fn write_direct(path: &Path, bytes: &[u8], existing: Existing) -> Result<(), FsError> {
+    let mut opts = OpenOptions::new();
+    opts.write(true);
+    match existing {
+        Existing::Fail => opts.create_new(true),
+        Existing::Replace => opts.create(true).truncate(true),
+    };
+    let mut f = opts.open(path).map_err(|e| fs_error(&e, "open", path))?;
+    if let Err(e) = write_data(&mut f, bytes) {
+        if existing == Existing::Fail {
+            drop(f);
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(fs_error(&e, "write", path));
+    }
+    Ok(())
+}
+
+/// Write `bytes` as the whole content of `path`, atomically where possible: a crash leaves
+/// either the old state (no file, or the old content) or the complete new content.
+pub fn write_file_atomic(
+    path: &Path,
+    bytes: &[u8],
+    existing: Existing,
+    sync: bool,
+) -> Result<(), FsError> {
+    // Rewrites go through a symlink to its target, like `openSync(path, "w")`.
+    let mut target = path.to_path_buf();
+    let meta = std::fs::symlink_metadata(path);
+    match &meta {
+        Ok(m) if m.file_type().is_symlink() => {
+            if existing == Existing::Fail {
+                return write_direct(path, bytes, existing);
+            }
+            match std::fs::canonicalize(path) {
+                Ok(t) => target = t,
+                Err(_) => return write_direct(path, bytes, existing),
+            }
+        }
+        Ok(m) if !m.is_file() => return write_direct(path, bytes, existing),
+        Ok(_) if existing == Existing::Fail => {
+            return Err(fs_error(
+                &std::io::Error::from_raw_os_error(17),
+                "open",
+                path,
+            ));
+        }
+        _ => {}
+    }
+    let old_meta = std::fs::metadata(&target).ok().filter(|m| m.is_file());
+    let tmp = temp_path(&target);
+    let mut f = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        Ok(f) => f,
+        // Directory not writable, missing, ...: the reference's write gives the answer.
+        Err(_) => return write_direct(path, bytes, existing),
+    };
+    let cleanup = |tmp: &Path| {
+        let _ = std::fs::remove_file(tmp);
+    };
+    if let Some(m) = &old_meta {
+        // Keep the replaced file's mode, as an in-place rewrite would.
+        let _ = f.set_permissions(m.permissions());
+    }
+    if let Err(e) = write_data(&mut f, bytes) {
+        drop(f);
+        cleanup(&tmp);
+        return Err(fs_error(&e, "write", path));
+    }
+    if sync && let Err(e) = f.sync_all() {
+        drop(f);
+        cleanup(&tmp);
+        return Err(fs_error(&e, "fsync", path));
+    }
+    drop(f);
+    match existing {
+        Existing::Fail => match std::fs::hard_link(&tmp, &target) {
+            Ok(()) => cleanup(&tmp),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                cleanup(&tmp);
+                return Err(fs_error(&e, "open", path));
+            }
+            Err(_) => {
+                // No hard links here (some FUSE/network filesystems): direct exclusive write.
+                cleanup(&tmp);
+                return write_direct(path, bytes, existing);
+            }
+        },
+        Existing::Replace => {
+            if std::fs::rename(&tmp, &target).is_err() {
+                cleanup(&tmp);
+                return write_direct(path, bytes, existing);
+            }
+        }
+    }
+    if sync {
+        sync_dir(&parent_dir(&target));
+    }
+    Ok(())
+}
+
+/// Error of lock acquisition: `Session file <path> is locked by pid <pid>`.
+pub fn locked_error(path: &Path, pid: &str) -> FsError {
+    FsError {
+        code: "ELOCKED".to_string(),
+        message: format!("Session file {} is locked by pid {pid}", path.display()),
+    }
+}
+
+/// A held `<file>.lock`: an exclusive `flock` on a file holding our pid. The kernel drops
+/// the `flock` when the process dies, so a lock file left by a dead process (its pid no
+/// longer in `/proc`) is simply taken over.
+#[derive(Debug)]
+pub struct LockGuard {
+    /// The session file this lock protects.
+    pub session: PathBuf,
+    lock_path: PathBuf,
+    /// `None`: the lock is held by another manager of this same process (not ours to drop).
+    file: Option<File>,
+}
+
+fn lock_path_of(session: &Path) -> PathBuf {
+    let mut s = session.as_os_str().to_os_string();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// (device, inode) of a file; `(0, 0)` where the platform has no such notion.
+pub fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (m.dev(), m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        (0, 0)
+    }
+}
+
+/// Whether a pid names a live process (Linux: `/proc/<pid>` exists).
+fn pid_alive(pid: &str) -> bool {
+    !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && Path::new("/proc").join(pid).exists()
+}
+
+impl LockGuard {
+    pub fn acquire(session: &Path) -> Result<LockGuard, FsError> {
+        let lock_path = lock_path_of(session);
+        let own = std::process::id().to_string();
+        for _ in 0..5 {
+            let mut f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&lock_path)
+                .map_err(|e| fs_error(&e, "open", &lock_path))?;
+            match f.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut pid = String::new();
+                    let _ = f.read_to_string(&mut pid);
+                    let pid = pid.trim().to_string();
+                    if pid == own {
+                        return Ok(LockGuard {
+                            session: session.to_path_buf(),
+                            lock_path,
+                            file: None,
+                        });
+                    }
+                    // The flock is held: by a live process (the kernel drops it on exit).
+                    // `pid_alive` only decides what to show.
+                    let shown = if pid_alive(&pid) { pid.as_str() } else { "?" };
+                    return Err(locked_error(session, shown));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(fs_error(&e, "flock", &lock_path));
+                }
+            }
+            // Locked an inode that a releasing holder unlinked meanwhile? Retry on the new one.
+            let same = match (std::fs::metadata(&lock_path), f.metadata()) {
+                (Ok(a), Ok(b)) => file_id(&a) == file_id(&b),
+                _ => false,
+            };
+            if !same {
+                continue;
+            }
+            // Ours (possibly a stale file of a dead process): record our pid.
+            let write = f
+                .set_len(0)
+                .and_then(|_| f.seek(SeekFrom::Start(0)))
+                .and_then(|_| f.write_all(own.as_bytes()));
+            if let Err(e) = write {
+                return Err(fs_error(&e, "write", &lock_path));
+            }
+            return Ok(LockGuard {
+                session: session.to_path_buf(),
+                lock_path,
+                file: Some(f),
+            });
+        }
+        Err(locked_error(session, "?"))
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if let Some(f) = self.file.take() {
+            // Unlink while still holding the flock; waiters re-check the inode.
+            let _ = std::fs::remove_file(&self.lock_path);
+            drop(f);
+        }
+    }
+}
