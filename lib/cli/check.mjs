@@ -1,0 +1,236 @@
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { CliError, fsErrorMessage, makeOut, parse, paths } from "./util.mjs";
+
+export const help = `Usage: pi-session check FILE|DIR... [--json] [--quiet]
+
+Validate session files (DIR: every *.jsonl in it and in its sub-directories).
+
+Problems (kind: meaning), each with its 1-based line number:
+  torn-tail              last line has no newline and does not parse (interrupted write)
+  missing-final-newline  last line is complete but lacks its newline
+  malformed              a line that is not valid JSON (pi skips it)
+  not-an-entry           valid JSON that is not an object with a string "type"
+  header                 no session header as the first entry, or a bad header id
+  missing-id             an entry without a string id
+  duplicate-id           an id used by an earlier entry
+  dangling-parent        parentId names no entry in the file
+  cycle                  following parentId never reaches a root
+  label-target           a label's targetId names no entry
+  context-edit-target    a context_edit's targetId names no entry
+  compaction-first-kept  a compaction's firstKeptEntryId is missing or not on the
+                         compaction's own path from the root
+Notes (not problems): blank lines, legacy versions (migrated by pi on load).
+
+  --json    [{file, ok, unreadable, lines, entries, problems: [{kind, line, message, id?}],
+             notes: [{kind, line, message}]}]
+  --quiet   only print files with problems
+
+Exit: 0 all clean, 1 problems found, 2 a file or directory could not be read.`;
+
+/** Check one file's bytes. Returns {lines, entries, problems, notes}. */
+export function checkText(buf) {
+  const problems = [];
+  const notes = [];
+  const text = Buffer.isBuffer(buf) ? buf.toString("utf8") : String(buf);
+  const parts = text.split("\n");
+  const endsWithNewline = text.endsWith("\n");
+  if (endsWithNewline) parts.pop();
+  const entries = []; // {e, line}
+  parts.forEach((raw, i) => {
+    const line = i + 1;
+    const isLast = i === parts.length - 1 && !endsWithNewline;
+    if (!raw.trim()) {
+      if (isLast) return; // trailing whitespace without newline: harmless
+      notes.push({ kind: "blank-line", line, message: "blank line" });
+      return;
+    }
+    let v;
+    try {
+      v = JSON.parse(raw);
+    } catch (err) {
+      if (isLast) {
+        problems.push({ kind: "torn-tail", line, message: `last line is incomplete (${raw.length} chars, no newline): ${String(err.message).split("\n")[0]}` });
+      } else {
+        problems.push({ kind: "malformed", line, message: `invalid JSON: ${String(err.message).split("\n")[0]}` });
+      }
+      return;
+    }
+    if (isLast) problems.push({ kind: "missing-final-newline", line, message: "last line has no final newline" });
+    if (v === null || typeof v !== "object" || Array.isArray(v) || typeof v.type !== "string") {
+      problems.push({ kind: "not-an-entry", line, message: `not a session entry (${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${v && typeof v === "object" && !Array.isArray(v) ? " without a string type" : ""})` });
+      // pi still loads it as an entry (it only skips what does not parse)
+    }
+    entries.push({ e: v, line });
+  });
+  const first = entries[0];
+  let version = 3;
+  if (!first) {
+    problems.push({ kind: "header", line: 1, message: "no session header (no entries at all)" });
+    return { lines: parts.length, entries: 0, problems, notes };
+  }
+  const h = first.e;
+  if (!h || h.type !== "session" || typeof h.id !== "string") {
+    problems.push({ kind: "header", line: first.line, message: "first entry is not a session header with a string id: pi will not load this file" });
+    return { lines: parts.length, entries: entries.length, problems, notes };
+  }
+  version = typeof h.version === "number" ? h.version : 1;
+  if (version < 3) notes.push({ kind: "legacy-version", line: first.line, message: `version ${version}: pi migrates it to 3 (and rewrites the file) on load` });
+  if (typeof h.cwd !== "string") notes.push({ kind: "header-cwd", line: first.line, message: "header has no string cwd" });
+  const body = entries.slice(1).filter(({ e }) => e && typeof e === "object" && e.type !== "session");
+  if (version < 2) {
+    // v1 entries have no ids: pi assigns them on load; tree checks do not apply.
+    return { lines: parts.length, entries: entries.length, problems, notes };
+  }
+  const byId = new Map();
+  for (const x of body) {
+    const id = x.e.id;
+    if (typeof id !== "string") {
+      problems.push({ kind: "missing-id", line: x.line, message: `${x.e.type} entry without a string id` });
+      continue;
+    }
+    const prev = byId.get(id);
+    if (prev) {
+      problems.push({ kind: "duplicate-id", line: x.line, id, message: `id ${id} already used on line ${prev.line} (the later entry wins in pi's index)` });
+    }
+    byId.set(id, x);
+  }
+  for (const x of body) {
+    const p = x.e.parentId;
+    if (p !== null && p !== undefined && !byId.has(p)) {
+      problems.push({ kind: "dangling-parent", line: x.line, id: x.e.id, message: `parentId ${JSON.stringify(p)} names no entry (pi shows it as a root)` });
+    }
+  }
+  // Cycles: walk parent chains with colouring (0 new, 1 on stack, 2 done).
+  const state = new Map();
+  const reported = new Set();
+  for (const start of byId.values()) {
+    if (state.get(start.e.id)) continue;
+    const chain = [];
+    let cur = start;
+    while (cur && !state.get(cur.e.id)) {
+      state.set(cur.e.id, 1);
+      chain.push(cur);
+      const p = cur.e.parentId;
+      cur = typeof p === "string" ? byId.get(p) : undefined;
+    }
+    if (cur && state.get(cur.e.id) === 1) {
+      const idx = chain.indexOf(cur);
+      const cyc = chain.slice(idx);
+      const key = cyc.map((c) => c.e.id).sort().join(",");
+      if (!reported.has(key)) {
+        reported.add(key);
+        const lines = cyc.map((c) => c.line).sort((a, b) => a - b);
+        problems.push({ kind: "cycle", line: lines[0], id: cur.e.id, message: `parent chain loops: ${cyc.map((c) => `${c.e.id} (line ${c.line})`).join(" → ")} → ${cur.e.id}` });
+      }
+    }
+    for (const c of chain) state.set(c.e.id, 2);
+  }
+  const ancestors = (x) => {
+    const seen = new Set();
+    let cur = x;
+    while (cur && !seen.has(cur.e.id)) {
+      seen.add(cur.e.id);
+      const p = cur.e.parentId;
+      cur = typeof p === "string" ? byId.get(p) : undefined;
+    }
+    return seen;
+  };
+  for (const x of body) {
+    const e = x.e;
+    if (e.type === "label" && !byId.has(e.targetId)) {
+      problems.push({ kind: "label-target", line: x.line, id: e.id, message: `label ${JSON.stringify(e.label ?? null)} targets missing entry ${JSON.stringify(e.targetId ?? null)}` });
+    }
+    if (e.type === "context_edit" && !byId.has(e.targetId)) {
+      problems.push({ kind: "context-edit-target", line: x.line, id: e.id, message: `context_edit targets missing entry ${JSON.stringify(e.targetId ?? null)}` });
+    }
+    if (e.type === "compaction") {
+      const k = e.firstKeptEntryId;
+      if (k === e.id) continue;
+      if (typeof k !== "string" || !byId.has(k)) {
+        problems.push({ kind: "compaction-first-kept", line: x.line, id: e.id, message: `firstKeptEntryId ${JSON.stringify(k ?? null)} names no entry (the compacted context keeps nothing before the summary)` });
+      } else if (!ancestors(x).has(k)) {
+        problems.push({ kind: "compaction-first-kept", line: x.line, id: e.id, message: `firstKeptEntryId ${k} (line ${byId.get(k).line}) is not on the compaction's path` });
+      }
+    }
+  }
+  problems.sort((a, b) => a.line - b.line);
+  return { lines: parts.length, entries: entries.length, problems, notes };
+}
+
+export function checkFile(file) {
+  let buf;
+  try {
+    buf = readFileSync(file);
+  } catch (err) {
+    return { file, ok: false, unreadable: fsErrorMessage(err, file), lines: 0, entries: 0, problems: [], notes: [] };
+  }
+  const r = checkText(buf);
+  return { file, ok: r.problems.length === 0, unreadable: null, ...r };
+}
+
+function collect(target) {
+  const p = resolve(paths.normalizePath(target));
+  let st;
+  try {
+    st = statSync(p);
+  } catch (err) {
+    return { files: [], error: fsErrorMessage(err, target) };
+  }
+  if (!st.isDirectory()) return { files: [p], error: null };
+  const files = [];
+  const walk = (d, depth) => {
+    let ents;
+    try {
+      ents = readdirSync(d, { withFileTypes: true });
+    } catch (err) {
+      throw new CliError(fsErrorMessage(err, d));
+    }
+    for (const e of ents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const q = join(d, e.name);
+      if (e.isDirectory() && depth < 3) walk(q, depth + 1);
+      else if (e.isFile() && e.name.endsWith(".jsonl")) files.push(q);
+    }
+  };
+  walk(p, 0);
+  return { files, error: null };
+}
+
+export async function run(argv) {
+  const { values, positionals } = parse(argv, { json: { type: "boolean" }, quiet: { type: "boolean", short: "q" } });
+  const out = makeOut();
+  if (values.help) return out.line(help), 0;
+  if (positionals.length === 0) throw new CliError("check: expected FILE or DIR (see pi-session check --help)");
+  const results = [];
+  let unreadable = false;
+  for (const t of positionals) {
+    const { files, error } = collect(t);
+    if (error) {
+      unreadable = true;
+      results.push({ file: t, ok: false, unreadable: error, lines: 0, entries: 0, problems: [], notes: [] });
+      continue;
+    }
+    for (const f of files) {
+      const r = checkFile(f);
+      if (r.unreadable) unreadable = true;
+      results.push(r);
+    }
+  }
+  const bad = results.filter((r) => !r.ok).length;
+  if (values.json) {
+    out.line(JSON.stringify(results, null, 2));
+  } else {
+    for (const r of results) {
+      if (r.unreadable) {
+        process.stderr.write(`pi-session: ${r.unreadable}\n`);
+        continue;
+      }
+      if (r.ok && values.quiet) continue;
+      out.line(`${r.ok ? out.green("ok") : out.red("FAIL")}  ${r.file}  ${out.dim(`(${r.entries} entries, ${r.problems.length} problem${r.problems.length === 1 ? "" : "s"})`)}`);
+      for (const p of r.problems) out.line(`  ${r.file}:${p.line}: ${out.red(p.kind)}: ${p.message}`);
+      if (!values.quiet) for (const n of r.notes) out.line(`  ${r.file}:${n.line}: ${out.dim(`note ${n.kind}`)}: ${n.message}`);
+    }
+    if (results.length !== 1 || results[0].unreadable) out.line(out.dim(`${results.length} file${results.length === 1 ? "" : "s"} checked, ${bad} with problems`));
+  }
+  return unreadable ? 2 : bad ? 1 : 0;
+}

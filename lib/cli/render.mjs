@@ -1,0 +1,205 @@
+// Text renderings of a session: pi's /tree layout and the model context.
+import { contentText, oneLine, shortenHome } from "./util.mjs";
+
+function formatToolCall(name, args = {}) {
+  const a = args && typeof args === "object" ? args : {};
+  const p = (v) => shortenHome(String(v ?? ""));
+  switch (name) {
+    case "read":
+    case "write":
+    case "edit":
+      return `[${name}: ${p(a.path ?? a.file_path)}]`;
+    case "bash":
+      return `[bash: ${oneLine(a.command, 60)}]`;
+    default: {
+      const first = Object.values(a).find((v) => typeof v === "string");
+      return first ? `[${name}: ${oneLine(first, 50)}]` : `[${name}]`;
+    }
+  }
+}
+
+/** One-line description of an entry, as pi's tree selector shows it. */
+export function describeEntry(entry, out, toolCalls, width = 100) {
+  const n = (s) => oneLine(s, width);
+  switch (entry.type) {
+    case "message": {
+      const m = entry.message ?? {};
+      if (m.role === "user") return `${out.cyan("user:")} ${n(contentText(m.content, ""))}`;
+      if (m.role === "assistant") {
+        const text = n(contentText(m.content, ""));
+        const calls = Array.isArray(m.content) ? m.content.filter((b) => b && b.type === "toolCall") : [];
+        const callText = calls.map((c) => formatToolCall(c.name, c.arguments)).join(" ");
+        if (text) return `${out.green("assistant:")} ${text}${callText ? ` ${out.dim(callText)}` : ""}`;
+        if (callText) return `${out.green("assistant:")} ${out.dim(callText)}`;
+        if (m.stopReason === "aborted") return `${out.green("assistant:")} ${out.dim("(aborted)")}`;
+        if (m.errorMessage) return `${out.green("assistant:")} ${out.red(oneLine(m.errorMessage, 80))}`;
+        return `${out.green("assistant:")} ${out.dim("(no content)")}`;
+      }
+      if (m.role === "toolResult") {
+        const tc = m.toolCallId ? toolCalls.get(m.toolCallId) : undefined;
+        const head = tc ? formatToolCall(tc.name, tc.arguments) : `[${m.toolName ?? "tool"}]`;
+        return out.dim(`${head} → ${n(contentText(m.content, " "))}`);
+      }
+      if (m.role === "bashExecution") return out.dim(`[bash]: ${n(m.command ?? "")}`);
+      return out.dim(`[${m.role}]`);
+    }
+    case "custom_message":
+      return `${out.magenta(`[${entry.customType}]:`)} ${n(contentText(entry.content, ""))}`;
+    case "compaction":
+      return out.blue(`[compaction: ${Math.round((entry.tokensBefore ?? 0) / 1000)}k tokens]`) + ` ${n(entry.summary ?? "")}`;
+    case "branch_summary":
+      return `${out.yellow("[branch summary]:")} ${n(entry.summary ?? "")}`;
+    case "model_change":
+      return out.dim(`[model: ${entry.modelId}]`);
+    case "thinking_level_change":
+      return out.dim(`[thinking: ${entry.thinkingLevel}]`);
+    case "custom":
+      return out.dim(`[custom: ${entry.customType}]`);
+    case "context_edit":
+      return out.dim(`[context ${entry.replacement === null ? "omit" : "replace"}: ${entry.targetId}]`);
+    case "label":
+      return out.dim(`[label: ${entry.label || "(cleared)"} → ${entry.targetId}]`);
+    case "session_info":
+      return out.dim(`[title: ${entry.name || "(empty)"}]`);
+    case "usage":
+      return out.dim(`[usage: ${entry.kind ?? "?"} ${entry.model ?? ""}]`);
+    default:
+      return out.dim(`[${entry.type}]`);
+  }
+}
+
+/**
+ * Flatten getTree() roots the way pi's TreeSelectorComponent.flattenTree does: the branch
+ * holding the current leaf first; single-child chains stay flat; a branching parent
+ * indents its children, which get ├─ / └─ connectors and │ gutters.
+ */
+export function flattenTree(roots, leafId) {
+  const containsActive = new Map();
+  const all = [];
+  const pre = [...roots];
+  while (pre.length) {
+    const node = pre.pop();
+    all.push(node);
+    for (let i = node.children.length - 1; i >= 0; i--) pre.push(node.children[i]);
+  }
+  for (let i = all.length - 1; i >= 0; i--) {
+    const node = all[i];
+    let has = leafId !== null && node.entry.id === leafId;
+    for (const c of node.children) if (containsActive.get(c)) has = true;
+    containsActive.set(node, has);
+  }
+  const multipleRoots = roots.length > 1;
+  const ordered = [...roots].sort((a, b) => Number(containsActive.get(b)) - Number(containsActive.get(a)));
+  const stack = [];
+  for (let i = ordered.length - 1; i >= 0; i--) {
+    stack.push([ordered[i], multipleRoots ? 1 : 0, multipleRoots, multipleRoots, i === ordered.length - 1, [], multipleRoots]);
+  }
+  const result = [];
+  while (stack.length) {
+    const [node, indent, justBranched, showConnector, isLast, gutters, isVirtualRootChild] = stack.pop();
+    result.push({ node, indent, showConnector, isLast, gutters, isVirtualRootChild });
+    const children = node.children;
+    const multi = children.length > 1;
+    const oc = [...children.filter((c) => containsActive.get(c)), ...children.filter((c) => !containsActive.get(c))];
+    const childIndent = multi || (justBranched && indent > 0) ? indent + 1 : indent;
+    const displayed = showConnector && !isVirtualRootChild;
+    const displayIndent = multipleRoots ? Math.max(0, indent - 1) : indent;
+    const childGutters = displayed ? [...gutters, { position: Math.max(0, displayIndent - 1), show: !isLast }] : gutters;
+    for (let i = oc.length - 1; i >= 0; i--) stack.push([oc[i], childIndent, multi, multi, i === oc.length - 1, childGutters, false]);
+  }
+  return { rows: result, multipleRoots };
+}
+
+/** The prefix (gutters + connector) of one flattened row, as pi draws it. */
+export function rowPrefix(row, multipleRoots) {
+  const displayIndent = multipleRoots ? Math.max(0, row.indent - 1) : row.indent;
+  const connector = row.showConnector && !row.isVirtualRootChild;
+  const connectorPosition = connector ? displayIndent - 1 : -1;
+  let s = "";
+  for (let i = 0; i < displayIndent * 3; i++) {
+    const level = Math.floor(i / 3);
+    const pos = i % 3;
+    const g = row.gutters.find((x) => x.position === level);
+    if (g) s += pos === 0 && g.show ? "│" : " ";
+    else if (connector && level === connectorPosition) s += pos === 0 ? (row.isLast ? "└" : "├") : pos === 1 ? "─" : " ";
+    else s += " ";
+  }
+  return s;
+}
+
+/** Lines of the entry tree: id column, tree prefix, • on the active path, [label], text, ← leaf. */
+export function renderTree(sm, out, { width = 100 } = {}) {
+  const roots = sm.getTree();
+  const leafId = sm.getLeafId();
+  const active = new Set(sm.getBranch().map((e) => e.id));
+  const toolCalls = new Map();
+  for (const e of sm.getEntries()) {
+    if (e.type === "message" && e.message?.role === "assistant" && Array.isArray(e.message.content)) {
+      for (const b of e.message.content) if (b && b.type === "toolCall") toolCalls.set(b.id, b);
+    }
+  }
+  const { rows, multipleRoots } = flattenTree(roots, leafId);
+  const lines = [];
+  for (const row of rows) {
+    const e = row.node.entry;
+    const id = String(e.id ?? "").padEnd(8);
+    const marker = active.has(e.id) ? out.cyan("• ") : "";
+    const label = row.node.label ? out.yellow(`[${row.node.label}] `) : "";
+    const leaf = e.id === leafId ? ` ${out.bold(out.cyan("← leaf"))}` : "";
+    lines.push(`${out.dim(id)}  ${out.dim(rowPrefix(row, multipleRoots))}${marker}${label}${describeEntry(e, out, toolCalls, width)}${leaf}`);
+  }
+  return lines;
+}
+
+/** What the model sees (buildSessionProjection), one block per message with its provenance. */
+export function renderContext(sm, out, { full = false } = {}) {
+  const proj = sm.buildSessionProjection();
+  const lines = [];
+  const header = `thinking: ${proj.thinkingLevel}  model: ${proj.model ? `${proj.model.provider}/${proj.model.modelId}` : "(none)"}  messages: ${proj.messages.length}`;
+  lines.push(out.dim(header));
+  // Entries before the compaction entry on the path that are kept = retained tail.
+  const ctxEntries = proj.entries;
+  const compaction = ctxEntries.length && ctxEntries[0].sourceEntry.type === "compaction" ? ctxEntries[0].sourceEntry : null;
+  const path = sm.getBranch();
+  const compIdx = compaction ? path.findIndex((e) => e.id === compaction.id) : -1;
+  const before = new Set(compIdx >= 0 ? path.slice(0, compIdx).map((e) => e.id) : []);
+  let n = 0;
+  for (const { sourceEntry: e, messages } of ctxEntries) {
+    const retained = before.has(e.id) && e.id !== compaction?.id;
+    for (const m of messages) {
+      n++;
+      const tags = [];
+      if (m.role === "compactionSummary") tags.push(out.blue("[compaction summary]"));
+      if (m.role === "branchSummary") tags.push(out.yellow("[branch summary]"));
+      if (retained) tags.push(out.magenta("[retained tail]"));
+      if (e.type === "message" || e.type === "custom_message") {
+        const edit = [...ctxEntries].reverse().find((x) => x.sourceEntry.type === "context_edit" && x.sourceEntry.targetId === e.id);
+        if (edit) tags.push(out.dim(`[edited by ${edit.sourceEntry.id}]`));
+      }
+      const role = m.role === "custom" ? `custom:${m.customType}` : m.role;
+      lines.push(`${out.dim(String(n).padStart(3))} ${out.bold(role)} ${out.dim(String(e.id))}${tags.length ? ` ${tags.join(" ")}` : ""}`);
+      for (const l of messageBody(m, full)) lines.push(`      ${l}`);
+    }
+  }
+  return lines;
+}
+
+function messageBody(m, full) {
+  const text = [];
+  const c = m.role === "compactionSummary" || m.role === "branchSummary" ? m.summary : m.content;
+  if (typeof c === "string") text.push(c);
+  else if (Array.isArray(c)) {
+    for (const b of c) {
+      if (!b || typeof b !== "object") continue;
+      if (b.type === "text") text.push(b.text);
+      else if (b.type === "toolCall") text.push(`→ ${formatToolCall(b.name, b.arguments)}`);
+      else if (b.type === "thinking") text.push(`(thinking) ${b.thinking ?? ""}`);
+      else if (b.type === "image") text.push("(image)");
+    }
+  } else if (m.role === "bashExecution") text.push(`$ ${m.command ?? ""}`);
+  const all = text.join("\n").split("\n");
+  if (full) return all;
+  const shown = all.slice(0, 4).map((l) => oneLine(l, 110));
+  if (all.length > 4) shown.push(`… (${all.length - 4} more lines)`);
+  return shown;
+}

@@ -1,0 +1,134 @@
+import { copyFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { CliError, fsErrorMessage, makeOut, parse, paths } from "./util.mjs";
+
+export const help = `Usage: pi-session repair FILE [--dry-run] [--move-malformed] [--json]
+
+Fix what can be fixed without losing data:
+  - torn tail: the incomplete last line (no newline, not valid JSON) is moved to the
+    sidecar FILE.corrupt-<timestamp>, the file keeps every complete line;
+  - missing final newline after a complete last line: the newline is added;
+  - with --move-malformed: every other line that is not valid JSON (pi skips those on
+    load) is moved to the sidecar too, each preceded by "# line N".
+A backup FILE.bak-<timestamp> (a byte copy) is written before the file is changed; the
+new content replaces the file atomically (write + rename). Nothing else is touched:
+tree problems reported by 'check' are left as they are.
+
+  --dry-run  print what would change, write nothing
+  --json     {file, changed, dryRun, backup, sidecar, actions: [{kind, line, bytes}]}
+
+Exit: 0 repaired or nothing to do, 2 unreadable (or write failed).`;
+
+/** Plan the repair of a file's bytes: {content: Buffer, moved: [{line, text}], actions}. */
+export function planRepair(buf, { moveMalformed = false } = {}) {
+  const actions = [];
+  const moved = [];
+  const keep = [];
+  let start = 0;
+  let lineNo = 0;
+  while (start < buf.length) {
+    const nl = buf.indexOf(0x0a, start);
+    const end = nl === -1 ? buf.length : nl;
+    const lineBuf = buf.subarray(start, end);
+    lineNo++;
+    const hasNl = nl !== -1;
+    const str = lineBuf.toString("utf8");
+    let parses = true;
+    if (str.trim()) {
+      try {
+        JSON.parse(str);
+      } catch {
+        parses = false;
+      }
+    }
+    if (!hasNl) {
+      if (!str.trim()) {
+        // only whitespace after the last newline: keep bytes, add the newline
+        keep.push(lineBuf, Buffer.from("\n"));
+        actions.push({ kind: "add-final-newline", line: lineNo, bytes: 1 });
+      } else if (parses) {
+        keep.push(lineBuf, Buffer.from("\n"));
+        actions.push({ kind: "add-final-newline", line: lineNo, bytes: 1 });
+      } else {
+        moved.push({ line: lineNo, buf: lineBuf });
+        actions.push({ kind: "move-torn-tail", line: lineNo, bytes: lineBuf.length });
+      }
+    } else if (!parses && moveMalformed) {
+      moved.push({ line: lineNo, buf: lineBuf });
+      actions.push({ kind: "move-malformed", line: lineNo, bytes: lineBuf.length + 1 });
+    } else {
+      keep.push(buf.subarray(start, end + 1));
+    }
+    start = end + 1;
+  }
+  return { content: Buffer.concat(keep), moved, actions };
+}
+
+/** Sidecar content: the moved lines verbatim; with several, each after a "# line N" marker. */
+function sidecarContent(moved) {
+  if (moved.length === 1) return moved[0].buf;
+  return Buffer.concat(moved.flatMap((m) => [Buffer.from(`# line ${m.line}\n`), m.buf, Buffer.from("\n")]));
+}
+
+export async function run(argv) {
+  const { values, positionals } = parse(argv, {
+    "dry-run": { type: "boolean", short: "n" },
+    "move-malformed": { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  const out = makeOut();
+  if (values.help) return out.line(help), 0;
+  if (positionals.length !== 1) throw new CliError("repair: expected one FILE (see pi-session repair --help)");
+  const file = resolve(paths.normalizePath(positionals[0]));
+  let buf;
+  try {
+    buf = readFileSync(file);
+  } catch (err) {
+    throw new CliError(fsErrorMessage(err, positionals[0]));
+  }
+  const plan = planRepair(buf, { moveMalformed: values["move-malformed"] });
+  const ts = new Date().toISOString().replace(/[:.]/g, "-");
+  const dry = Boolean(values["dry-run"]);
+  const result = { file, changed: false, dryRun: dry, backup: null, sidecar: null, actions: plan.actions };
+  if (plan.actions.length && !dry) {
+    const backup = `${file}.bak-${ts}`;
+    const sidecar = plan.moved.length ? `${file}.corrupt-${ts}` : null;
+    const tmp = `${file}.tmp-${ts}-${process.pid}`;
+    try {
+      copyFileSync(file, backup);
+      result.backup = backup;
+      if (sidecar) {
+        writeFileSync(sidecar, sidecarContent(plan.moved), { flag: "wx" });
+        result.sidecar = sidecar;
+      }
+      writeFileSync(tmp, plan.content, { flag: "wx" });
+      renameSync(tmp, file);
+    } catch (err) {
+      throw new CliError(fsErrorMessage(err, file));
+    }
+    result.changed = true;
+  }
+  if (values.json) {
+    out.line(JSON.stringify(result, null, 2));
+    return 0;
+  }
+  if (!plan.actions.length) {
+    out.line(`${file}: nothing to repair`);
+    return 0;
+  }
+  const verb = dry ? "would" : "did";
+  for (const a of plan.actions) {
+    const what =
+      a.kind === "add-final-newline"
+        ? "add the missing final newline"
+        : a.kind === "move-torn-tail"
+          ? `move the torn last line (${a.bytes} bytes) to the sidecar`
+          : `move the malformed line (${a.bytes} bytes) to the sidecar`;
+    out.line(`${file}:${a.line}: ${verb === "would" ? "would " : ""}${what}`);
+  }
+  if (!dry) {
+    out.line(`backup:  ${result.backup}`);
+    if (result.sidecar) out.line(`sidecar: ${result.sidecar}`);
+  } else out.line(out.dim("dry run: nothing written"));
+  return 0;
+}

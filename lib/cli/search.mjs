@@ -1,0 +1,136 @@
+import { readFileSync } from "node:fs";
+import { CliError, contentText, listSessions, makeOut, parse, parseIntOption, progress, shortenHome } from "./util.mjs";
+
+export const help = `Usage: pi-session search TEXT [DIR] [--all] [--cwd PATH] [--regex] [-i|--ignore-case] [--json] [--limit N]
+
+Full-text search over the message text of sessions (user and assistant text, tool
+results, custom messages, compaction and branch summaries), printing each matching line
+with its session and entry.
+
+  TEXT               plain text (smart case: case-insensitive unless TEXT has an
+                     upper-case letter), or a JavaScript regular expression with --regex
+  DIR                as for ls (default: pi's store)
+  --all, -a          all projects (default: the current project's sessions)
+  --cwd PATH         the project to search
+  -i, --ignore-case  always case-insensitive
+  --limit N          stop after N matching lines
+  --json             [{path, sessionId, sessionName, entryId, role, line, text, matches:
+                       [[start, end], ...]}]  (line: 1-based line within the message text;
+                       offsets in UTF-16 code units of text)
+
+Exit: 0 matches found, 1 no match, 2 usage or read error.`;
+
+function texts(e) {
+  if (!e || typeof e !== "object") return [];
+  if (e.type === "message") {
+    const m = e.message ?? {};
+    if (m.role === "user" || m.role === "assistant" || m.role === "toolResult") return [[m.role, contentText(m.content)]];
+    if (m.role === "bashExecution") return [["bash", `${m.command ?? ""}\n${m.output ?? ""}`]];
+    return [];
+  }
+  if (e.type === "custom_message") return [[`custom:${e.customType}`, contentText(e.content)]];
+  if (e.type === "compaction") return [["compaction", String(e.summary ?? "")]];
+  if (e.type === "branch_summary") return [["branch_summary", String(e.summary ?? "")]];
+  return [];
+}
+
+/** Search files; returns hits in file order, entry order, line order. */
+export function searchFiles(files, re, limit = Infinity) {
+  const hits = [];
+  for (const { path, id, name } of files) {
+    let text;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch {
+      continue;
+    }
+    for (const raw of text.split("\n")) {
+      if (!raw.trim()) continue;
+      // cheap pre-filter on the raw line would miss escaped text; parse each entry
+      let e;
+      try {
+        e = JSON.parse(raw);
+      } catch {
+        continue;
+      }
+      for (const [role, t] of texts(e)) {
+        if (!t) continue;
+        const lines = t.split("\n");
+        for (let i = 0; i < lines.length; i++) {
+          re.lastIndex = 0;
+          const matches = [];
+          let m;
+          while ((m = re.exec(lines[i])) !== null) {
+            matches.push([m.index, m.index + m[0].length]);
+            if (m[0].length === 0) re.lastIndex++;
+          }
+          if (matches.length) {
+            hits.push({ path, sessionId: id, sessionName: name ?? null, entryId: e.id ?? null, role, line: i + 1, text: lines[i], matches });
+            if (hits.length >= limit) return hits;
+          }
+        }
+      }
+    }
+  }
+  return hits;
+}
+
+export async function run(argv) {
+  const { values, positionals } = parse(argv, {
+    all: { type: "boolean", short: "a" },
+    cwd: { type: "string" },
+    regex: { type: "boolean", short: "e" },
+    "ignore-case": { type: "boolean", short: "i" },
+    json: { type: "boolean" },
+    limit: { type: "string", short: "n" },
+  });
+  const out = makeOut();
+  if (values.help) return out.line(help), 0;
+  if (positionals.length < 1 || positionals.length > 2) throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
+  const [query, dir] = positionals;
+  if (!query) throw new CliError("search: empty TEXT");
+  const icase = values["ignore-case"] || (!values.regex && query === query.toLowerCase());
+  let re;
+  try {
+    re = new RegExp(values.regex ? query : query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), `g${icase ? "i" : ""}u`);
+  } catch (err) {
+    throw new CliError(`search: invalid regular expression: ${String(err.message).split("\n")[0]}`);
+  }
+  const limit = parseIntOption(values.limit, "limit") ?? Infinity;
+  const p = progress("reading sessions");
+  let infos;
+  try {
+    infos = await listSessions({ dir, all: values.all, cwd: values.cwd, explicitCwd: values.cwd !== undefined, onProgress: p.onProgress });
+  } finally {
+    p.done();
+  }
+  const hits = searchFiles(infos.map((s) => ({ path: s.path, id: s.id, name: s.name })), re, limit);
+  if (values.json) {
+    out.line(JSON.stringify(hits, null, 2));
+    return hits.length ? 0 : 1;
+  }
+  let last = null;
+  for (const h of hits) {
+    if (h.path !== last) {
+      if (last !== null) out.line();
+      out.line(`${out.bold(h.sessionName ?? h.sessionId)}  ${out.dim(shortenHome(h.path))}`);
+      last = h.path;
+    }
+    // Show a window of the line around the first match.
+    const [s0] = h.matches[0];
+    const from = Math.max(0, s0 - 60);
+    const to = Math.min(h.text.length, Math.max(h.matches[h.matches.length - 1][1], s0) + 80);
+    let shown = "";
+    let pos = from;
+    for (const [s, e] of h.matches) {
+      if (s < from || e > to) continue;
+      shown += h.text.slice(pos, s) + out.red(out.bold(h.text.slice(s, e)));
+      pos = e;
+    }
+    shown += h.text.slice(pos, to);
+    shown = `${from > 0 ? "…" : ""}${shown.replace(/\t/g, " ")}${to < h.text.length ? "…" : ""}`;
+    out.line(`  ${out.dim(`${h.entryId ?? "-"}`)} ${out.cyan(h.role.padEnd(9))} ${h.line > 1 ? out.dim(`${h.line}: `) : ""}${shown}`);
+  }
+  if (!hits.length) process.stderr.write(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}\n`);
+  return hits.length ? 0 : 1;
+}

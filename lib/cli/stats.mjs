@@ -1,0 +1,108 @@
+import { formatBytes, listSessions, makeOut, parse, progress, readEntries, CliError } from "./util.mjs";
+import { statSync } from "node:fs";
+
+export const help = `Usage: pi-session stats [DIR] [--all] [--cwd PATH] [--json]
+
+Totals over a store: sessions, bytes, entries, messages by role, and tokens and cost
+from usage fields (usage.totalTokens, usage.cost.total) of assistant messages and of
+usage / compaction / branch_summary entries, by provider/model. Every entry of every
+file counts (abandoned branches too: they were paid for).
+
+  DIR          as for ls (default: pi's store, all projects)
+  --cwd PATH   only the sessions of this project
+  --json       {sessions, bytes, entries, messages: {role: n},
+                tokens, cost, byModel: {"provider/model": {messages, tokens, cost}}}
+
+Exit: 0 ok, 2 usage or read error.`;
+
+/** {tokens, cost, model} of an entry's usage, or null. */
+export function usageOf(e) {
+  let u;
+  let model;
+  if (e.type === "message" && e.message?.role === "assistant") {
+    u = e.message.usage;
+    model = `${e.message.provider ?? "?"}/${e.message.model ?? "?"}`;
+  } else if (e.type === "usage") {
+    u = e.usage;
+    model = `${e.provider ?? "?"}/${e.model ?? "?"}`;
+  } else if (e.type === "compaction" || e.type === "branch_summary") {
+    u = e.usage;
+    model = "(summaries)";
+  }
+  if (!u || typeof u !== "object") return null;
+  const tokens = Number.isFinite(u.totalTokens) ? u.totalTokens : 0;
+  const cost = u.cost && Number.isFinite(u.cost.total) ? u.cost.total : 0;
+  return { tokens, cost, model };
+}
+
+export async function computeStats(infos) {
+  const t = { sessions: 0, bytes: 0, entries: 0, messages: {}, tokens: 0, cost: 0, byModel: {} };
+  for (const s of infos) {
+    let entries;
+    try {
+      entries = readEntries(s.path);
+      t.bytes += statSync(s.path).size;
+    } catch (err) {
+      process.stderr.write(`${err.message}\n`);
+      continue;
+    }
+    if (entries.length === 0) continue;
+    t.sessions++;
+    for (const e of entries.slice(1)) {
+      t.entries++;
+      if (e?.type === "message") {
+        const r = e.message?.role ?? "(none)";
+        t.messages[r] = (t.messages[r] ?? 0) + 1;
+      }
+      const u = e && usageOf(e);
+      if (!u) continue;
+      t.tokens += u.tokens;
+      t.cost += u.cost;
+      const m = (t.byModel[u.model] ??= { messages: 0, tokens: 0, cost: 0 });
+      m.messages++;
+      m.tokens += u.tokens;
+      m.cost += u.cost;
+    }
+  }
+  return t;
+}
+
+export async function run(argv) {
+  const { values, positionals } = parse(argv, {
+    all: { type: "boolean", short: "a" },
+    cwd: { type: "string" },
+    json: { type: "boolean" },
+  });
+  const out = makeOut();
+  if (values.help) return out.line(help), 0;
+  if (positionals.length > 1) throw new CliError(`stats: expected at most one DIR, got ${positionals.length}`);
+  const p = progress("reading sessions");
+  let infos;
+  try {
+    infos = await listSessions({ dir: positionals[0], all: values.cwd === undefined, cwd: values.cwd, explicitCwd: values.cwd !== undefined, onProgress: p.onProgress });
+  } finally {
+    p.done();
+  }
+  const t = await computeStats(infos);
+  if (values.json) {
+    out.line(JSON.stringify(t, null, 2));
+    return 0;
+  }
+  const kv = (k, v) => out.line(`${out.dim(k.padEnd(10))}${v}`);
+  kv("Sessions", String(t.sessions));
+  kv("Bytes", `${formatBytes(t.bytes)} (${t.bytes})`);
+  kv("Entries", String(t.entries));
+  kv("Messages", Object.entries(t.messages).map(([r, n]) => `${r} ${n}`).join(", ") || "none");
+  kv("Tokens", t.tokens.toLocaleString("en-US"));
+  kv("Cost", `$${t.cost.toFixed(4)}`);
+  const models = Object.entries(t.byModel).sort((a, b) => b[1].cost - a[1].cost || b[1].tokens - a[1].tokens);
+  if (models.length) {
+    out.line();
+    const w = Math.max(5, ...models.map(([m]) => m.length));
+    out.line(out.dim(`${"MODEL".padEnd(w)}  ${"MSGS".padStart(6)}  ${"TOKENS".padStart(12)}  ${"COST".padStart(10)}`));
+    for (const [m, v] of models) {
+      out.line(`${m.padEnd(w)}  ${String(v.messages).padStart(6)}  ${v.tokens.toLocaleString("en-US").padStart(12)}  ${`$${v.cost.toFixed(4)}`.padStart(10)}`);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,282 @@
+// Shared helpers of the pi-session CLI: output, colour, errors, formatting, store paths.
+import { createRequire } from "node:module";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+
+const require = createRequire(import.meta.url);
+export const pkg = require("../../index.js");
+export const paths = require("../paths.js");
+export const { SessionManager } = pkg;
+
+/** Exit codes (documented in `pi-session --help`). */
+export const EXIT = { OK: 0, PROBLEMS: 1, ERROR: 2 };
+
+/** An error reported as one line on stderr, with the exit code to use. */
+export class CliError extends Error {
+  constructor(message, code = EXIT.ERROR) {
+    super(message);
+    this.exitCode = code;
+  }
+}
+
+/** One-line description of an fs error, with the path. */
+export function fsErrorMessage(err, path) {
+  const code = err && err.code;
+  const what =
+    code === "ENOENT"
+      ? "no such file or directory"
+      : code === "EISDIR"
+        ? "is a directory"
+        : code === "ENOTDIR"
+          ? "not a directory"
+          : code === "EACCES" || code === "EPERM"
+            ? "permission denied"
+            : String((err && err.message) || err).split("\n")[0];
+  return `${path}: ${what}`;
+}
+
+/** Output sink with colour decided once: only on a TTY, never with NO_COLOR. */
+export function makeOut(stream = process.stdout, env = process.env) {
+  const color = Boolean(stream.isTTY) && !("NO_COLOR" in env && env.NO_COLOR !== undefined) && env.TERM !== "dumb";
+  const wrap = (open, close) => (s) => (color ? `\x1b[${open}m${s}\x1b[${close}m` : String(s));
+  return {
+    color,
+    write: (s) => stream.write(s),
+    line: (s = "") => stream.write(`${s}\n`),
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    blue: wrap(34, 39),
+    magenta: wrap(35, 39),
+    cyan: wrap(36, 39),
+  };
+}
+
+/** util.parseArgs with CLI-friendly errors. */
+export function parse(argv, options, { allowPositionals = true } = {}) {
+  try {
+    return parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, ...options }, allowPositionals, strict: true });
+  } catch (err) {
+    throw new CliError(String(err.message).split("\n")[0]);
+  }
+}
+
+export function parseIntOption(value, name) {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new CliError(`--${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+export function formatBytes(n) {
+  if (n < 1000) return `${n} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let v = n;
+  let i = -1;
+  do {
+    v /= 1000;
+    i++;
+  } while (v >= 1000 && i < units.length - 1);
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+const pad2 = (n) => String(n).padStart(2, "0");
+/** `YYYY-MM-DD HH:MM` in local time (set TZ for reproducible output). */
+export function formatDate(d) {
+  const date = d instanceof Date ? d : new Date(d);
+  if (Number.isNaN(date.getTime())) return "-";
+  return `${date.getFullYear()}-${pad2(date.getMonth() + 1)}-${pad2(date.getDate())} ${pad2(date.getHours())}:${pad2(date.getMinutes())}`;
+}
+
+export function isoOrNull(d) {
+  if (d === undefined || d === null) return null;
+  const date = d instanceof Date ? d : new Date(d);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
+/** Collapse whitespace and cut to `max` characters (by code point). */
+export function oneLine(s, max = 80) {
+  const t = String(s ?? "").replace(/\s+/g, " ").trim();
+  const cps = Array.from(t);
+  return cps.length > max ? `${cps.slice(0, max - 1).join("")}…` : t;
+}
+
+export function shortenHome(p) {
+  const home = process.env.HOME;
+  if (home && home !== "/" && (p === home || p.startsWith(`${home}/`))) return `~${p.slice(home.length)}`;
+  return p;
+}
+
+/** Text of a message's content (string, or the text blocks joined). */
+export function contentText(content, sep = "\n") {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((b) => b && typeof b === "object" && b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text)
+    .join(sep);
+}
+
+export function isDir(p) {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function hasJsonl(dir) {
+  try {
+    return readdirSync(dir).some((f) => f.endsWith(".jsonl"));
+  } catch {
+    return false;
+  }
+}
+
+/** Sort like the reference's sortSessionInfos (newest `modified` first), stable. */
+export function sortInfos(list) {
+  return list.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+/**
+ * Sessions of a store.
+ * - `dir` holding *.jsonl files: that session directory (SessionManager.listAll(dir)).
+ * - `dir` without them: a sessions root (like ~/.pi/agent/sessions): its per-project
+ *   sub-directories; with `all` every one, else the one for `cwd`.
+ * - no `dir`: pi's store (PI_CODING_AGENT_DIR honoured): SessionManager.listAll() with
+ *   `all`, else SessionManager.list(cwd) (without creating the directory).
+ * `cwd` given explicitly also filters the result by the sessions' header cwd.
+ */
+export async function listSessions({ dir, all = false, cwd, explicitCwd = false, onProgress } = {}) {
+  const wantCwd = resolve(cwd ?? process.cwd());
+  let infos;
+  if (dir !== undefined) {
+    const d = resolve(paths.normalizePath(dir));
+    if (!existsSync(d)) throw new CliError(`${dir}: no such file or directory`);
+    if (!isDir(d)) throw new CliError(`${dir}: not a directory`);
+    if (hasJsonl(d)) {
+      infos = await SessionManager.listAll(d, onProgress);
+    } else {
+      const subdirs = all
+        ? readdirSync(d, { withFileTypes: true })
+            .filter((e) => e.isDirectory() || e.isSymbolicLink())
+            .map((e) => join(d, e.name))
+        : [join(d, encodeCwd(wantCwd))];
+      infos = [];
+      let done = 0;
+      for (const sd of subdirs) {
+        if (!existsSync(sd)) continue;
+        infos.push(...(await SessionManager.listAll(sd)));
+        onProgress?.(++done, subdirs.length);
+      }
+      sortInfos(infos);
+    }
+  } else if (all) {
+    infos = await SessionManager.listAll(onProgress);
+  } else {
+    const sd = paths.getDefaultSessionDirPath(wantCwd);
+    infos = existsSync(sd) ? await SessionManager.list(wantCwd, sd, onProgress) : [];
+  }
+  if (explicitCwd) infos = infos.filter((s) => paths.pathsEqual(s.cwd || "/", wantCwd) && s.cwd !== "");
+  return infos;
+}
+
+/** pi's `--<cwd>--` directory name for a cwd. */
+export function encodeCwd(cwd) {
+  return `--${resolve(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+}
+
+/** Progress reporter on stderr, only when stderr is a TTY. */
+export function progress(label) {
+  if (!process.stderr.isTTY) return { onProgress: undefined, done() {} };
+  let shown = false;
+  return {
+    onProgress(loaded, total) {
+      shown = true;
+      process.stderr.write(`\r\x1b[K${label} ${loaded}/${total}`);
+    },
+    done() {
+      if (shown) process.stderr.write("\r\x1b[K");
+    },
+  };
+}
+
+/**
+ * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store)
+ * is searched (listAll) for a session whose id starts with the argument.
+ */
+export async function resolveSession(arg, { dir } = {}) {
+  const p = resolve(paths.normalizePath(arg));
+  if (existsSync(p)) {
+    if (isDir(p)) throw new CliError(`${arg}: is a directory`);
+    return p;
+  }
+  if (arg.includes("/") || arg.endsWith(".jsonl")) throw new CliError(`${arg}: no such file or directory`);
+  const infos = await listSessions({ dir, all: true });
+  const hits = infos.filter((s) => s.id.startsWith(arg));
+  if (hits.length === 0) {
+    const where = dir ?? paths.getSessionsDir();
+    throw new CliError(`${arg}: no such file, and no session id starting with it in ${where}`);
+  }
+  const unique = [...new Set(hits.map((s) => s.path))];
+  if (unique.length > 1) {
+    throw new CliError(`${arg}: ambiguous session id prefix (${unique.length} sessions: ${hits.slice(0, 3).map((s) => s.id).join(", ")}${hits.length > 3 ? ", …" : ""})`);
+  }
+  return unique[0];
+}
+
+/** Open a session file read-only in spirit (SessionManager.open; no writes unless appended to). */
+export function openSession(file) {
+  try {
+    statSync(file);
+  } catch (err) {
+    throw new CliError(fsErrorMessage(err, file));
+  }
+  let sm;
+  try {
+    sm = SessionManager.open(file);
+  } catch (err) {
+    throw new CliError(fsErrorMessage(err, file));
+  }
+  if (!sm.getHeader()) throw new CliError(`${file}: not a pi session file (no session header)`);
+  return sm;
+}
+
+/**
+ * Entries of a session file as pi's loadEntriesFromFile reads them (blank and malformed
+ * lines skipped; [] unless the first parsed entry is a session header), without its
+ * side effect (appending a missing final newline).
+ */
+export function readEntries(file) {
+  let text;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new CliError(fsErrorMessage(err, file));
+  }
+  const entries = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      entries.push(JSON.parse(line));
+    } catch {
+      // skipped, as pi does
+    }
+  }
+  if (entries.length === 0) return entries;
+  const h = entries[0];
+  if (!h || h.type !== "session" || typeof h.id !== "string") return [];
+  return entries;
+}
+
+/** A SessionManager over a file's entries, in memory: reading never modifies the file. */
+export function loadSession(file) {
+  const entries = readEntries(file);
+  if (entries.length === 0) throw new CliError(`${file}: not a pi session file (no session header)`);
+  const header = entries[0];
+  const cwd = typeof header.cwd === "string" && header.cwd ? header.cwd : process.cwd();
+  const sm = SessionManager.inMemory(cwd, undefined, entries);
+  return { sm, header: sm.getHeader() ?? header, size: statSync(file).size };
+}
