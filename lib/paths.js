@@ -12,14 +12,15 @@ const ENV_AGENT_DIR = "PI_CODING_AGENT_DIR";
 
 /** `normalizePath`: expand a leading `~`, turn file:// URLs into paths. */
 function normalizePath(input) {
-  let p = input;
+  // Named like the reference's local so a wrong argument type gives the same TypeError text.
+  const normalized = input;
   const home = homedir();
-  if (p === "~") return home;
-  if (p.startsWith("~/") || (process.platform === "win32" && p.startsWith("~\\"))) {
-    return join(home, p.slice(2));
+  if (normalized === "~") return home;
+  if (normalized.startsWith("~/") || (process.platform === "win32" && normalized.startsWith("~\\"))) {
+    return join(home, normalized.slice(2));
   }
-  if (/^file:\/\//.test(p)) return fileURLToPath(p);
-  return p;
+  if (/^file:\/\//.test(normalized)) return fileURLToPath(normalized);
+  return normalized;
 }
 
 /** `resolvePath`: normalize, then resolve against process.cwd(). */

@@ -33,13 +33,13 @@ function fsCall(fn) {
   try {
     return fn();
   } catch (err) {
-    const m = /^(E[A-Z]+): .*, (\w+) '(.*)'$/s.exec(err?.message ?? "");
+    const m = /^(E[A-Z]+): .*, (\w+)(?: '(.*)')?$/s.exec(err?.message ?? "");
     if (m) {
       const e = new Error(err.message);
       e.errno = ERRNO[m[1]] ?? -5;
       e.code = m[1];
       e.syscall = m[2];
-      e.path = m[3];
+      if (m[3] !== undefined) e.path = m[3];
       throw e;
     }
     throw err;

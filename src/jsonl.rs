@@ -50,16 +50,16 @@ pub fn parse_bytes(bytes: &[u8]) -> Loaded {
 
 /// `loadEntriesFromFile` semantics, minus the repair write (the store decides that):
 /// missing file -> empty; a first entry that is not a valid header -> empty.
-pub fn load_file(path: &Path) -> std::io::Result<Loaded> {
+pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
     let mut f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
-        Err(e) => return Err(e),
+        Err(e) => return Err(LoadError::Open(e)),
     };
     // Size the buffer from the file's length: no regrowth copies for large sessions.
     let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
     let mut bytes = Vec::with_capacity(len + 1);
-    f.read_to_end(&mut bytes)?;
+    f.read_to_end(&mut bytes).map_err(LoadError::Read)?;
     let loaded = parse_bytes(&bytes);
     if let Some(first) = loaded.entries.first() {
         if !first.is_valid_header() {
@@ -67,6 +67,13 @@ pub fn load_file(path: &Path) -> std::io::Result<Loaded> {
         }
     }
     Ok(loaded)
+}
+
+/// Which step of a load failed (Node reports `open '<path>'` or a bare `read`).
+#[derive(Debug)]
+pub enum LoadError {
+    Open(std::io::Error),
+    Read(std::io::Error),
 }
 
 #[cfg(test)]

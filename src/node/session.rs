@@ -74,7 +74,14 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn load_file(&mut self, path: String) -> Result<LoadOutcome> {
         let p = PathBuf::from(&path);
-        let loaded = jsonl::load_file(&p).map_err(|e| to_js(fs_error(&e, "open", &p).into()))?;
+        let loaded = jsonl::load_file(&p).map_err(|e| match e {
+            jsonl::LoadError::Open(e) => to_js(fs_error(&e, "open", &p).into()),
+            // Node's readSync errors carry no path: "EISDIR: illegal operation on a directory, read".
+            jsonl::LoadError::Read(e) => {
+                let m = fs_error(&e, "read", &p).message;
+                Error::from_reason(m.split(" '").next().unwrap_or_default().to_string())
+            }
+        })?;
         let count = loaded.entries.len() as u32;
         let mut repaired = false;
         if count > 0 {
