@@ -2,6 +2,13 @@
 //! no file until the session holds a user or assistant message, then the whole buffer written
 //! with exclusive create; afterwards one line per append; whole-file rewrites for migrated and
 //! branched sessions. A failed write leaves memory as it was before the call.
+//!
+//! Durability (docs/durability.md): whole-file writes are atomic (temp file, fsync, link or
+//! rename, directory fsync; see [`crate::durability`]); an append is one `write` of the whole
+//! line on a kept `O_APPEND` handle, cut back with `set_len` if it fails; a file that vanished,
+//! was replaced or truncated under an open session is rewritten whole from memory. A torn last
+//! line found on load (a crash of a writer without these guarantees) is handled like the
+//! reference: skipped as malformed, and a newline is appended so later lines start clean.
 
 use crate::durability::{self, Existing, FsyncMode, LockGuard};
 use crate::entry::{Entry, Key};
@@ -437,5 +444,135 @@ mod tests {
         assert_eq!(s.tree.entries.len(), 1);
         assert!(s.tree.leaf.is_none());
         assert!(s.tree.get("a").is_none());
+    }
+
+    fn conversation(dir: &str) -> (Store, PathBuf) {
+        let path = tmp(dir);
+        let mut s = Store::new(true);
+        s.fsync = FsyncMode::Never;
+        s.file = Some(path.clone());
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
+        s.append(r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user"}}"#.into())
+            .expect("user");
+        (s, path)
+    }
+
+    #[test]
+    fn short_write_is_cut_back_and_memory_restored() {
+        let (mut s, path) = conversation("short");
+        let before = std::fs::read(&path).expect("read");
+        durability::FAULT_AFTER.with(|c| c.set(Some(7)));
+        let err = s
+            .append(r#"{"type":"custom","id":"c","parentId":"u"}"#.into())
+            .expect_err("injected ENOSPC");
+        assert!(
+            err.to_string()
+                .starts_with("ENOSPC: no space left on device, write '")
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), before);
+        assert_eq!(s.tree.entries.len(), 2);
+        assert!(s.tree.get("c").is_none());
+        s.append(r#"{"type":"custom","id":"d","parentId":"u"}"#.into())
+            .expect("later append");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text.lines().count(), 3);
+        assert!(text.ends_with("\n"));
+    }
+
+    #[test]
+    fn failed_first_flush_leaves_no_file_and_no_temp() {
+        let path = tmp("flushfail");
+        let mut s = Store::new(true);
+        s.file = Some(path.clone());
+        s.append(r#"{"type":"session","id":"s"}"#.into())
+            .expect("header");
+        durability::FAULT_AFTER.with(|c| c.set(Some(3)));
+        s.append(r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#.into())
+            .expect_err("injected ENOSPC");
+        assert!(!s.flushed);
+        let dir = path.parent().expect("dir");
+        assert_eq!(std::fs::read_dir(dir).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn exclusive_write_keeps_an_existing_file() {
+        let path = tmp("excl");
+        std::fs::write(&path, "theirs\n").expect("write");
+        let err = write_lines_exclusive(&path, &["ours".to_string()]).expect_err("EEXIST");
+        assert_eq!(
+            err.message,
+            format!("EEXIST: file already exists, open '{}'", path.display())
+        );
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "theirs\n");
+        let dir = path.parent().expect("dir");
+        assert_eq!(std::fs::read_dir(dir).expect("ls").count(), 1);
+    }
+
+    #[test]
+    fn rewrite_is_atomic_and_keeps_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let (mut s, path) = conversation("rewrite");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        durability::FAULT_AFTER.with(|c| c.set(Some(5)));
+        let before = std::fs::read(&path).expect("read");
+        s.rewrite().expect_err("injected ENOSPC");
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            before,
+            "old content intact"
+        );
+        s.rewrite().expect("rewrite");
+        let m = std::fs::metadata(&path).expect("stat");
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+        let dir = path.parent().expect("dir");
+        assert_eq!(
+            std::fs::read_dir(dir).expect("ls").count(),
+            1,
+            "no temp left"
+        );
+    }
+
+    #[test]
+    fn rewrite_into_directory_path_fails_like_node() {
+        let path = tmp("isdir");
+        std::fs::create_dir(&path).expect("mkdir");
+        let mut s = Store::new(true);
+        s.file = Some(path.clone());
+        s.append(r#"{"type":"session","id":"s"}"#.into())
+            .expect("header");
+        let err = s.rewrite().expect_err("EISDIR");
+        assert_eq!(
+            err.message,
+            format!(
+                "EISDIR: illegal operation on a directory, open '{}'",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn lock_same_process_is_shared_and_released_on_drop() {
+        let path = tmp("lock");
+        let g = LockGuard::acquire(&path).expect("lock");
+        let lock = PathBuf::from(format!("{}.lock", path.display()));
+        assert_eq!(
+            std::fs::read_to_string(&lock).expect("read"),
+            std::process::id().to_string()
+        );
+        let shared = LockGuard::acquire(&path).expect("same process");
+        drop(shared);
+        assert!(lock.exists());
+        drop(g);
+        assert!(!lock.exists());
+    }
+
+    #[test]
+    fn fsync_mode_parsing() {
+        assert_eq!(FsyncMode::parse(Some("always")), FsyncMode::Always);
+        assert_eq!(FsyncMode::parse(Some("NEVER")), FsyncMode::Never);
+        assert_eq!(FsyncMode::parse(Some("batch")), FsyncMode::Batch);
+        assert_eq!(FsyncMode::parse(None), FsyncMode::Batch);
+        assert_eq!(FsyncMode::parse(Some("bogus")), FsyncMode::Batch);
     }
 }
