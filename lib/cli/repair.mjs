@@ -9,7 +9,8 @@ Fix what can be fixed without losing data:
     sidecar FILE.corrupt-<timestamp>, the file keeps every complete line;
   - missing final newline after a complete last line: the newline is added;
   - with --move-malformed: every other line that is not valid JSON (pi skips those on
-    load) is moved to the sidecar too, each preceded by "# line N".
+    load) is moved to the sidecar too. A lone torn tail is stored verbatim; several
+    moved lines are each preceded by a "# line N" marker line.
 A backup FILE.bak-<timestamp> (a byte copy) is written before the file is changed; the
 new content replaces the file atomically (write + rename). Nothing else is touched:
 tree problems reported by 'check' are left as they are.
@@ -50,7 +51,7 @@ export function planRepair(buf, { moveMalformed = false } = {}) {
         keep.push(lineBuf, Buffer.from("\n"));
         actions.push({ kind: "add-final-newline", line: lineNo, bytes: 1 });
       } else {
-        moved.push({ line: lineNo, buf: lineBuf });
+        moved.push({ line: lineNo, buf: lineBuf, torn: true });
         actions.push({ kind: "move-torn-tail", line: lineNo, bytes: lineBuf.length });
       }
     } else if (!parses && moveMalformed) {
@@ -66,7 +67,7 @@ export function planRepair(buf, { moveMalformed = false } = {}) {
 
 /** Sidecar content: the moved lines verbatim; with several, each after a "# line N" marker. */
 function sidecarContent(moved) {
-  if (moved.length === 1) return moved[0].buf;
+  if (moved.length === 1 && moved[0].torn) return moved[0].buf;
   return Buffer.concat(moved.flatMap((m) => [Buffer.from(`# line ${m.line}\n`), m.buf, Buffer.from("\n")]));
 }
 
