@@ -92,10 +92,10 @@ pub fn plan(tree: &Tree) -> Plan {
     let mut edits: HashMap<&str, u32> = HashMap::new();
     for &i in &entries {
         let e = &tree.entries[i as usize];
-        if e.etype == EntryType::ContextEdit {
-            if let Some(t) = e.target.as_deref() {
-                edits.insert(t, i);
-            }
+        if e.etype == EntryType::ContextEdit
+            && let Some(t) = e.target.as_deref()
+        {
+            edits.insert(t, i);
         }
     }
     let selected = entries

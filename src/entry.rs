@@ -197,20 +197,20 @@ impl Entry {
         };
         e.timestamp_raw = get("timestamp").map(|r| span_in(&text, r));
         match e.etype {
-            EntryType::Message => {
-                if get("message").is_some_and(|r| scan::kind_of(r) == Kind::Object) {
-                    let role = scanned.get_nested("role").and_then(scan::decode_str);
-                    e.role = match role.as_deref() {
-                        Some("user") => Role::User,
-                        Some("assistant") => Role::Assistant,
-                        Some("toolResult") => Role::ToolResult,
-                        Some("system") => Role::System,
-                        _ => Role::Other,
-                    };
-                    if e.role == Role::Assistant {
-                        e.msg_provider = scanned.get_nested("provider").map(|r| span_in(&text, r));
-                        e.msg_model = scanned.get_nested("model").map(|r| span_in(&text, r));
-                    }
+            EntryType::Message
+                if get("message").is_some_and(|r| scan::kind_of(r) == Kind::Object) =>
+            {
+                let role = scanned.get_nested("role").and_then(scan::decode_str);
+                e.role = match role.as_deref() {
+                    Some("user") => Role::User,
+                    Some("assistant") => Role::Assistant,
+                    Some("toolResult") => Role::ToolResult,
+                    Some("system") => Role::System,
+                    _ => Role::Other,
+                };
+                if e.role == Role::Assistant {
+                    e.msg_provider = scanned.get_nested("provider").map(|r| span_in(&text, r));
+                    e.msg_model = scanned.get_nested("model").map(|r| span_in(&text, r));
                 }
             }
             EntryType::Label => {

@@ -61,10 +61,10 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
     let mut bytes = Vec::with_capacity(len + 1);
     f.read_to_end(&mut bytes).map_err(LoadError::Read)?;
     let loaded = parse_bytes(&bytes);
-    if let Some(first) = loaded.entries.first() {
-        if !first.is_valid_header() {
-            return Ok(Loaded::default());
-        }
+    if let Some(first) = loaded.entries.first()
+        && !first.is_valid_header()
+    {
+        return Ok(Loaded::default());
     }
     Ok(loaded)
 }
@@ -116,10 +116,10 @@ mod perf {
             let t2 = std::time::Instant::now();
             let mut ok = 0;
             for line in bytes.split(|&b| b == b'\n') {
-                if let Ok(s) = std::str::from_utf8(line) {
-                    if crate::json::scan::scan(s).is_some() {
-                        ok += 1;
-                    }
+                if let Ok(s) = std::str::from_utf8(line)
+                    && crate::json::scan::scan(s).is_some()
+                {
+                    ok += 1;
                 }
             }
             let el2 = t2.elapsed();

@@ -26,20 +26,20 @@ impl<V> OrderedMap<V> {
     }
     /// `Map.set`: an existing key keeps its position.
     pub fn set(&mut self, k: Key, v: V) {
-        if let Some(&p) = self.pos.get(&k) {
-            if let Some(slot) = self.slots.get_mut(p) {
-                *slot = Some((k, v));
-                return;
-            }
+        if let Some(&p) = self.pos.get(&k)
+            && let Some(slot) = self.slots.get_mut(p)
+        {
+            *slot = Some((k, v));
+            return;
         }
         self.pos.insert(k.clone(), self.slots.len());
         self.slots.push(Some((k, v)));
     }
     pub fn delete(&mut self, k: &str) {
-        if let Some(p) = self.pos.remove(k) {
-            if let Some(slot) = self.slots.get_mut(p) {
-                *slot = None;
-            }
+        if let Some(p) = self.pos.remove(k)
+            && let Some(slot) = self.slots.get_mut(p)
+        {
+            *slot = None;
         }
     }
     pub fn len(&self) -> usize {

@@ -285,13 +285,15 @@ pub fn scan_with<'a>(text: &'a str, nested: Option<&str>) -> Option<Scanned<'a>>
                         raw: &text[vstart..c.i],
                     });
                 }
-            } else if stack.len() == 2 && in_nested && stack[1] {
-                if let Some((key, vstart)) = pending_nested.take() {
-                    nested_fields.push(Field {
-                        key,
-                        raw: &text[vstart..c.i],
-                    });
-                }
+            } else if stack.len() == 2
+                && in_nested
+                && stack[1]
+                && let Some((key, vstart)) = pending_nested.take()
+            {
+                nested_fields.push(Field {
+                    key,
+                    raw: &text[vstart..c.i],
+                });
             }
             c.skip_ws();
             let Some(&is_obj) = stack.last() else {
