@@ -98,3 +98,43 @@ describe("bad input", () => {
     expect(j(lb)).toBe(j(la));
   });
 });
+
+describe("raw binding", () => {
+  test("every native method survives wrong argument types (errors, never a crash)", async () => {
+    const { createRequire } = await import("node:module");
+    const require = createRequire(import.meta.url);
+    const binding = require("../binding.js");
+    const s = new binding.NativeSession(true);
+    s.replaceLines('{"type":"session","id":"s","version":3}\n{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}');
+    const proto = Object.getOwnPropertyNames(binding.NativeSession.prototype).filter((n) => n !== "constructor");
+    expect(proto.length).toBeGreaterThan(15);
+    let calls = 0;
+    for (const name of proto) {
+      const desc = Object.getOwnPropertyDescriptor(binding.NativeSession.prototype, name);
+      if (typeof desc.value !== "function") continue;
+      for (const g of GARBAGE) {
+        if (["loadFile", "writeExclusive", "forkInto", "rewrite", "append", "setFile"].includes(name) && typeof g === "string") continue;
+        try {
+          s[name](g, g);
+        } catch (e) {
+          expect(e).toBeInstanceOf(Error);
+        }
+        calls++;
+      }
+    }
+    for (const name of Object.keys(binding)) {
+      if (typeof binding[name] !== "function" || /^[A-Z]/.test(name)) continue;
+      for (const g of GARBAGE) {
+        try {
+          binding[name](g, g, g);
+        } catch (e) {
+          expect(e).toBeInstanceOf(Error);
+        }
+        calls++;
+      }
+    }
+    expect(calls).toBeGreaterThan(300);
+    // Still alive and consistent.
+    expect(typeof s.length).toBe("number");
+  });
+});
