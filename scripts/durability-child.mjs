@@ -77,6 +77,8 @@ if (mode === "kill") {
   const [file] = args;
   const sm = SessionManager.open(file);
   sm.appendCustomEntry("hold", { pid: process.pid });
+  // The lock lives as long as the session object: keep it reachable.
+  globalThis.heldSession = sm;
   say("READY");
   setInterval(() => {}, 1000);
 } else if (mode === "try") {

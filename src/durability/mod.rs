@@ -214,7 +214,35 @@ pub fn write_file_atomic(
     if sync {
         sync_dir(&parent_dir(&target));
     }
+    sweep_stale_temps(&parent_dir(&target));
     Ok(())
+}
+
+/// Remove temp files of whole-file writes whose process died mid-write (a crash between
+/// creating the temp and linking/renaming it). Only where `/proc` tells live pids apart.
+pub fn sweep_stale_temps(dir: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in rd.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with('.') || !name.ends_with(".tmp") {
+            continue;
+        }
+        let mut parts = name.rsplitn(4, '.');
+        let (_tmp, _n, pid) = (parts.next(), parts.next(), parts.next());
+        if let Some(pid) = pid
+            && !pid.is_empty()
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && !pid_alive(pid)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Error of lock acquisition: `Session file <path> is locked by pid <pid>`.
