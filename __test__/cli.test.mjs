@@ -482,3 +482,62 @@ describe("export", () => {
     expect(ref.SessionManager.open(out).buildSessionContext()).toEqual(orig.buildSessionContext());
   });
 });
+
+describe("search engines agree (Rust literal scan vs JS RegExp)", async () => {
+  const { searchFiles } = await import("../lib/cli/search.mjs");
+  const native = (await import("node:module")).createRequire(import.meta.url)("../binding.js");
+  it.skipIf(typeof native.checkSearchFiles !== "function")("on random sessions with escapes, folding and surrogates", () => {
+    let seed = 12345;
+    const rnd = (n) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const alphabet = ["a", "A", "b", "ß", "ẞ", "σ", "ς", "Σ", "ſ", "s", "S", "k", "K", "\u212a", "İ", "ı", "i", "😀", "\u{10400}", "\u{10428}", "\n", " ", '"', "\\", "/", "\t", "\ud800", "é", "É"];
+    const word = () => Array.from({ length: 1 + rnd(12) }, () => alphabet[rnd(alphabet.length)]).join("");
+    const d = tmp("psn-cli-search-");
+    const files = [];
+    for (let f = 0; f < 6; f++) {
+      const lines = [JSON.stringify({ type: "session", version: 3, id: `s${f}`, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })];
+      for (let i = 0; i < 60; i++) {
+        const k = rnd(8);
+        const id = `e${f}_${i}`;
+        let e;
+        if (k === 0) e = { type: "message", id, message: { role: "user", content: word() } };
+        else if (k === 1) e = { type: "message", id, message: { role: "assistant", content: [{ type: "text", text: word() }, { type: "toolCall", name: word() }, { type: "text", text: word() }] } };
+        else if (k === 2) e = { type: "message", id, message: { role: "toolResult", content: [{ type: "text", text: word() }] } };
+        else if (k === 3) e = { type: "message", id, message: { role: "bashExecution", command: word(), output: word() } };
+        else if (k === 4) e = { type: "custom_message", id, customType: rnd(2) ? "n" : 5, content: word() };
+        else if (k === 5) e = { type: rnd(2) ? "compaction" : "branch_summary", id, summary: word() };
+        else if (k === 6) e = { type: "label", id, label: word() };
+        else e = { type: "message", message: { role: "user", content: [{ type: "text", text: word() }, { type: "image" }] } };
+        let line = JSON.stringify(e);
+        if (rnd(10) === 0) line = line.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`).replace(/\\\\u00/g, "\\\\u00"); // \u escapes
+        if (rnd(10) === 0) line = line.replaceAll("/", "\\/");
+        try {
+          JSON.parse(line);
+        } catch {
+          line = JSON.stringify(e);
+        }
+        if (rnd(30) === 0) line = "{torn";
+        lines.push(line);
+      }
+      const p = join(d, `f${f}.jsonl`);
+      writeFileSync(p, `${lines.join("\n")}\n`);
+      files.push({ path: p, id: `s${f}`, name: undefined });
+    }
+    files.push({ path: join(d, "missing.jsonl"), id: "x" });
+    let compared = 0;
+    for (let q = 0; q < 150; q++) {
+      const query = Array.from({ length: 1 + rnd(3) }, () => alphabet[rnd(alphabet.length - 3)]).join("").replace(/\n/g, "");
+      if (!query) continue;
+      for (const icase of [false, true]) {
+        const a = searchFiles(files, { query, icase });
+        const b = searchFiles(files, { query, icase, engine: "js" });
+        expect(a, `${JSON.stringify(query)} icase=${icase}`).toEqual(b);
+        compared += a.length;
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+    expect(searchFiles(files, { query: "a", limit: 3 })).toEqual(searchFiles(files, { query: "a", limit: 3, engine: "js" }));
+  });
+});

@@ -1,5 +1,8 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { CliError, contentText, listSessions, makeOut, parse, parseIntOption, progress, shortenHome } from "./util.mjs";
+
+const native = createRequire(import.meta.url)("../../binding.js");
 
 export const help = `Usage: pi-session search TEXT [DIR] [--all] [--cwd PATH] [--regex] [-i|--ignore-case] [--json] [--limit N]
 
@@ -18,24 +21,55 @@ with its session and entry.
                        [[start, end], ...]}]  (line: 1-based line within the message text;
                        offsets in UTF-16 code units of text)
 
+Literal searches are scanned in Rust, in parallel over files; --regex uses JavaScript's
+RegExp (flags g, u, and i when case-insensitive). PI_SESSION_SEARCH_ENGINE=js forces JS.
+
 Exit: 0 matches found, 1 no match, 2 usage or read error.`;
 
+const str = (v) => (typeof v === "string" ? v : "");
+
+/** The (role, text) pairs searched in an entry (src/check/search.rs implements the same). */
 function texts(e) {
   if (!e || typeof e !== "object") return [];
   if (e.type === "message") {
     const m = e.message ?? {};
     if (m.role === "user" || m.role === "assistant" || m.role === "toolResult") return [[m.role, contentText(m.content)]];
-    if (m.role === "bashExecution") return [["bash", `${m.command ?? ""}\n${m.output ?? ""}`]];
+    if (m.role === "bashExecution") return [["bash", `${str(m.command)}\n${str(m.output)}`]];
     return [];
   }
-  if (e.type === "custom_message") return [[`custom:${e.customType}`, contentText(e.content)]];
-  if (e.type === "compaction") return [["compaction", String(e.summary ?? "")]];
-  if (e.type === "branch_summary") return [["branch_summary", String(e.summary ?? "")]];
+  if (e.type === "custom_message") return [[`custom:${typeof e.customType === "string" ? e.customType : "?"}`, contentText(e.content)]];
+  if (e.type === "compaction" || e.type === "branch_summary") return [[e.type, str(e.summary)]];
   return [];
 }
 
-/** Search files; returns hits in file order, entry order, line order. */
-export function searchFiles(files, re, limit = Infinity) {
+/**
+ * Search files for a literal (`query`, case-insensitive with `icase`) or a RegExp
+ * (`regex`). Literal searches run in Rust, in parallel over files
+ * (binding checkSearchFiles), when the binding has it; `engine: "js"` forces the JS path.
+ * Hits in file order, entry order, line order; at most `limit`.
+ */
+export function searchFiles(files, { query, regex = false, icase = false, limit = Infinity, engine } = {}) {
+  if (!regex && engine !== "js" && typeof native.checkSearchFiles === "function") {
+    const per = native.checkSearchFiles(files.map((f) => f.path), query, icase, Math.min(limit, 0xffffffff));
+    const hits = [];
+    for (let i = 0; i < files.length && hits.length < limit; i++) {
+      if (per[i] == null) continue;
+      const { path, id, name } = files[i];
+      for (const [entryId, role, line, text, matches] of JSON.parse(per[i])) {
+        hits.push({ path, sessionId: id, sessionName: name ?? null, entryId, role, line, text, matches });
+        if (hits.length >= limit) break;
+      }
+    }
+    return hits;
+  }
+  const re = regex ? query : new RegExp(escapeRegExp(query), `g${icase ? "i" : ""}u`);
+  return searchFilesJs(files, re, limit);
+}
+
+export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The JS implementation (any RegExp with the g flag). */
+export function searchFilesJs(files, re, limit = Infinity) {
   const hits = [];
   for (const { path, id, name } of files) {
     let text;
@@ -91,10 +125,12 @@ export async function run(argv) {
   if (!query) throw new CliError("search: empty TEXT");
   const icase = values["ignore-case"] || (!values.regex && query === query.toLowerCase());
   let re;
-  try {
-    re = new RegExp(values.regex ? query : query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), `g${icase ? "i" : ""}u`);
-  } catch (err) {
-    throw new CliError(`search: invalid regular expression: ${String(err.message).split("\n")[0]}`);
+  if (values.regex) {
+    try {
+      re = new RegExp(query, `g${icase ? "i" : ""}u`);
+    } catch (err) {
+      throw new CliError(`search: invalid regular expression: ${String(err.message).split("\n")[0]}`);
+    }
   }
   const limit = parseIntOption(values.limit, "limit") ?? Infinity;
   const p = progress("reading sessions");
@@ -104,7 +140,8 @@ export async function run(argv) {
   } finally {
     p.done();
   }
-  const hits = searchFiles(infos.map((s) => ({ path: s.path, id: s.id, name: s.name })), re, limit);
+  const files = infos.map((s) => ({ path: s.path, id: s.id, name: s.name }));
+  const hits = searchFiles(files, { query: re ?? query, regex: Boolean(re), icase, limit, engine: process.env.PI_SESSION_SEARCH_ENGINE });
   if (values.json) {
     out.line(JSON.stringify(hits, null, 2));
     return hits.length ? 0 : 1;

@@ -14,4 +14,5 @@ pub mod session;
 pub fn uuidv7() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+pub mod check;
 pub mod discovery;
