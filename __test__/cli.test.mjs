@@ -236,6 +236,11 @@ describe("show", () => {
     const none = cli(["show", "ffffffff", "--dir", SAMPLE]);
     expect(none.code).toBe(2);
     expect(none.err).toContain("ffffffff");
+    // default store: PI_CODING_AGENT_DIR/sessions, every project
+    const viaStore = cli(["show", "019b9b10"], { env: { PI_CODING_AGENT_DIR: dirname(SAMPLE) } });
+    expect(viaStore.code).toBe(0);
+    expect(viaStore.out).toContain("019b9b10-0000-7e00-8c00-5f6a7b8c9a04");
+    expect(cli(["export", "019b9b10", "--format", "md"], { env: { PI_CODING_AGENT_DIR: dirname(SAMPLE) } }).out).toContain("# Session 019b9b10");
     const amb = cli(["show", "019b", "--dir", SAMPLE]);
     expect(amb.code).toBe(2);
     expect(amb.err).toContain("ambiguous");

@@ -146,7 +146,10 @@ export function renderTree(sm, out, { width = 100 } = {}) {
     const marker = active.has(e.id) ? out.cyan("• ") : "";
     const label = row.node.label ? out.yellow(`[${row.node.label}] `) : "";
     const leaf = e.id === leafId ? ` ${out.bold(out.cyan("← leaf"))}` : "";
-    lines.push(`${out.dim(id)}  ${out.dim(rowPrefix(row, multipleRoots))}${marker}${label}${describeEntry(e, out, toolCalls, width)}${leaf}`);
+    const prefix = rowPrefix(row, multipleRoots);
+    // On a terminal, keep rows to its width (the text part is cut, the tree never).
+    const w = out.columns ? Math.max(16, out.columns - 10 - prefix.length - (marker ? 2 : 0) - (row.node.label ? row.node.label.length + 3 : 0) - 16) : width;
+    lines.push(`${out.dim(id)}  ${out.dim(prefix)}${marker}${label}${describeEntry(e, out, toolCalls, w)}${leaf}`);
   }
   return lines;
 }

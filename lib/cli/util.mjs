@@ -8,6 +8,7 @@ const require = createRequire(import.meta.url);
 export const pkg = require("../../index.js");
 export const paths = require("../paths.js");
 export const { SessionManager } = pkg;
+const discovery = require("../discovery.js");
 
 /** Exit codes (documented in `pi-session --help`). */
 export const EXIT = { OK: 0, PROBLEMS: 1, ERROR: 2 };
@@ -38,10 +39,12 @@ export function fsErrorMessage(err, path) {
 
 /** Output sink with colour decided once: only on a TTY, never with NO_COLOR. */
 export function makeOut(stream = process.stdout, env = process.env) {
-  const color = Boolean(stream.isTTY) && !("NO_COLOR" in env && env.NO_COLOR !== undefined) && env.TERM !== "dumb";
+  // no-color.org: NO_COLOR set to a non-empty value disables colour.
+  const color = Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
   const wrap = (open, close) => (s) => (color ? `\x1b[${open}m${s}\x1b[${close}m` : String(s));
   return {
     color,
+    columns: stream.isTTY && stream.columns > 0 ? stream.columns : undefined,
     write: (s) => stream.write(s),
     line: (s = "") => stream.write(`${s}\n`),
     bold: wrap(1, 22),
@@ -203,9 +206,33 @@ export function progress(label) {
   };
 }
 
+/** Session files of a store, like listAll's candidates (no content read). */
+export function storeFiles(dir) {
+  const base = dir !== undefined ? resolve(paths.normalizePath(dir)) : paths.getSessionsDir();
+  const jsonl = (d) => {
+    try {
+      return readdirSync(d)
+        .filter((f) => f.endsWith(".jsonl"))
+        .map((f) => join(d, f));
+    } catch {
+      return [];
+    }
+  };
+  if (!isDir(base)) return [];
+  if (dir !== undefined && hasJsonl(base)) return jsonl(base);
+  let subdirs = [];
+  try {
+    subdirs = readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory() || e.isSymbolicLink());
+  } catch {
+    return [];
+  }
+  return subdirs.flatMap((e) => jsonl(join(base, e.name)));
+}
+
 /**
- * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store)
- * is searched (listAll) for a session whose id starts with the argument.
+ * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store,
+ * every project) is searched for a session whose header id starts with the argument
+ * (headers only, with the discovery layer's bounded header read).
  */
 export async function resolveSession(arg, { dir } = {}) {
   const p = resolve(paths.normalizePath(arg));
@@ -213,18 +240,28 @@ export async function resolveSession(arg, { dir } = {}) {
     if (isDir(p)) throw new CliError(`${arg}: is a directory`);
     return p;
   }
-  if (arg.includes("/") || arg.endsWith(".jsonl")) throw new CliError(`${arg}: no such file or directory`);
-  const infos = await listSessions({ dir, all: true });
-  const hits = infos.filter((s) => s.id.startsWith(arg));
+  if (arg.includes("/") || arg.endsWith(".jsonl") || arg === "") throw new CliError(`${arg}: no such file or directory`);
+  if (dir !== undefined && !isDir(resolve(paths.normalizePath(dir)))) throw new CliError(`${dir}: not a directory`);
+  const hits = [];
+  for (const f of storeFiles(dir)) {
+    let h = null;
+    try {
+      h = discovery.readSessionHeader(f);
+    } catch {
+      // unreadable or oversized header: not a candidate
+    }
+    if (h && typeof h.id === "string" && h.id.startsWith(arg)) hits.push({ path: f, id: h.id });
+  }
   if (hits.length === 0) {
     const where = dir ?? paths.getSessionsDir();
     throw new CliError(`${arg}: no such file, and no session id starting with it in ${where}`);
   }
-  const unique = [...new Set(hits.map((s) => s.path))];
-  if (unique.length > 1) {
-    throw new CliError(`${arg}: ambiguous session id prefix (${unique.length} sessions: ${hits.slice(0, 3).map((s) => s.id).join(", ")}${hits.length > 3 ? ", …" : ""})`);
+  const exact = hits.filter((h) => h.id === arg);
+  const pick = exact.length === 1 ? exact : hits;
+  if (pick.length > 1) {
+    throw new CliError(`${arg}: ambiguous session id prefix (${pick.length} sessions: ${pick.slice(0, 3).map((s) => s.id).join(", ")}${pick.length > 3 ? ", …" : ""})`);
   }
-  return unique[0];
+  return pick[0].path;
 }
 
 /** Open a session file read-only in spirit (SessionManager.open; no writes unless appended to). */
