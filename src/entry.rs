@@ -6,6 +6,29 @@
 
 use crate::json::scan::{self, Kind};
 use std::ops::Range;
+use std::sync::Arc;
+
+/// The JSON text of one entry: its own allocation (appended entries), or a slice of the
+/// decoded file buffer shared by all entries loaded from that file (no per-line copies).
+#[derive(Clone, Debug)]
+pub enum Text {
+    Owned(Box<str>),
+    Shared {
+        base: Arc<String>,
+        start: usize,
+        end: usize,
+    },
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Text::Owned(s) => s,
+            Text::Shared { base, start, end } => base.get(*start..*end).unwrap_or_default(),
+        }
+    }
+}
 
 /// A key in the id space. JS compares ids with `===` / `Map` keys; string ids are the normal
 /// case, anything else (missing, numbers, null...) gets a tagged key so that equality
@@ -114,7 +137,7 @@ pub type Span = Range<u32>;
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// The JSON text of the entry (one line, without the newline).
-    pub text: Box<str>,
+    pub text: Text,
     /// True if the value is a JSON object (the reference tolerates other values in files).
     pub is_object: bool,
     pub etype: EntryType,
@@ -155,9 +178,33 @@ impl Entry {
     /// (`null`, `false`, `0`, `""` are skipped by the reference's `if (entry)`).
     /// `unique` disambiguates object-valued ids.
     pub fn parse(text: String, unique: usize) -> Option<Entry> {
-        let scanned = scan::scan_with(&text, Some("message"))?;
+        let mut e = Entry::index(&text, unique)?;
+        e.text = Text::Owned(text.into_boxed_str());
+        Some(e)
+    }
+
+    /// Parse the line `base[start..end]` of a decoded file, sharing the buffer.
+    pub fn parse_shared(
+        base: &Arc<String>,
+        start: usize,
+        end: usize,
+        unique: usize,
+    ) -> Option<Entry> {
+        let line = base.get(start..end)?;
+        let mut e = Entry::index(line, unique)?;
+        e.text = Text::Shared {
+            base: Arc::clone(base),
+            start,
+            end,
+        };
+        Some(e)
+    }
+
+    /// Scan a line and extract the index fields (the text is attached by the caller).
+    fn index(text: &str, unique: usize) -> Option<Entry> {
+        let scanned = scan::scan_with(text, Some("message"))?;
         let mut e = Entry {
-            text: Box::from(""),
+            text: Text::Owned(Box::from("")),
             is_object: scanned.kind == Kind::Object,
             etype: EntryType::Other,
             id: UNDEFINED.to_string(),
@@ -180,8 +227,6 @@ impl Entry {
             if !scan::is_truthy(trimmed) {
                 return None;
             }
-            drop(scanned);
-            e.text = text.into_boxed_str();
             return Some(e);
         }
         let get = |k: &str| scanned.get(k);
@@ -195,7 +240,7 @@ impl Entry {
             Some(r) if scan::kind_of(r) == Kind::Null => Parent::Null,
             r => Parent::Key(key_of(r, unique)),
         };
-        e.timestamp_raw = get("timestamp").map(|r| span_in(&text, r));
+        e.timestamp_raw = get("timestamp").map(|r| span_in(text, r));
         match e.etype {
             EntryType::Message
                 if get("message").is_some_and(|r| scan::kind_of(r) == Kind::Object) =>
@@ -209,15 +254,15 @@ impl Entry {
                     _ => Role::Other,
                 };
                 if e.role == Role::Assistant {
-                    e.msg_provider = scanned.get_nested("provider").map(|r| span_in(&text, r));
-                    e.msg_model = scanned.get_nested("model").map(|r| span_in(&text, r));
+                    e.msg_provider = scanned.get_nested("provider").map(|r| span_in(text, r));
+                    e.msg_model = scanned.get_nested("model").map(|r| span_in(text, r));
                 }
             }
             EntryType::Label => {
                 e.target = Some(key_of(get("targetId"), unique));
                 let l = get("label");
                 e.label_truthy = l.is_some_and(scan::is_truthy);
-                e.label_raw = l.map(|r| span_in(&text, r));
+                e.label_raw = l.map(|r| span_in(text, r));
             }
             EntryType::ContextEdit => {
                 e.target = Some(key_of(get("targetId"), unique));
@@ -228,16 +273,14 @@ impl Entry {
                     get("retainedTail").is_some_and(|r| scan::kind_of(r) == Kind::Array);
             }
             EntryType::ThinkingLevelChange => {
-                e.aux1 = get("thinkingLevel").map(|r| span_in(&text, r));
+                e.aux1 = get("thinkingLevel").map(|r| span_in(text, r));
             }
             EntryType::ModelChange => {
-                e.aux1 = get("provider").map(|r| span_in(&text, r));
-                e.aux2 = get("modelId").map(|r| span_in(&text, r));
+                e.aux1 = get("provider").map(|r| span_in(text, r));
+                e.aux2 = get("modelId").map(|r| span_in(text, r));
             }
             _ => {}
         }
-        drop(scanned);
-        e.text = text.into_boxed_str();
         Some(e)
     }
 

@@ -6,6 +6,7 @@
 use crate::entry::Entry;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What a file read produced.
 #[derive(Debug, Default)]
@@ -20,32 +21,113 @@ pub fn decode_line(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+// Invalid-UTF-8 handling relies on `\n` (ASCII) never being part of a replaced sequence.
+
 /// Parse a whole buffer of JSONL bytes.
+///
+/// The buffer is decoded once (a valid UTF-8 file is adopted without a copy; otherwise it is
+/// decoded lossily as a whole, which equals decoding line by line because `\n` always ends an
+/// invalid sequence), then lines are scanned in parallel chunks split at newlines. Entries
+/// share the decoded buffer.
 pub fn parse_bytes(bytes: &[u8]) -> Loaded {
-    let mut out = Loaded::default();
+    parse_owned(bytes.to_vec())
+}
+
+/// [`parse_bytes`] taking ownership of the buffer (no copy for valid UTF-8).
+pub fn parse_owned(bytes: Vec<u8>) -> Loaded {
+    let unterminated = bytes.last().is_some_and(|&b| b != b'\n');
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let base = Arc::new(text);
+    let chunks = split_chunks(&base, scan_threads());
+    let entries = if chunks.len() <= 1 {
+        scan_range(&base, 0, base.len())
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks
+                .iter()
+                .map(|&(a, b)| {
+                    let base = &base;
+                    scope.spawn(move || scan_range(base, a, b))
+                })
+                .collect();
+            let mut all = Vec::new();
+            for h in handles {
+                // A panicking scan thread yields no entries rather than aborting the load.
+                all.extend(h.join().unwrap_or_default());
+            }
+            all
+        })
+    };
+    Loaded {
+        entries,
+        unterminated,
+    }
+}
+
+/// Parallelism for scanning: the machine's cores, capped (scanning is memory-bound).
+fn scan_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(4)
+}
+
+/// Split `[0, len)` into up to `n` ranges that end just after a newline.
+fn split_chunks(text: &str, n: usize) -> Vec<(usize, usize)> {
+    const MIN_CHUNK: usize = 4 << 20;
+    let len = text.len();
+    if n <= 1 || len < 2 * MIN_CHUNK {
+        return vec![(0, len)];
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
     let mut start = 0;
-    let mut unique = 0usize;
-    let mut push = |line: &[u8], out: &mut Loaded| {
+    for k in 1..n {
+        let target = (len * k / n).max(start);
+        let cut = match memchr::memchr(b'\n', &bytes[target..]) {
+            Some(p) => target + p + 1,
+            None => len,
+        };
+        if cut > start {
+            out.push((start, cut));
+            start = cut;
+        }
+    }
+    if start < len {
+        out.push((start, len));
+    }
+    out
+}
+
+/// Scan the lines of `base[from..to]` (`from` is a line start).
+fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
+    let bytes = base.as_bytes();
+    let mut entries = Vec::new();
+    let mut start = from;
+    let mut push = |a: usize, b: usize| {
+        let line = &bytes[a..b];
         if line
             .iter()
             .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
         {
             return;
         }
-        unique += 1;
-        if let Some(e) = Entry::parse(decode_line(line), unique) {
-            out.entries.push(e);
+        // The line's offset is unique: it keys object-valued ids apart.
+        if let Some(e) = Entry::parse_shared(base, a, b, a + 1) {
+            entries.push(e);
         }
     };
-    for nl in memchr::memchr_iter(b'\n', bytes) {
-        push(&bytes[start..nl], &mut out);
-        start = nl + 1;
+    for nl in memchr::memchr_iter(b'\n', &bytes[from..to]) {
+        push(start, from + nl);
+        start = from + nl + 1;
     }
-    if start < bytes.len() {
-        push(&bytes[start..], &mut out);
-        out.unterminated = true;
+    if start < to {
+        push(start, to);
     }
-    out
+    entries
 }
 
 /// `loadEntriesFromFile` semantics, minus the repair write (the store decides that):
@@ -60,7 +142,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
     let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
     let mut bytes = Vec::with_capacity(len + 1);
     f.read_to_end(&mut bytes).map_err(LoadError::Read)?;
-    let loaded = parse_bytes(&bytes);
+    let loaded = parse_owned(bytes);
     if let Some(first) = loaded.entries.first()
         && !first.is_valid_header()
     {

@@ -74,6 +74,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn load_file(&mut self, path: String) -> Result<LoadOutcome> {
         let p = PathBuf::from(&path);
+        let t0 = std::time::Instant::now();
         let loaded = jsonl::load_file(&p).map_err(|e| match e {
             jsonl::LoadError::Open(e) => to_js(fs_error(&e, "open", &p).into()),
             // Node's readSync errors carry no path: "EISDIR: illegal operation on a directory, read".
@@ -89,7 +90,15 @@ impl NativeSession {
                 store::append_raw(&p, b"\n").map_err(|e| to_js(e.into()))?;
                 repaired = true;
             }
+            let t1 = std::time::Instant::now();
             self.store.replace(loaded.entries);
+            if std::env::var_os("PI_SESSION_NATIVE_PROFILE").is_some() {
+                eprintln!(
+                    "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}",
+                    t1 - t0,
+                    t1.elapsed()
+                );
+            }
         }
         Ok(LoadOutcome { count, repaired })
     }
