@@ -219,6 +219,26 @@ describe("show", () => {
     expect(ctx.filter((l) => l.includes("[retained tail]"))).toHaveLength(2);
     expect(r.out).toMatch(/user \w{8} \[edited by \w{8}\]\n {6}Add a Node 20\/22 matrix\./);
   });
+  it("--context of a compaction without retainedTail: entries kept via firstKeptEntryId", () => {
+    const b = new SessionBuilder({ id: "019c0000-0000-7000-8000-00000000cccc", seed: 3 });
+    b.user("old question");
+    b.assistant("old answer");
+    const keep = b.user("kept question");
+    b.assistant("kept answer");
+    b.compaction("summary of the old part", keep, 1000);
+    b.user("new question");
+    const file = b.write(tmp("psn-cli-ctx-"));
+    const r = cli(["show", file, "--context"]);
+    const heads = r.out.slice(r.out.indexOf("Context\n")).split("\n").filter((l) => /^ {2}\d /.test(l));
+    expect(heads.map((l) => l.replace(/ [0-9a-f]{8}/, ""))).toEqual([
+      "  1 compactionSummary [compaction summary]",
+      "  2 user [kept]",
+      "  3 assistant [kept]",
+      "  4 user",
+    ]);
+    const { data } = json(["show", file, "--context"]);
+    expect(data.context).toEqual(JSON.parse(JSON.stringify(ref.SessionManager.open(file).buildSessionContext())));
+  });
   it("--json: header, stats, tree and context as SessionManager computes them", () => {
     const f = sampleFile("2026-01-06");
     const { data } = json(["show", f, "--tree", "--context"]);
@@ -286,6 +306,8 @@ describe("check", () => {
       [[H, m("a", null), JSON.stringify({ type: "context_edit", id: "c", parentId: "a", timestamp: "t", targetId: "nope", replacement: null })], [["context-edit-target", 3]]],
       [[H, m("a", null), m("b", "a"), m("side", "a"), JSON.stringify({ type: "compaction", id: "k", parentId: "b", timestamp: "t", summary: "s", firstKeptEntryId: "side", tokensBefore: 1 })], [["compaction-first-kept", 5]]],
       [[H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", firstKeptEntryId: "gone", tokensBefore: 1 })], [["compaction-first-kept", 3]]],
+      [[H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", tokensBefore: 1, retainedTail: [{ role: "user", content: "x" }, 7] })], [["retained-tail", 3]]],
+      [[H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", firstKeptEntryId: "a", tokensBefore: 1, retainedTail: {} })], [["retained-tail", 3]]],
     ];
     for (const [lines, expected] of cases) {
       const f = write(lines);
@@ -294,6 +316,10 @@ describe("check", () => {
       expect(r.code).toBe(1);
       for (const [kind, line] of expected) expect(r.out).toContain(`${f}:${line}: ${kind}:`);
     }
+  });
+  it("a retainedTail compaction needs no firstKeptEntryId", () => {
+    const f = write([H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", tokensBefore: 1, retainedTail: [{ role: "user", content: "x" }] })]);
+    expect(problems(f)).toEqual([]);
   });
   it("torn tail and missing final newline", () => {
     const torn = write(null, `${H}\n${m("a", null)}\n{"type":"message","id":"b","par`);

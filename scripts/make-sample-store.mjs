@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates examples/sample-store/: a small, deterministic pi session store
-// (sessions/--home-user-demo--/*.jsonl) with branches, labels, a compaction, a branch
-// summary, a context edit and a session name. Written entry by entry with fixed ids and
+// (sessions/--home-user-demo--/*.jsonl) with branches, labels, a compaction (with a
+// retainedTail checkpoint), a branch summary, a context edit and a session name. Written entry by entry with fixed ids and
 // timestamps, so the output is byte-identical on every run.
 //
 //   node scripts/make-sample-store.mjs [OUT_DIR]      (default: examples/sample-store)
@@ -90,8 +90,24 @@ export class SessionBuilder {
   name(name) {
     return this.add("session_info", { name });
   }
-  compaction(summary, firstKeptEntryId, tokensBefore) {
-    return this.add("compaction", { summary, firstKeptEntryId, tokensBefore });
+  /**
+   * A compaction. With `retainTail`, it also carries the newer harnesses' retainedTail
+   * checkpoint: the messages from firstKeptEntryId on, materialized (readers that only
+   * know firstKeptEntryId build the same context).
+   */
+  compaction(summary, firstKeptEntryId, tokensBefore, { retainTail = false } = {}) {
+    const fields = { summary, firstKeptEntryId, tokensBefore };
+    if (retainTail) {
+      const byId = new Map(this.entries.map((e) => [e.id, e]));
+      const path = [];
+      for (let cur = byId.get(this.leaf); cur; cur = byId.get(cur.parentId)) path.unshift(cur);
+      const from = path.findIndex((e) => e.id === firstKeptEntryId);
+      fields.retainedTail = path
+        .slice(from)
+        .filter((e) => e.type === "message")
+        .map((e) => e.message);
+    }
+    return this.add("compaction", fields);
   }
   contextEdit(targetId, replacement) {
     return this.add("context_edit", { targetId, replacement });
@@ -161,6 +177,7 @@ export function sampleSessions() {
     "The user asked for CI (lint, test, build on push). A GitHub Actions workflow was written to .github/workflows/ci.yml and npm caching was enabled.",
     keep,
     48210,
+    { retainTail: true },
   );
   const q2 = b.user("Now add a matrix for Node 20 and 22.");
   b.assistant("The job now runs on a `node: [20, 22]` matrix.", { provider: "openai", model: "gpt-5" });

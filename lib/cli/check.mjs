@@ -18,8 +18,9 @@ Problems (kind: meaning), each with its 1-based line number:
   cycle                  following parentId never reaches a root
   label-target           a label's targetId names no entry
   context-edit-target    a context_edit's targetId names no entry
-  compaction-first-kept  a compaction's firstKeptEntryId is missing or not on the
-                         compaction's own path from the root
+  compaction-first-kept  a compaction without retainedTail whose firstKeptEntryId is
+                         missing or not on the compaction's own path from the root
+  retained-tail          a compaction's retainedTail is not an array of messages
 Notes (not problems): blank lines, legacy versions (migrated by pi on load).
 
   --json    [{file, ok, unreadable, lines, entries, problems: [{kind, line, message, id?}],
@@ -143,6 +144,16 @@ export function checkText(buf) {
     }
     if (e.type === "context_edit" && !byId.has(e.targetId)) {
       problems.push({ kind: "context-edit-target", line: x.line, id: e.id, message: `context_edit targets missing entry ${JSON.stringify(e.targetId ?? null)}` });
+    }
+    if (e.type === "compaction" && e.retainedTail !== undefined) {
+      const rt = e.retainedTail;
+      if (!Array.isArray(rt)) {
+        problems.push({ kind: "retained-tail", line: x.line, id: e.id, message: `retainedTail is ${rt === null ? "null" : typeof rt}, not an array (ignored: context falls back to firstKeptEntryId)` });
+      } else {
+        const bad = rt.findIndex((m) => !m || typeof m !== "object" || Array.isArray(m) || typeof m.role !== "string");
+        if (bad >= 0) problems.push({ kind: "retained-tail", line: x.line, id: e.id, message: `retainedTail[${bad}] is not a message (an object with a string role)` });
+        continue; // a retainedTail is the checkpoint: firstKeptEntryId is not used
+      }
     }
     if (e.type === "compaction") {
       const k = e.firstKeptEntryId;

@@ -160,30 +160,36 @@ export function renderContext(sm, out, { full = false } = {}) {
   const lines = [];
   const header = `thinking: ${proj.thinkingLevel}  model: ${proj.model ? `${proj.model.provider}/${proj.model.modelId}` : "(none)"}  messages: ${proj.messages.length}`;
   lines.push(out.dim(header));
-  // Entries before the compaction entry on the path that are kept = retained tail.
+  // The newest compaction on the path comes first; its messages are [systemMessage?,
+  // compactionSummary, ...retainedTail]. Without a retainedTail, the entries from
+  // firstKeptEntryId up to the compaction are kept ("[kept]").
   const ctxEntries = proj.entries;
   const compaction = ctxEntries.length && ctxEntries[0].sourceEntry.type === "compaction" ? ctxEntries[0].sourceEntry : null;
   const path = sm.getBranch();
   const compIdx = compaction ? path.findIndex((e) => e.id === compaction.id) : -1;
   const before = new Set(compIdx >= 0 ? path.slice(0, compIdx).map((e) => e.id) : []);
+  const editOf = new Map();
+  for (const { sourceEntry: x } of ctxEntries) if (x.type === "context_edit") editOf.set(x.targetId, x.id);
   let n = 0;
-  for (const { sourceEntry: e, messages } of ctxEntries) {
-    const retained = before.has(e.id) && e.id !== compaction?.id;
+  ctxEntries.forEach(({ sourceEntry: e, messages }, entryIndex) => {
+    let afterSummary = false;
     for (const m of messages) {
       n++;
       const tags = [];
-      if (m.role === "compactionSummary") tags.push(out.blue("[compaction summary]"));
+      if (e.type === "compaction" && entryIndex === 0) {
+        if (m.role === "compactionSummary") {
+          tags.push(out.blue("[compaction summary]"));
+          afterSummary = true;
+        } else if (afterSummary) tags.push(out.magenta("[retained tail]"));
+        else tags.push(out.blue("[compaction system message]"));
+      } else if (before.has(e.id)) tags.push(out.magenta("[kept]"));
       if (m.role === "branchSummary") tags.push(out.yellow("[branch summary]"));
-      if (retained) tags.push(out.magenta("[retained tail]"));
-      if (e.type === "message" || e.type === "custom_message") {
-        const edit = [...ctxEntries].reverse().find((x) => x.sourceEntry.type === "context_edit" && x.sourceEntry.targetId === e.id);
-        if (edit) tags.push(out.dim(`[edited by ${edit.sourceEntry.id}]`));
-      }
+      if (editOf.has(e.id)) tags.push(out.dim(`[edited by ${editOf.get(e.id)}]`));
       const role = m.role === "custom" ? `custom:${m.customType}` : m.role;
       lines.push(`${out.dim(String(n).padStart(3))} ${out.bold(role)} ${out.dim(String(e.id))}${tags.length ? ` ${tags.join(" ")}` : ""}`);
       for (const l of messageBody(m, full)) lines.push(`      ${l}`);
     }
-  }
+  });
   return lines;
 }
 

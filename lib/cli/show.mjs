@@ -12,7 +12,9 @@ Print a session's header and statistics.
                characters, • on the current branch, [labels], "← leaf" on the current leaf;
                each line starts with the entry id
   --context    what the model would see (buildSessionContext on the current leaf): one
-               block per message, compaction summaries and retained-tail messages marked
+               block per message with its source entry id; marked: [compaction summary],
+               [retained tail] (a compaction's retainedTail messages), [compaction system
+               message], [kept] (kept via firstKeptEntryId), [branch summary], [edited by ID]
   --full       with --context: whole message texts (default: first 4 lines)
   --json       {file, header, name, size, leafId, entries, stats, tree?, context?}:
                stats = {entries, byType, messages: {role: n}, leaves, labels,

@@ -4,14 +4,17 @@ import { statSync } from "node:fs";
 export const help = `Usage: pi-session stats [DIR] [--all] [--cwd PATH] [--json]
 
 Totals over a store: sessions, bytes, entries, messages by role, and tokens and cost
-from usage fields (usage.totalTokens, usage.cost.total) of assistant messages and of
-usage / compaction / branch_summary entries, by provider/model. Every entry of every
+from usage fields (usage.totalTokens, or input + output + cacheRead + cacheWrite in older
+sessions without it; usage.cost.total) of assistant messages and of usage / compaction /
+branch_summary entries, by provider/model ("(summaries)" for compaction and branch
+summary usage, which names no model). Every entry of every
 file counts (abandoned branches too: they were paid for).
 
   DIR          as for ls (default: pi's store, all projects)
   --cwd PATH   only the sessions of this project
   --json       {sessions, bytes, entries, messages: {role: n},
-                tokens, cost, byModel: {"provider/model": {messages, tokens, cost}}}
+                tokens, cost, byModel: {"provider/model": {messages, tokens, cost,
+                input, output, cacheRead, cacheWrite}}}
 
 Exit: 0 ok, 2 usage or read error.`;
 
@@ -30,9 +33,12 @@ export function usageOf(e) {
     model = "(summaries)";
   }
   if (!u || typeof u !== "object") return null;
-  const tokens = Number.isFinite(u.totalTokens) ? u.totalTokens : 0;
+  const n = (v) => (Number.isFinite(v) ? v : 0);
+  const parts = { input: n(u.input), output: n(u.output), cacheRead: n(u.cacheRead), cacheWrite: n(u.cacheWrite) };
+  // Older sessions have no totalTokens: use the sum of its parts, as pi computes it.
+  const tokens = Number.isFinite(u.totalTokens) ? u.totalTokens : parts.input + parts.output + parts.cacheRead + parts.cacheWrite;
   const cost = u.cost && Number.isFinite(u.cost.total) ? u.cost.total : 0;
-  return { tokens, cost, model };
+  return { tokens, cost, model, ...parts };
 }
 
 export async function computeStats(infos) {
@@ -58,10 +64,9 @@ export async function computeStats(infos) {
       if (!u) continue;
       t.tokens += u.tokens;
       t.cost += u.cost;
-      const m = (t.byModel[u.model] ??= { messages: 0, tokens: 0, cost: 0 });
+      const m = (t.byModel[u.model] ??= { messages: 0, tokens: 0, cost: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
       m.messages++;
-      m.tokens += u.tokens;
-      m.cost += u.cost;
+      for (const k of ["tokens", "cost", "input", "output", "cacheRead", "cacheWrite"]) m[k] += u[k];
     }
   }
   return t;
