@@ -281,11 +281,16 @@ impl Store {
         let (Some(h), Some(last)) = (self.handle.as_mut(), self.tree.entries.last()) else {
             return Ok(());
         };
-        let before = h
-            .file
-            .metadata()
-            .map_err(|e| fs_error(&e, "write", path))?
-            .len();
+        // The length seen by the identity check above is the length to cut back to on a
+        // failed write (one stat per append instead of two).
+        let before = match current.as_ref().ok().map(|m| m.len()) {
+            Some(len) if len >= h.min_len => len,
+            _ => h
+                .file
+                .metadata()
+                .map_err(|e| fs_error(&e, "write", path))?
+                .len(),
+        };
         let mut buf = Vec::with_capacity(last.text.len() + 1);
         buf.extend_from_slice(last.text.as_bytes());
         buf.push(b'\n');
