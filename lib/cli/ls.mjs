@@ -85,7 +85,10 @@ export async function run(argv) {
       `${"MODIFIED".padEnd(W.modified)}  ${"MSGS".padStart(W.msgs)}  ${"SIZE".padStart(W.size)}  ${"ID".padEnd(W.id)}  ${"CWD".padEnd(W.cwd)}  NAME / FIRST MESSAGE`,
     ),
   );
+  const fixed = W.modified + W.msgs + W.size + W.id + W.cwd + 10;
+  const titleMax = out.columns ? Math.max(10, out.columns - fixed - 1) : Infinity;
   for (const r of table) {
+    if (Array.from(r.title).length > titleMax) r.title = oneLine(r.title, titleMax);
     out.line(
       `${r.modified.padEnd(W.modified)}  ${r.msgs.padStart(W.msgs)}  ${r.size.padStart(W.size)}  ${out.cyan(r.id.padEnd(W.id))}  ${cut(r.cwd, W.cwd).padEnd(W.cwd)}  ${r.named ? out.bold(r.title) : r.title}`,
     );

@@ -16,7 +16,8 @@ Print a session's header and statistics.
                [retained tail] (a compaction's retainedTail messages), [compaction system
                message], [kept] (kept via firstKeptEntryId), [branch summary], [edited by ID]
   --full       with --context: whole message texts (default: first 4 lines)
-  --json       {file, header, name, size, leafId, entries, stats, tree?, context?}:
+  --json       {file, header, fileVersion, name, size, leafId, stats, tree?, context?}:
+               header as in the file (before pi's migration of version 1/2 files);
                stats = {entries, byType, messages: {role: n}, leaves, labels,
                tokens, cost}; tree = nested {id, type, parentId, label, children};
                context = buildSessionContext() result.
@@ -71,11 +72,11 @@ export async function run(argv) {
   if (values.help) return out.line(help), 0;
   if (positionals.length !== 1) throw new CliError("show: expected one FILE or session ID (see pi-session show --help)");
   const file = await resolveSession(positionals[0], { dir: values.dir });
-  const { sm, header, size } = loadSession(file);
+  const { sm, header, fileVersion, size } = loadSession(file);
   const stats = sessionStats(sm);
   const name = sm.getSessionName();
   if (values.json) {
-    const j = { file, header, name: name ?? null, size, leafId: sm.getLeafId(), stats };
+    const j = { file, header, fileVersion, name: name ?? null, size, leafId: sm.getLeafId(), stats };
     if (values.tree) j.tree = treeJson(sm.getTree());
     if (values.context) j.context = sm.buildSessionContext();
     out.line(JSON.stringify(j, null, 2));
@@ -88,7 +89,7 @@ export async function run(argv) {
   kv("Cwd", shortenHome(String(header.cwd ?? "")));
   kv("Created", `${formatDate(header.timestamp)}  (${isoOrNull(header.timestamp) ?? String(header.timestamp)})`);
   if (header.parentSession) kv("Parent", String(header.parentSession));
-  kv("Version", String(header.version ?? 1));
+  kv("Version", fileVersion < 3 ? `${fileVersion} (migrated to 3 in memory${fileVersion < 2 ? "; entry ids are generated anew on every read" : ""})` : String(fileVersion));
   kv("Size", `${formatBytes(size)} (${size} bytes)`);
   const roles = Object.entries(stats.messages)
     .map(([r, n]) => `${r} ${n}`)

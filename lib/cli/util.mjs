@@ -313,7 +313,10 @@ export function loadSession(file) {
   const entries = readEntries(file);
   if (entries.length === 0) throw new CliError(`${file}: not a pi session file (no session header)`);
   const header = entries[0];
+  // Before pi's migration (run in memory below) bumps it.
+  const fileVersion = typeof header.version === "number" ? header.version : 1;
+  const fileHeader = JSON.parse(JSON.stringify(header));
   const cwd = typeof header.cwd === "string" && header.cwd ? header.cwd : process.cwd();
   const sm = SessionManager.inMemory(cwd, undefined, entries);
-  return { sm, header: sm.getHeader() ?? header, size: statSync(file).size };
+  return { sm, header: fileHeader, fileVersion, size: statSync(file).size };
 }
