@@ -39,10 +39,14 @@ pub struct Needle {
     ignore_case: bool,
     /// Folded symbols of the needle (code points; lone surrogates as themselves).
     folded: Vec<u32>,
-    /// Case-sensitive needle as UTF-8, when well formed (fast path and raw-line prefilter).
-    utf8: Option<String>,
+    /// The bytes the raw-line prefilter looks for: the needle, ASCII-lowercased when
+    /// `ignore_case` (see `may_contain`).
+    probe: Vec<u8>,
     /// The raw-line prefilter is sound for this needle (see `may_contain`).
     prefilter: bool,
+    /// With `ignore_case`: the needle has a `k` or `s`, which U+212A KELVIN SIGN and
+    /// U+017F LONG S fold to; lines holding those characters are not prefiltered.
+    folds_from_non_ascii: bool,
 }
 
 impl Needle {
@@ -50,29 +54,36 @@ impl Needle {
         let folded = symbols(&needle.encode_utf16().collect::<Vec<_>>())
             .map(|(c, _)| if ignore_case { fold(c) } else { c })
             .collect();
-        let prefilter = !ignore_case
-            && !needle.is_empty()
+        let plain = !needle.is_empty()
             && !needle
                 .chars()
                 .any(|c| c == '"' || c == '\\' || (c as u32) < 0x20);
+        // Case-insensitively, only an ASCII needle has a byte-level probe: its matches are
+        // ASCII letters in any case (or the two non-ASCII characters folding to k / s).
+        let prefilter = plain && (!ignore_case || needle.is_ascii());
+        let probe = if ignore_case {
+            needle.to_ascii_lowercase().into_bytes()
+        } else {
+            needle.as_bytes().to_vec()
+        };
+        let folds_from_non_ascii = ignore_case && probe.iter().any(|&b| b == b'k' || b == b's');
         Needle {
             ignore_case,
             folded,
-            utf8: Some(needle.to_string()),
+            probe,
             prefilter,
+            folds_from_non_ascii,
         }
     }
 
     /// False only when no text of this raw JSON line can contain the needle: the needle
     /// has no character JSON must escape, and the line uses no `\u` or `\/` escape, so any
-    /// occurrence in a decoded string is also verbatim in the raw line.
+    /// occurrence in a decoded string is also verbatim in the raw line (case-insensitively:
+    /// verbatim up to ASCII case, the needle being ASCII).
     fn may_contain(&self, raw: &[u8]) -> bool {
         if !self.prefilter {
             return true;
         }
-        let Some(n) = self.utf8.as_deref() else {
-            return true;
-        };
         let mut i = 0;
         while let Some(off) = memchr(b'\\', &raw[i..]) {
             let at = i + off;
@@ -84,7 +95,16 @@ impl Needle {
                 break;
             }
         }
-        memchr::memmem::find(raw, n.as_bytes()).is_some()
+        if !self.ignore_case {
+            return memchr::memmem::find(raw, &self.probe).is_some();
+        }
+        if self.folds_from_non_ascii
+            && (memchr::memmem::find(raw, "\u{212A}".as_bytes()).is_some()
+                || memchr::memmem::find(raw, "\u{17F}".as_bytes()).is_some())
+        {
+            return true;
+        }
+        memchr::memmem::find(&raw.to_ascii_lowercase(), &self.probe).is_some()
     }
 
     /// Non-overlapping occurrences in one line (UTF-16 units).
@@ -389,6 +409,17 @@ mod tests {
             run(l, "/x", false),
             vec![("compaction".into(), 1, vec![(4, 6)])]
         );
+    }
+
+    #[test]
+    fn case_insensitive_prefilter_keeps_non_ascii_folds() {
+        let l = "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"\u{212A}ey \u{17F}ea KEY\"}}";
+        assert_eq!(
+            run(l, "key", true),
+            vec![("user".into(), 1, vec![(0, 3), (8, 11)])]
+        );
+        assert_eq!(run(l, "sea", true), vec![("user".into(), 1, vec![(4, 7)])]);
+        assert!(run(l, "zzz", true).is_empty());
     }
 
     #[test]
