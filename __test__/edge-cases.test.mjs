@@ -185,3 +185,40 @@ describe("retainedTail (the spec's checkpoint; deliberately not in the reference
     expect(roles).toEqual(["system", "compactionSummary", "user"]);
   });
 });
+
+describe("file-backed entries (large files keep only byte ranges in memory)", () => {
+  test("same results as the reference with every file backed", () => {
+    process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
+    try {
+      both([H, "", "{bad json", msg("a", null, "user", "hi \ud83d"), msg("b", "a", "assistant", []), "5"].join("\n") + "\n");
+      const parts = [Buffer.from(H + "\n"), Buffer.from('{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('y"}}\r\n'), Buffer.from(msg("b", "a", "user", "z"))];
+      both(Buffer.concat(parts));
+      both(['{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}', '{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}'].join("\n") + "\n");
+      both([msg("a", null, "user", "hi"), H].join("\n") + "\n");
+    } finally {
+      delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
+    }
+  });
+  test("an unlinked file stays readable; appends recreate it from memory", async () => {
+    const { unlinkSync, existsSync } = await import("node:fs");
+    process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
+    try {
+      const d = tmp();
+      const f = join(d, "big.jsonl");
+      const lines = [H];
+      for (let i = 0; i < 2000; i++) lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i} ${"x".repeat(200)}`));
+      writeFileSync(f, lines.join("\n") + "\n");
+      const s = nat.SessionManager.open(f);
+      unlinkSync(f);
+      expect(s.getEntries()).toHaveLength(2000);
+      expect(s.getBranch().length).toBe(2000);
+      s.appendMessage({ role: "user", content: "after unlink", timestamp: 5 });
+      expect(existsSync(f)).toBe(true);
+      const back = ref.SessionManager.open(f);
+      expect(back.getEntries()).toHaveLength(2001);
+      expect(back.buildSessionContext().messages.at(-1).content).toBe("after unlink");
+    } finally {
+      delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
+    }
+  });
+});

@@ -170,6 +170,11 @@ op({
 	check: (ctx) => `${ctx.messages.length} msgs, ${ctx.thinkingLevel}, ${ctx.model?.modelId}`,
 });
 op({ name: `first getEntries() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getEntries(), check: (e) => e.length });
+// The comparable full-materialization flow: the reference parses everything in open(), we
+// parse lazily on the first getEntries(); compare the sums.
+op({ name: `open + first getEntries() ${SL}`, run: (SM) => SM.open(file(S)).getEntries(), check: (e) => e.length });
+op({ name: `open + first getTree() ${SL}`, run: (SM) => SM.open(file(S)).getTree(), check: (t) => `${t.length} roots` });
+op({ name: `open + getBranch() ${SL}`, run: (SM) => SM.open(file(S)).getBranch(), check: (b) => b.length });
 op({
 	name: `repeated getEntries() ${SL} (per call)`,
 	perCall: 20,

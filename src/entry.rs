@@ -5,11 +5,14 @@
 //! selection and persistence rules are extracted when the line is scanned.
 
 use crate::json::scan::{self, Kind};
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// The JSON text of one entry: its own allocation (appended entries), or a slice of the
-/// decoded file buffer shared by all entries loaded from that file (no per-line copies).
+/// The JSON text of one entry: its own allocation (appended entries), a slice of the decoded
+/// file buffer shared by all entries loaded from that file (no per-line copies), or, for large
+/// files, only its byte range in the file, read back on demand through a handle held open for
+/// the session's lifetime (an unlinked or renamed file stays readable through it).
 #[derive(Clone, Debug)]
 pub enum Text {
     Owned(Box<str>),
@@ -18,15 +21,77 @@ pub enum Text {
         start: usize,
         end: usize,
     },
+    File {
+        src: Arc<FileSource>,
+        start: u64,
+        len: u32,
+    },
 }
 
-impl std::ops::Deref for Text {
-    type Target = str;
-    fn deref(&self) -> &str {
-        match self {
-            Text::Owned(s) => s,
-            Text::Shared { base, start, end } => base.get(*start..*end).unwrap_or_default(),
+/// A read handle on a session file whose entries are file-backed.
+#[derive(Debug)]
+pub struct FileSource {
+    pub file: std::fs::File,
+}
+
+impl FileSource {
+    #[cfg(unix)]
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_exact_at(buf, offset)
+    }
+    #[cfg(not(unix))]
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            let n = self
+                .file
+                .seek_read(&mut buf[done..], offset + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
         }
+        Ok(())
+    }
+}
+
+impl Text {
+    /// The text. File-backed text is read and decoded (invalid UTF-8 as U+FFFD, as at load).
+    pub fn read(&self) -> std::io::Result<Cow<'_, str>> {
+        match self {
+            Text::Owned(s) => Ok(Cow::Borrowed(s)),
+            Text::Shared { base, start, end } => {
+                Ok(Cow::Borrowed(base.get(*start..*end).unwrap_or_default()))
+            }
+            Text::File { src, start, len } => {
+                let mut buf = vec![0u8; *len as usize];
+                src.read_at(&mut buf, *start)?;
+                Ok(Cow::Owned(match String::from_utf8(buf) {
+                    Ok(s) => s,
+                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                }))
+            }
+        }
+    }
+
+    /// Byte length (of the stored bytes; used for buffer sizing).
+    pub fn len(&self) -> usize {
+        match self {
+            Text::Owned(s) => s.len(),
+            Text::Shared { start, end, .. } => end - start,
+            Text::File { len, .. } => *len as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the text lives only in the file.
+    pub fn is_file_backed(&self) -> bool {
+        matches!(self, Text::File { .. })
     }
 }
 
@@ -200,6 +265,23 @@ impl Entry {
         Some(e)
     }
 
+    /// Parse a line read from `src` at `start` (file-backed text).
+    pub fn parse_backed(
+        line: &str,
+        src: &Arc<FileSource>,
+        start: u64,
+        len: u32,
+        unique: usize,
+    ) -> Option<Entry> {
+        let mut e = Entry::index(line, unique)?;
+        e.text = Text::File {
+            src: Arc::clone(src),
+            start,
+            len,
+        };
+        Some(e)
+    }
+
     /// Scan a line and extract the index fields (the text is attached by the caller).
     fn index(text: &str, unique: usize) -> Option<Entry> {
         let scanned = scan::scan_with(text, Some("message"))?;
@@ -284,12 +366,6 @@ impl Entry {
         Some(e)
     }
 
-    /// Raw JSON of a span of this entry's text.
-    pub fn raw(&self, span: &Option<Span>) -> Option<&str> {
-        span.as_ref()
-            .and_then(|s| self.text.get(s.start as usize..s.end as usize))
-    }
-
     /// Is this a user or assistant message (what makes a session worth a file).
     pub fn is_conversation(&self) -> bool {
         self.etype == EntryType::Message && matches!(self.role, Role::User | Role::Assistant)
@@ -316,7 +392,9 @@ mod tests {
         assert_eq!(e.id, "a1");
         assert_eq!(e.parent, Parent::Null);
         assert_eq!(e.role, Role::Assistant);
-        assert_eq!(e.raw(&e.msg_provider), Some("\"p\""));
+        let span = e.msg_provider.clone().expect("provider span");
+        let text = e.text.read().expect("text");
+        assert_eq!(&text[span.start as usize..span.end as usize], "\"p\"");
         assert!(e.is_conversation());
     }
 

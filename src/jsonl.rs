@@ -138,6 +138,10 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
         Err(e) => return Err(LoadError::Open(e)),
     };
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if size >= backed_threshold() {
+        return load_backed(f);
+    }
     // Size the buffer from the file's length: no regrowth copies for large sessions.
     let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
     let mut bytes = Vec::with_capacity(len + 1);
@@ -149,6 +153,124 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
         return Ok(Loaded::default());
     }
     Ok(loaded)
+}
+
+/// Files at least this large keep entry text in the file, not in memory
+/// (`PI_SESSION_NATIVE_BACKED_MIN` bytes; default 64 MiB).
+fn backed_threshold() -> u64 {
+    std::env::var("PI_SESSION_NATIVE_BACKED_MIN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64 << 20)
+}
+
+/// Stream a large file in chunks: entries keep only their byte range, memory stays bounded
+/// by the index plus one chunk. The handle stays open for reading entries back.
+fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
+    use crate::entry::FileSource;
+    const CHUNK: usize = 16 << 20;
+    let src = Arc::new(FileSource {
+        file: file.try_clone().map_err(LoadError::Open)?,
+    });
+    let mut reader = file;
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    // File offset of buf[0].
+    let mut base: u64 = 0;
+    let mut last_byte: Option<u8> = None;
+    let mut first_checked = false;
+    loop {
+        let old_len = buf.len();
+        buf.resize(old_len + CHUNK, 0);
+        let n = reader.read(&mut buf[old_len..]).map_err(LoadError::Read)?;
+        buf.truncate(old_len + n);
+        let eof = n == 0;
+        if n > 0 {
+            last_byte = buf.last().copied();
+        }
+        // Complete lines only, unless at the end.
+        let upto = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(p) => p + 1,
+                None => continue,
+            }
+        };
+        scan_backed(&buf[..upto], base, &src, &mut entries);
+        if !first_checked && !entries.is_empty() {
+            first_checked = true;
+            if !entries[0].is_valid_header() {
+                return Ok(Loaded::default());
+            }
+        }
+        buf.drain(..upto);
+        base += upto as u64;
+        if eof {
+            break;
+        }
+    }
+    Ok(Loaded {
+        entries,
+        unterminated: last_byte.is_some_and(|b| b != b'\n'),
+    })
+}
+
+/// Scan complete lines of `bytes` (starting at file offset `base`) in parallel chunks.
+fn scan_backed(bytes: &[u8], base: u64, src: &Arc<crate::entry::FileSource>, out: &mut Vec<Entry>) {
+    let scan_part = |from: usize, to: usize| -> Vec<Entry> {
+        let mut v = Vec::new();
+        let mut start = from;
+        let mut push = |a: usize, b: usize| {
+            let line = &bytes[a..b];
+            if line
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                return;
+            }
+            let text = String::from_utf8_lossy(line);
+            let off = base + a as u64;
+            let unique = off as usize + 1;
+            if let Some(e) = Entry::parse_backed(&text, src, off, (b - a) as u32, unique) {
+                v.push(e);
+            }
+        };
+        for nl in memchr::memchr_iter(b'\n', &bytes[from..to]) {
+            push(start, from + nl);
+            start = from + nl + 1;
+        }
+        if start < to {
+            push(start, to);
+        }
+        v
+    };
+    let threads = scan_threads();
+    let mut cuts = vec![0usize];
+    for k in 1..threads {
+        let target = (bytes.len() * k / threads).max(*cuts.last().unwrap_or(&0));
+        let cut = memchr::memchr(b'\n', &bytes[target..]).map_or(bytes.len(), |p| target + p + 1);
+        cuts.push(cut);
+    }
+    cuts.push(bytes.len());
+    cuts.dedup();
+    if cuts.len() <= 2 {
+        out.extend(scan_part(0, bytes.len()));
+        return;
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = cuts
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (w[0], w[1]);
+                let f = &scan_part;
+                scope.spawn(move || f(a, b))
+            })
+            .collect();
+        for h in handles {
+            out.extend(h.join().unwrap_or_default());
+        }
+    });
 }
 
 /// Which step of a load failed (Node reports `open '<path>'` or a bare `read`).
@@ -176,7 +298,7 @@ mod tests {
     fn invalid_utf8_becomes_replacement_char() {
         let l = parse_bytes(b"{\"type\":\"session\",\"id\":\"s\xff\xfe\"}\n");
         assert_eq!(l.entries.len(), 1);
-        assert!(l.entries[0].text.contains('\u{FFFD}'));
+        assert!(l.entries[0].text.read().expect("text").contains('\u{FFFD}'));
         assert!(!l.unterminated);
     }
 }

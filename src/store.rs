@@ -218,7 +218,7 @@ impl Store {
     /// Rewrite the whole file from memory after it vanished, was replaced or truncated.
     fn recover(&mut self, path: &Path, what: &str) -> Result<(), FsError> {
         self.handle = None;
-        let bytes = entries_bytes(&self.tree.entries);
+        let bytes = entries_bytes(&self.tree.entries).map_err(|e| fs_error(&e, "read", path))?;
         durability::write_file_atomic(
             path,
             &bytes,
@@ -250,8 +250,8 @@ impl Store {
                 // A directory (or other non-file) took its place: the reference's append
                 // fails with that OS error; do the same.
                 self.handle = None;
-                let last = self.tree.entries.last().map(|e| e.text.as_bytes());
-                return append_line(path, &String::from_utf8_lossy(last.unwrap_or(b"")));
+                let last = self.tree.entries.last().and_then(|e| e.text.read().ok());
+                return append_line(path, last.as_deref().unwrap_or(""));
             }
             (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
                 problem = Some("vanished");
@@ -291,8 +291,9 @@ impl Store {
                 .map_err(|e| fs_error(&e, "write", path))?
                 .len(),
         };
-        let mut buf = Vec::with_capacity(last.text.len() + 1);
-        buf.extend_from_slice(last.text.as_bytes());
+        let text = last.text.read().map_err(|e| fs_error(&e, "read", path))?;
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        buf.extend_from_slice(text.as_bytes());
         buf.push(b'\n');
         let mut result = durability::write_data(&mut h.file, &buf).map_err(|e| (e, "write"));
         if result.is_ok() {
@@ -334,23 +335,24 @@ impl Store {
         };
         self.ensure_lock(&path)?;
         self.handle = None;
+        let bytes = entries_bytes(&self.tree.entries).map_err(|e| fs_error(&e, "read", &path))?;
         durability::write_file_atomic(
             &path,
-            &entries_bytes(&self.tree.entries),
+            &bytes,
             Existing::Replace,
             self.fsync.sync_whole_files(),
         )
     }
 }
 
-fn entries_bytes(entries: &[Entry]) -> Vec<u8> {
+fn entries_bytes(entries: &[Entry]) -> std::io::Result<Vec<u8>> {
     let total: usize = entries.iter().map(|e| e.text.len() + 1).sum();
     let mut buf = Vec::with_capacity(total);
     for e in entries {
-        buf.extend_from_slice(e.text.as_bytes());
+        buf.extend_from_slice(e.text.read()?.as_bytes());
         buf.push(b'\n');
     }
-    buf
+    Ok(buf)
 }
 
 /// Write all entries to a new file; fails with EEXIST if it exists (`openSync(path, "wx")`).
@@ -360,7 +362,8 @@ pub fn write_all_exclusive(path: &Path, entries: &[Entry]) -> Result<(), FsError
 }
 
 fn write_all_exclusive_with(path: &Path, entries: &[Entry], sync: bool) -> Result<(), FsError> {
-    durability::write_file_atomic(path, &entries_bytes(entries), Existing::Fail, sync)
+    let bytes = entries_bytes(entries).map_err(|e| fs_error(&e, "read", path))?;
+    durability::write_file_atomic(path, &bytes, Existing::Fail, sync)
 }
 
 /// Write lines (each followed by a newline) to a new file with exclusive create (atomic).

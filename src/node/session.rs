@@ -149,9 +149,11 @@ impl NativeSession {
             if e.etype == crate::entry::EntryType::Session {
                 continue;
             }
-            lines.push(
-                crate::json::value::canonicalize(&e.text).unwrap_or_else(|| e.text.to_string()),
-            );
+            let text = e
+                .text
+                .read()
+                .map_err(|err| to_js(fs_error(&err, "read", &PathBuf::from(&path)).into()))?;
+            lines.push(crate::json::value::canonicalize(&text).unwrap_or_else(|| text.to_string()));
         }
         store::write_lines_exclusive(&PathBuf::from(path), &lines).map_err(|e| to_js(e.into()))
     }
@@ -181,7 +183,7 @@ impl NativeSession {
             .tree
             .entries
             .get(index as usize)
-            .map(|e| e.text.to_string())
+            .and_then(|e| e.text.read().ok().map(|t| t.into_owned()))
     }
 
     /// JSON array text of the given entries, for one `JSON.parse` in JS.
@@ -201,7 +203,11 @@ impl NativeSession {
                     out.push(',');
                 }
                 first = false;
-                out.push_str(&e.text);
+                match e.text.read() {
+                    Ok(t) => out.push_str(&t),
+                    // Unreadable file-backed text: keep the array well-formed and positions aligned.
+                    Err(_) => out.push_str("null"),
+                }
             }
         }
         out.push(']');
