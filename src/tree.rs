@@ -10,16 +10,18 @@ use crate::entry::{Entry, EntryType, Key, Parent, key_truthy};
 use std::collections::HashMap;
 
 /// An insertion-ordered map (JS `Map` semantics for set / delete / iteration order).
+/// Iteration yields values only (callers read keys from the entries), so each key is stored
+/// once.
 #[derive(Default, Clone, Debug)]
 pub struct OrderedMap<V> {
-    slots: Vec<Option<(Key, V)>>,
+    slots: Vec<Option<V>>,
     pos: HashMap<Key, usize>,
 }
 
 impl<V> OrderedMap<V> {
     pub fn get(&self, k: &str) -> Option<&V> {
         let p = *self.pos.get(k)?;
-        self.slots.get(p)?.as_ref().map(|(_, v)| v)
+        self.slots.get(p)?.as_ref()
     }
     pub fn contains(&self, k: &str) -> bool {
         self.pos.contains_key(k)
@@ -29,11 +31,11 @@ impl<V> OrderedMap<V> {
         if let Some(&p) = self.pos.get(&k)
             && let Some(slot) = self.slots.get_mut(p)
         {
-            *slot = Some((k, v));
+            *slot = Some(v);
             return;
         }
-        self.pos.insert(k.clone(), self.slots.len());
-        self.slots.push(Some((k, v)));
+        self.pos.insert(k, self.slots.len());
+        self.slots.push(Some(v));
     }
     pub fn delete(&mut self, k: &str) {
         if let Some(p) = self.pos.remove(k)
@@ -52,8 +54,8 @@ impl<V> OrderedMap<V> {
         self.slots.clear();
         self.pos.clear();
     }
-    pub fn iter(&self) -> impl Iterator<Item = (&Key, &V)> {
-        self.slots.iter().flatten().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = &V> {
+        self.slots.iter().flatten()
     }
 }
 
@@ -89,11 +91,22 @@ impl Tree {
         self.leaf = None;
         self.conversation = 0;
         for i in 0..self.entries.len() {
-            self.index_entry(i);
+            self.index_entry_at(i, false);
         }
+        // The leaf is the id of the last non-header entry (set once, not per entry).
+        self.leaf = self
+            .entries
+            .iter()
+            .rposition(|e| e.etype != EntryType::Session)
+            .and_then(|i| self.entries.get(i))
+            .map(|e| e.id.clone());
     }
 
     fn index_entry(&mut self, i: usize) {
+        self.index_entry_at(i, true);
+    }
+
+    fn index_entry_at(&mut self, i: usize, move_leaf: bool) {
         let Some(e) = self.entries.get(i) else { return };
         if e.is_conversation() {
             self.conversation += 1;
@@ -107,8 +120,10 @@ impl Tree {
         } else {
             None
         };
-        self.by_id.set(id.clone(), i);
-        self.leaf = Some(id);
+        if move_leaf {
+            self.leaf = Some(id.clone());
+        }
+        self.by_id.set(id, i);
         if let Some((target, truthy)) = label {
             if truthy {
                 self.labels.set(target, i);
@@ -198,7 +213,7 @@ impl Tree {
     pub fn children(&self, parent: Option<&str>) -> Vec<u32> {
         self.by_id
             .iter()
-            .filter_map(|(_, &i)| {
+            .filter_map(|&i| {
                 let e = self.entries.get(i)?;
                 let matches = match (&e.parent, parent) {
                     (Parent::Null, None) => true,

@@ -284,14 +284,7 @@ impl NativeSession {
     /// Label entry indices in `labelsById` order.
     #[napi(catch_unwind)]
     pub fn label_indices(&self) -> Uint32Array {
-        Uint32Array::new(
-            self.store
-                .tree
-                .labels
-                .iter()
-                .map(|(_, &i)| i as u32)
-                .collect(),
-        )
+        Uint32Array::new(self.store.tree.labels.iter().map(|&i| i as u32).collect())
     }
 
     /// Index of the latest `session_info` entry, or -1.
