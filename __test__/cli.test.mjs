@@ -572,3 +572,54 @@ describe("search engines agree (Rust literal scan vs JS RegExp)", async () => {
     expect(searchFiles(files, { query: "a", limit: 3 })).toEqual(searchFiles(files, { query: "a", limit: 3, engine: "js" }));
   });
 });
+
+describe("check engines agree (Rust line pass vs JS)", async () => {
+  const { checkFiles } = await import("../lib/cli/check.mjs");
+  const native = (await import("node:module")).createRequire(import.meta.url)("../binding.js");
+  it.skipIf(typeof native.checkScanFiles !== "function")("on broken, legacy and random files", () => {
+    const d = tmp("psn-cli-checkdiff-");
+    const H = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
+    const texts = [
+      "",
+      "\n",
+      "\n\n  \n",
+      `${H}`,
+      `${H}\n\ufeff\n\u0085\n{"type":"x","id":"a","parentId":null}\n   `,
+      `${H}\n{"type":"message","id":"a","parentId":"a"}\n{"type":"label","id":"l","parentId":"a","targetId":"q","label":"\\ud800"}\n{"type":"compaction","id":"k","parentId":"l","firstKeptEntryId":"zz","retainedTail":[{"role":"user"},null,[],{"role":5}]}\n{"type":"compaction","id":"k2","parentId":"k","retainedTail":"str"}\n{"type":"compaction","id":"k3","parentId":"k2","firstKeptEntryId":"a"}\n{"id":"dup","id":"a","type":"custom","parentId":"k3"}\n[1]\nnull\n"s"\n{"type":7}\n{"type":"context_edit","id":"c","parentId":"a","targetId":"none"}\n{"type":"session","id":"again"}\n{"type":"x","id":"y","parentId":"a"}{"trailing":1}\n{"type":"mess`,
+      `{"type":"session","id":"old","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n{"type":"message","message":{"role":"user","content":"hi"}}\n`,
+      readFileSync(sampleFile("2026-01-05"), "utf8"),
+      readFileSync(sampleFile("2026-01-06"), "utf8").replace(/\n$/, ""),
+    ];
+    let seed = 7;
+    const rnd = (n) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (let f = 0; f < 8; f++) {
+      const lines = [H];
+      for (let i = 0; i < 80; i++) {
+        const id = `e${rnd(60)}`;
+        const parentId = rnd(5) ? `e${rnd(60)}` : null;
+        const t = ["message", "label", "context_edit", "compaction", "custom"][rnd(5)];
+        const e = { type: t, id, parentId, targetId: `e${rnd(70)}`, firstKeptEntryId: `e${rnd(70)}`, label: "L" };
+        if (rnd(4) === 0) e.retainedTail = rnd(2) ? [{ role: "user" }] : { no: 1 };
+        let line = JSON.stringify(e);
+        if (rnd(25) === 0) line = line.slice(0, rnd(line.length));
+        if (rnd(30) === 0) line = "";
+        lines.push(line);
+      }
+      texts.push(lines.join("\n") + (rnd(2) ? "\n" : ""));
+    }
+    const files = texts.map((t, i) => {
+      const p = join(d, `f${i}.jsonl`);
+      writeFileSync(p, t);
+      return p;
+    });
+    files.push(join(d, "missing.jsonl"));
+    const a = checkFiles(files);
+    const b = checkFiles(files, { engine: "js" });
+    expect(a).toEqual(b);
+    expect(a.filter((r) => !r.ok).length).toBeGreaterThan(8);
+    expect(a.at(-1).unreadable).toContain("no such file");
+  });
+});

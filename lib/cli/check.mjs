@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { CliError, fsErrorMessage, makeOut, parse, paths } from "./util.mjs";
 
@@ -27,43 +28,81 @@ Notes (not problems): blank lines, legacy versions (migrated by pi on load).
              notes: [{kind, line, message}]}]
   --quiet   only print files with problems
 
+The line pass (decoding, JSON.parse of every line) runs in Rust, in parallel over files
+(src/check/scan.rs); PI_SESSION_CHECK_ENGINE=js forces the JS implementation.
+
 Exit: 0 all clean, 1 problems found, 2 a file or directory could not be read.`;
+
+/**
+ * The line pass: `{lines, nl, recs}`, one rec per non-blank line, `{l, v}` (the parsed
+ * value) or `{l, bad, err}` (the text and JSON.parse's message). src/check/scan.rs
+ * produces the same records (with `v` reduced to the fields `analyze` reads, and without
+ * `err`), in parallel over files.
+ */
+export function scanText(buf) {
+  const text = Buffer.isBuffer(buf) ? buf.toString("utf8") : String(buf);
+  const parts = text.split("\n");
+  const nl = text.endsWith("\n");
+  if (nl) parts.pop();
+  const recs = [];
+  parts.forEach((raw, i) => {
+    if (!raw.trim()) return;
+    try {
+      recs.push({ l: i + 1, v: JSON.parse(raw) });
+    } catch (err) {
+      recs.push({ l: i + 1, bad: raw, err: String(err.message).split("\n")[0] });
+    }
+  });
+  return { lines: parts.length, nl, recs };
+}
 
 /** Check one file's bytes. Returns {lines, entries, problems, notes}. */
 export function checkText(buf) {
+  return analyze(scanText(buf));
+}
+
+/** The analysis over the line records of scanText / checkScanFiles. */
+export function analyze({ lines, nl, recs }) {
   const problems = [];
   const notes = [];
-  const text = Buffer.isBuffer(buf) ? buf.toString("utf8") : String(buf);
-  const parts = text.split("\n");
-  const endsWithNewline = text.endsWith("\n");
-  if (endsWithNewline) parts.pop();
+  const parts = { length: lines };
   const entries = []; // {e, line}
-  parts.forEach((raw, i) => {
-    const line = i + 1;
-    const isLast = i === parts.length - 1 && !endsWithNewline;
-    if (!raw.trim()) {
-      if (isLast) return; // trailing whitespace without newline: harmless
-      notes.push({ kind: "blank-line", line, message: "blank line" });
-      return;
-    }
-    let v;
-    try {
-      v = JSON.parse(raw);
-    } catch (err) {
-      if (isLast) {
-        problems.push({ kind: "torn-tail", line, message: `last line is incomplete (${raw.length} chars, no newline): ${String(err.message).split("\n")[0]}` });
-      } else {
-        problems.push({ kind: "malformed", line, message: `invalid JSON: ${String(err.message).split("\n")[0]}` });
+  let prevLine = 0;
+  const blanksUpTo = (l) => {
+    for (let b = prevLine + 1; b < l; b++) notes.push({ kind: "blank-line", line: b, message: "blank line" });
+  };
+  for (const r of recs) {
+    blanksUpTo(r.l);
+    prevLine = r.l;
+    const line = r.l;
+    const isLast = line === lines && !nl;
+    if (r.bad !== undefined) {
+      let msg = r.err;
+      if (msg === undefined) {
+        try {
+          JSON.parse(r.bad);
+          msg = "invalid JSON";
+        } catch (err) {
+          msg = String(err.message).split("\n")[0];
+        }
       }
-      return;
+      if (isLast) {
+        problems.push({ kind: "torn-tail", line, message: `last line is incomplete (${r.bad.length} chars, no newline): ${msg}` });
+      } else {
+        problems.push({ kind: "malformed", line, message: `invalid JSON: ${msg}` });
+      }
+      continue;
     }
+    const v = r.v;
     if (isLast) problems.push({ kind: "missing-final-newline", line, message: "last line has no final newline" });
     if (v === null || typeof v !== "object" || Array.isArray(v) || typeof v.type !== "string") {
       problems.push({ kind: "not-an-entry", line, message: `not a session entry (${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${v && typeof v === "object" && !Array.isArray(v) ? " without a string type" : ""})` });
       // pi still loads it as an entry (it only skips what does not parse)
     }
     entries.push({ e: v, line });
-  });
+  }
+  // a whitespace-only last line without newline is harmless
+  blanksUpTo(nl ? lines + 1 : lines);
   const first = entries[0];
   let version = 3;
   if (!first) {
@@ -127,15 +166,51 @@ export function checkText(buf) {
     }
     for (const c of chain) state.set(c.e.id, 2);
   }
-  const ancestors = (x) => {
+  // "k is on x's path from the root": DFS entry/exit times over the parent tree (entries
+  // indexed by id, the later of duplicates, as pi's index), so each test is O(1). Entries on
+  // a cycle are not reached from any root; for those, walk the parent chain.
+  const children = new Map();
+  const roots = [];
+  for (const x of byId.values()) {
+    const p = x.e.parentId;
+    const parent = typeof p === "string" && p !== x.e.id ? byId.get(p) : undefined;
+    if (!parent) roots.push(x);
+    else {
+      let c = children.get(parent);
+      if (!c) children.set(parent, (c = []));
+      c.push(x);
+    }
+  }
+  const tin = new Map();
+  const tout = new Map();
+  let clock = 0;
+  for (const r of roots) {
+    const stack = [[r, 0]];
+    tin.set(r, clock++);
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      const kids = children.get(top[0]) ?? [];
+      if (top[1] < kids.length) {
+        const c = kids[top[1]++];
+        if (tin.has(c)) continue;
+        tin.set(c, clock++);
+        stack.push([c, 0]);
+      } else {
+        tout.set(top[0], clock++);
+        stack.pop();
+      }
+    }
+  }
+  const onPath = (k, x) => {
+    if (tin.has(x) && tin.has(k)) return tin.get(k) <= tin.get(x) && tout.get(x) <= tout.get(k);
     const seen = new Set();
-    let cur = x;
-    while (cur && !seen.has(cur.e.id)) {
-      seen.add(cur.e.id);
+    for (let cur = x; cur && !seen.has(cur); ) {
+      if (cur === k) return true;
+      seen.add(cur);
       const p = cur.e.parentId;
       cur = typeof p === "string" ? byId.get(p) : undefined;
     }
-    return seen;
+    return false;
   };
   for (const x of body) {
     const e = x.e;
@@ -160,13 +235,38 @@ export function checkText(buf) {
       if (k === e.id) continue;
       if (typeof k !== "string" || !byId.has(k)) {
         problems.push({ kind: "compaction-first-kept", line: x.line, id: e.id, message: `firstKeptEntryId ${JSON.stringify(k ?? null)} names no entry (the compacted context keeps nothing before the summary)` });
-      } else if (!ancestors(x).has(k)) {
+      } else if (!onPath(byId.get(k), x)) {
         problems.push({ kind: "compaction-first-kept", line: x.line, id: e.id, message: `firstKeptEntryId ${k} (line ${byId.get(k).line}) is not on the compaction's path` });
       }
     }
   }
   problems.sort((a, b) => a.line - b.line);
+  notes.sort((a, b) => a.line - b.line);
   return { lines: parts.length, entries: entries.length, problems, notes };
+}
+
+const native = createRequire(import.meta.url)("../../binding.js");
+
+/**
+ * Check files; the line pass runs in Rust, in parallel, when the binding has it
+ * (`engine: "js"` or PI_SESSION_CHECK_ENGINE=js forces JS). Same results either way.
+ */
+export function checkFiles(files, { engine = process.env.PI_SESSION_CHECK_ENGINE } = {}) {
+  if (engine === "js" || typeof native.checkScanFiles !== "function") return files.map(checkFile);
+  const out = [];
+  const CHUNK = 32;
+  for (let i = 0; i < files.length; i += CHUNK) {
+    const batch = files.slice(i, i + CHUNK);
+    const scanned = native.checkScanFiles(batch);
+    batch.forEach((file, j) => {
+      if (scanned[j] == null) out.push(checkFile(file)); // unreadable: JS reports the fs error
+      else {
+        const r = analyze(JSON.parse(scanned[j]));
+        out.push({ file, ok: r.problems.length === 0, unreadable: null, ...r });
+      }
+    });
+  }
+  return out;
 }
 
 export function checkFile(file) {
@@ -221,8 +321,7 @@ export async function run(argv) {
       results.push({ file: t, ok: false, unreadable: error, lines: 0, entries: 0, problems: [], notes: [] });
       continue;
     }
-    for (const f of files) {
-      const r = checkFile(f);
+    for (const r of checkFiles(files)) {
       if (r.unreadable) unreadable = true;
       results.push(r);
     }

@@ -1,4 +1,5 @@
-//! Store maintenance helpers used by the `pi-session` CLI (lib/cli/): full-text search
-//! over session files, scanned in parallel.
+//! Store maintenance helpers used by the `pi-session` CLI (lib/cli/), run in parallel
+//! over files: full-text search (`search`) and the line pass of `check` (`scan`).
 
+pub mod scan;
 pub mod search;

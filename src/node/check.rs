@@ -22,3 +22,13 @@ pub fn check_search_files(
         .map(|r| r.map(|h| search::hits_json(&h)))
         .collect()
 }
+
+/// The line pass of `pi-session check` over files in parallel: per path, in order, `null`
+/// for an unreadable file, else the record JSON of `check::scan` (see its docs).
+#[napi(catch_unwind)]
+pub fn check_scan_files(paths: Vec<String>) -> Vec<Option<String>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    crate::check::scan::scan_files(&paths, threads)
+}
