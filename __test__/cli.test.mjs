@@ -408,6 +408,16 @@ describe("repair", () => {
     expect(readFileSync(f, "utf8")).toBe(`${[lines[0], lines[1], lines[3]].join("\n")}\n`);
     expect(readFileSync(r.data.sidecar, "utf8")).toBe("# line 3\n{broken\n");
   });
+  it("a file that changes during the repair is left alone (nothing pi appended is lost)", async () => {
+    const { repairFile } = await import("../lib/cli/repair.mjs");
+    const { d, f } = setup(`${H}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}\n{"type":"cus`);
+    const appended = '\n{"type":"custom","id":"b","parentId":"a","timestamp":"t","customType":"y"}\n';
+    const original = readFileSync(f, "utf8");
+    expect(() => repairFile(f, { beforeReplace: () => appendFileSync(f, appended) })).toThrow(/changed during the repair/);
+    expect(readFileSync(f, "utf8")).toBe(original + appended);
+    expect(readdirSync(d).filter((x) => x.includes(".tmp-"))).toEqual([]);
+    expect(readFileSync(join(d, sidefiles(d, "bak")[0]), "utf8")).toBe(original);
+  });
   it("unreadable file: exit 2", () => {
     const r = cli(["repair", "/nonexistent/s.jsonl"]);
     expect(r.code).toBe(2);

@@ -40,7 +40,9 @@ export function branchMarkdown(sm, header, leafId) {
     if (e.type === "message") {
       const m = e.message ?? {};
       if (m.role === "user") {
+        const images = Array.isArray(m.content) ? m.content.filter((b) => b && b.type === "image").length : 0;
         out.push(`## User${tag}`, "", contentText(m.content, "\n\n"), "");
+        if (images) out.push(`_[${images} image${images === 1 ? "" : "s"}]_`, "");
       } else if (m.role === "assistant") {
         out.push(`## Assistant${m.model ? ` (${m.model})` : ""}${tag}`, "");
         const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: String(m.content ?? "") }];

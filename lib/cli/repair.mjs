@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { CliError, fsErrorMessage, makeOut, parse, paths } from "./util.mjs";
 
@@ -12,7 +12,8 @@ Fix what can be fixed without losing data:
     load) is moved to the sidecar too. A lone torn tail is stored verbatim; several
     moved lines are each preceded by a "# line N" marker line.
 A backup FILE.bak-<timestamp> (a byte copy) is written before the file is changed; the
-new content replaces the file atomically (write + rename). Nothing else is touched:
+new content replaces the file atomically (write + rename), unless the file changed while
+repairing (pi appending to it): then nothing is replaced. Nothing else is touched:
 tree problems reported by 'check' are left as they are.
 
   --dry-run  print what would change, write nothing
@@ -71,6 +72,55 @@ function sidecarContent(moved) {
   return Buffer.concat(moved.flatMap((m) => [Buffer.from(`# line ${m.line}\n`), m.buf, Buffer.from("\n")]));
 }
 
+/**
+ * Repair `file` (see the help text). Returns {result, plan}; throws CliError. `beforeReplace`
+ * (tests) runs after the new content is written to the temp file, before the final check.
+ */
+export function repairFile(file, { dryRun = false, moveMalformed = false, shownAs = file, beforeReplace } = {}) {
+  let buf;
+  let before;
+  try {
+    before = statSync(file);
+    buf = readFileSync(file);
+  } catch (err) {
+    throw new CliError(fsErrorMessage(err, shownAs));
+  }
+  if (!before.isFile()) throw new CliError(`${shownAs}: not a regular file`);
+  if (buf.length !== before.size) throw new CliError(`${file}: changed while being read (is pi writing to it?); nothing done`);
+  const plan = planRepair(buf, { moveMalformed });
+  const ts = new Date().toISOString().replace(/[:.]/g, "-");
+  const dry = Boolean(dryRun);
+  const result = { file, changed: false, dryRun: dry, backup: null, sidecar: null, actions: plan.actions };
+  if (plan.actions.length && !dry) {
+    const backup = `${file}.bak-${ts}`;
+    const sidecar = plan.moved.length ? `${file}.corrupt-${ts}` : null;
+    const tmp = `${file}.tmp-${ts}-${process.pid}`;
+    try {
+      // The backup holds exactly the bytes the repair was planned from.
+      writeFileSync(backup, buf, { flag: "wx", mode: before.mode & 0o777 });
+      result.backup = backup;
+      if (sidecar) {
+        writeFileSync(sidecar, sidecarContent(plan.moved), { flag: "wx", mode: before.mode & 0o777 });
+        result.sidecar = sidecar;
+      }
+      writeFileSync(tmp, plan.content, { flag: "wx", mode: before.mode & 0o777 });
+      beforeReplace?.();
+      // Someone (pi) appended meanwhile: replacing the file would lose that. Give up.
+      const now = statSync(file);
+      if (now.size !== before.size || now.mtimeMs !== before.mtimeMs || now.ino !== before.ino) {
+        unlinkSync(tmp);
+        throw new CliError(`${file}: changed during the repair (is pi writing to it?); file left as it is, backup ${backup}`);
+      }
+      renameSync(tmp, file);
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new CliError(fsErrorMessage(err, file));
+    }
+    result.changed = true;
+  }
+  return { result, plan };
+}
+
 export async function run(argv) {
   const { values, positionals } = parse(argv, {
     "dry-run": { type: "boolean", short: "n" },
@@ -81,34 +131,8 @@ export async function run(argv) {
   if (values.help) return out.line(help), 0;
   if (positionals.length !== 1) throw new CliError("repair: expected one FILE (see pi-session repair --help)");
   const file = resolve(paths.normalizePath(positionals[0]));
-  let buf;
-  try {
-    buf = readFileSync(file);
-  } catch (err) {
-    throw new CliError(fsErrorMessage(err, positionals[0]));
-  }
-  const plan = planRepair(buf, { moveMalformed: values["move-malformed"] });
-  const ts = new Date().toISOString().replace(/[:.]/g, "-");
-  const dry = Boolean(values["dry-run"]);
-  const result = { file, changed: false, dryRun: dry, backup: null, sidecar: null, actions: plan.actions };
-  if (plan.actions.length && !dry) {
-    const backup = `${file}.bak-${ts}`;
-    const sidecar = plan.moved.length ? `${file}.corrupt-${ts}` : null;
-    const tmp = `${file}.tmp-${ts}-${process.pid}`;
-    try {
-      copyFileSync(file, backup);
-      result.backup = backup;
-      if (sidecar) {
-        writeFileSync(sidecar, sidecarContent(plan.moved), { flag: "wx" });
-        result.sidecar = sidecar;
-      }
-      writeFileSync(tmp, plan.content, { flag: "wx" });
-      renameSync(tmp, file);
-    } catch (err) {
-      throw new CliError(fsErrorMessage(err, file));
-    }
-    result.changed = true;
-  }
+  const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], shownAs: positionals[0] });
+  const dry = result.dryRun;
   if (values.json) {
     out.line(JSON.stringify(result, null, 2));
     return 0;
