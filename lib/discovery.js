@@ -26,7 +26,7 @@
 // signal.reason, as throwIfAborted does. No progress calls are made for an aborted pass.
 
 const { closeSync, existsSync, openSync, readSync, readdirSync, statSync } = require("node:fs");
-const { readdir, stat } = require("node:fs/promises");
+const { readdir } = require("node:fs/promises");
 const { basename, join } = require("node:path");
 const { StringDecoder } = require("node:string_decoder");
 const native = require("../binding.js");
@@ -51,6 +51,8 @@ class SessionHeaderScanLimitError extends Error {
     this.name = "SessionHeaderScanLimitError";
   }
 }
+
+const PROFILE = process.env.PI_SESSION_NATIVE_PROFILE !== undefined;
 
 function useIndex() {
   return process.env.PI_SESSION_NATIVE_NO_INDEX !== "1";
@@ -204,20 +206,23 @@ function findById(cwd, id, sessionDir) {
 
 // --- session infos -------------------------------------------------------------------
 
-/** A native record -> the reference's SessionInfo (or null), same keys in the same order. */
-function toSessionInfo(filePath, recordText, stats) {
-  if (!recordText) return null;
+/**
+ * A native record -> the reference's SessionInfo (or null), same keys in the same order.
+ * Record: [header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
+ * firstMessage (string, or its length as a prefix of allMessagesText), allMessagesText].
+ */
+function toSessionInfo(filePath, r, stats) {
+  if (!r) return null;
   try {
-    const r = JSON.parse(recordText);
-    const header = r.h;
-    let lastActivityTime = r.t;
-    if (r.d !== undefined) {
-      for (const ts of r.d) {
+    const header = JSON.parse(r[0]);
+    let lastActivityTime = r[3];
+    if (r[4] !== undefined) {
+      for (const ts of JSON.parse(r[4])) {
         const t = new Date(ts).getTime();
         if (!Number.isNaN(t)) lastActivityTime = Math.max(lastActivityTime, t);
       }
     }
-    const name = r.n === undefined ? undefined : r.n.trim() || undefined;
+    const name = r[1] === undefined ? undefined : JSON.parse(r[1]).trim() || undefined;
     const cwd = typeof header.cwd === "string" ? header.cwd : "";
     const parentSessionPath = header.parentSession;
     const headerTime = typeof header.timestamp === "string" ? new Date(header.timestamp).getTime() : NaN;
@@ -227,6 +232,8 @@ function toSessionInfo(filePath, recordText, stats) {
         : !Number.isNaN(headerTime)
           ? new Date(headerTime)
           : (stats ?? statSync(filePath)).mtime;
+    const all = r[6];
+    const first = typeof r[5] === "number" ? all.slice(0, r[5]) : r[5];
     return {
       path: filePath,
       id: header.id,
@@ -235,39 +242,79 @@ function toSessionInfo(filePath, recordText, stats) {
       parentSessionPath,
       created: new Date(header.timestamp),
       modified,
-      messageCount: r.c,
-      firstMessage: r.f || "(no messages)",
-      allMessagesText: r.a,
+      messageCount: r[2],
+      firstMessage: first || "(no messages)",
+      allMessagesText: all,
     };
   } catch {
     return null;
   }
 }
 
+// In-process memo of the last records per path, keyed by the native stamp (size, mtime ns,
+// inode; only files older than a second get one): an unchanged file is answered by the
+// native side with `true` and its strings are reused (immutable, so sharing is invisible).
+// Bounded by total text size; disabled with the index (PI_SESSION_NATIVE_NO_INDEX=1).
+const memo = new Map();
+const MEMO_MAX_CHARS = 256 * 1024 * 1024;
+let memoChars = 0;
+
+function remember(path, r) {
+  const old = memo.get(path);
+  if (old) {
+    memoChars -= old.chars;
+    memo.delete(path);
+  }
+  if (!r || r[7] === undefined) return;
+  const chars = r[6].length + (typeof r[5] === "string" ? r[5].length : 0);
+  if (memoChars + chars > MEMO_MAX_CHARS) {
+    memo.clear();
+    memoChars = 0;
+    if (chars > MEMO_MAX_CHARS) return;
+  }
+  memo.set(path, { key: r[7], rec: r, chars });
+  memoChars += chars;
+}
+
 /** Per-file SessionInfo (or null) for `files` ({ path, stats? }), in order. */
 async function buildSessionInfos(files, signal) {
   if (files.length === 0) return [];
   signal?.throwIfAborted();
+  const memoOn = useIndex();
   const abort = new native.DiscoveryAbort();
   const onAbort = () => abort.abort();
   const listen = signal && typeof signal.addEventListener === "function";
   if (listen) signal.addEventListener("abort", onAbort);
+  const prof = PROFILE ? performance.now() : 0;
   let res;
   try {
     res = await native.discoveryExtract(
       files.map((f) => f.path),
-      useIndex(),
+      files.map((f) => (memoOn ? (memo.get(f.path)?.key ?? "") : "")),
+      memoOn,
       abort,
     );
   } finally {
     if (listen) signal.removeEventListener("abort", onAbort);
   }
   if (res.aborted || signal?.aborted) signal?.throwIfAborted();
+  const prof2 = PROFILE ? performance.now() : 0;
   const records = res.records;
   const out = new Array(files.length);
   for (let i = 0; i < files.length; i++) {
-    out[i] = toSessionInfo(files[i].path, records[i], files[i].stats);
-    records[i] = "";
+    const path = files[i].path;
+    let r = records[i];
+    if (r === true) {
+      r = memo.get(path).rec;
+    } else if (memoOn) {
+      remember(path, r);
+    }
+    out[i] = toSessionInfo(path, r, files[i].stats);
+    records[i] = null;
+  }
+  if (PROFILE) {
+    const t = performance.now();
+    process.stderr.write(`discovery: ${files.length} files native ${(prof2 - prof).toFixed(1)} ms, records ${(t - prof2).toFixed(1)} ms\n`);
   }
   return out;
 }
@@ -368,23 +415,17 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       abortSignal,
     );
     const allFiles = dirFiles.flat();
-    const candidates = await mapWithConcurrency(
-      allFiles,
-      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
-      async (path) => {
-        try {
-          return { path, stats: await stat(path) };
-        } catch {
-          return { path };
-        }
-      },
-      abortSignal,
-    );
-    candidates.sort(
-      (a, b) =>
-        (b.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) - (a.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) ||
-        basename(b.path).localeCompare(basename(a.path)),
-    );
+    // One native batch of stats; mtimeMs as Node computes it (NaN: stat failed, sorted last).
+    // A failed stat leaves `stats` unset, as in the reference; the modified-time fallback
+    // then stats the file itself.
+    abortSignal?.throwIfAborted();
+    const mtimes = native.discoveryMtimes(allFiles);
+    const candidates = allFiles.map((path, i) => ({
+      path,
+      mtimeMs: Number.isNaN(mtimes[i]) ? Number.NEGATIVE_INFINITY : mtimes[i],
+      name: basename(path),
+    }));
+    candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name));
     const totalFiles = candidates.length;
     const results = await buildSessionInfos(candidates, abortSignal);
     let loaded = 0;

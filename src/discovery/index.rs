@@ -8,10 +8,14 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::text::Text;
+use super::{First, Record};
+
 pub const INDEX_FILE: &str = ".pi-session-index";
-const MAGIC: &str = "pi-session-index 1";
+const MAGIC: &str = "pi-session-index 2";
 
 /// Identity of a file's content as far as the cache is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +57,7 @@ impl Stamp {
 #[derive(Clone, Debug)]
 pub struct Cached {
     pub stamp: Stamp,
-    pub record: Option<String>,
+    pub record: Option<Arc<Record>>,
 }
 
 /// Nanoseconds since the epoch, for the "recently modified" rule.
@@ -71,79 +75,188 @@ pub fn cacheable(stamp: &Stamp, start_ns: i128) -> bool {
 
 /// Load `<dir>/.pi-session-index`; empty on any problem.
 pub fn load(dir: &Path) -> HashMap<String, Cached> {
-    let Ok(text) = fs::read_to_string(dir.join(INDEX_FILE)) else {
+    let Ok(bytes) = fs::read(dir.join(INDEX_FILE)) else {
         return HashMap::new();
     };
-    parse(&text).unwrap_or_default()
+    parse(&bytes).unwrap_or_default()
 }
 
-fn parse(text: &str) -> Option<HashMap<String, Cached>> {
-    let mut lines = text.split('\n');
-    if lines.next()? != MAGIC {
-        return None;
+// Format: MAGIC "\n", then per entry: name (str), size u64, mtime i128, ino u64, kind u8
+// (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
+// activity f64, deferred (opt str), first (0 + text | 1 + u64 prefix units), all (text);
+// then the entry count (u64) and END. Little-endian; str = u64 length + UTF-8;
+// text = u8 (0 UTF-8, 1 UTF-16LE) + u64 byte length + bytes.
+const END: &[u8] = b"\nEND\n";
+
+struct Reader<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.b.get(self.i..self.i.checked_add(n)?)?;
+        self.i += n;
+        Some(s)
     }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn i128(&mut self) -> Option<i128> {
+        Some(i128::from_le_bytes(self.take(16)?.try_into().ok()?))
+    }
+    fn str(&mut self) -> Option<&'a str> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        std::str::from_utf8(self.take(n)?).ok()
+    }
+    fn opt_str(&mut self) -> Option<Option<String>> {
+        Some(match self.u8()? {
+            0 => None,
+            1 => Some(self.str()?.to_owned()),
+            _ => return None,
+        })
+    }
+    fn text(&mut self) -> Option<Text> {
+        let kind = self.u8()?;
+        let n = usize::try_from(self.u64()?).ok()?;
+        let raw = self.take(n)?;
+        Some(match kind {
+            0 => Text::Utf8(std::str::from_utf8(raw).ok()?.to_owned()),
+            1 if n % 2 == 0 => Text::Utf16(
+                raw.chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect(),
+            ),
+            _ => return None,
+        })
+    }
+}
+
+fn parse(bytes: &[u8]) -> Option<HashMap<String, Cached>> {
+    let body = bytes.strip_prefix(MAGIC.as_bytes())?.strip_prefix(b"\n")?;
+    let body = body.strip_suffix(END)?;
+    let (body, count) = body.split_at(body.len().checked_sub(8)?);
+    let count = u64::from_le_bytes(count.try_into().ok()?);
+    let mut r = Reader { b: body, i: 0 };
     let mut map = HashMap::new();
-    let mut complete = false;
-    for line in lines {
-        if line.is_empty() {
-            complete = true;
-            continue;
-        }
-        if complete {
-            return None;
-        }
-        let mut parts = line.splitn(5, '\t');
-        let size = parts.next()?.parse().ok()?;
-        let mtime_ns = parts.next()?.parse().ok()?;
-        let ino = parts.next()?.parse().ok()?;
-        let name: String = serde_json::from_str(parts.next()?).ok()?;
-        let rec = parts.next()?;
-        let record = match rec {
-            "-" => None,
-            r if r.starts_with('{') && r.ends_with('}') => Some(r.to_owned()),
+    while r.i < body.len() {
+        let name = r.str()?.to_owned();
+        let stamp = Stamp {
+            size: r.u64()?,
+            mtime_ns: r.i128()?,
+            ino: r.u64()?,
+        };
+        let record = match r.u8()? {
+            0 => None,
+            1 => {
+                let header = r.str()?.to_owned();
+                let name = r.opt_str()?;
+                let count = r.u64()?;
+                let activity = f64::from_bits(r.u64()?);
+                let deferred = r.opt_str()?;
+                let first = match r.u8()? {
+                    0 => First::Text(r.text()?),
+                    1 => First::Prefix(r.u64()?),
+                    _ => return None,
+                };
+                let all = r.text()?;
+                Some(Arc::new(Record {
+                    header,
+                    name,
+                    count,
+                    activity,
+                    deferred,
+                    first,
+                    all,
+                }))
+            }
             _ => return None,
         };
-        map.insert(
-            name,
-            Cached {
-                stamp: Stamp {
-                    size,
-                    mtime_ns,
-                    ino,
-                },
-                record,
-            },
-        );
+        map.insert(name, Cached { stamp, record });
     }
-    // The writer always ends with "\n": a torn file is rejected.
-    complete.then_some(map)
+    // A torn or foreign file is rejected as a whole.
+    (map.len() as u64 == count).then_some(map)
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_u64(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+fn put_opt_str(out: &mut Vec<u8>, s: &Option<String>) {
+    match s {
+        None => out.push(0),
+        Some(s) => {
+            out.push(1);
+            put_str(out, s);
+        }
+    }
+}
+fn put_text(out: &mut Vec<u8>, t: &Text) {
+    match t {
+        Text::Utf8(s) => {
+            out.push(0);
+            put_str(out, s);
+        }
+        Text::Utf16(u) => {
+            out.push(1);
+            put_u64(out, (u.len() * 2) as u64);
+            for c in u {
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+    }
 }
 
 /// Write the index atomically; errors are ignored (the cache is optional).
 pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)>) {
-    let mut out = String::from(MAGIC);
-    out.push('\n');
+    let mut out: Vec<u8> = Vec::new();
+    out.extend_from_slice(MAGIC.as_bytes());
+    out.push(b'\n');
+    let mut n = 0u64;
     for (name, c) in entries {
-        let Ok(name_json) = serde_json::to_string(name) else {
-            continue;
-        };
-        out.push_str(&format!(
-            "{}\t{}\t{}\t{}\t",
-            c.stamp.size, c.stamp.mtime_ns, c.stamp.ino, name_json
-        ));
+        n += 1;
+        put_str(&mut out, name);
+        put_u64(&mut out, c.stamp.size);
+        out.extend_from_slice(&c.stamp.mtime_ns.to_le_bytes());
+        put_u64(&mut out, c.stamp.ino);
         match &c.record {
-            Some(r) => out.push_str(r),
-            None => out.push('-'),
+            None => out.push(0),
+            Some(r) => {
+                out.push(1);
+                put_str(&mut out, &r.header);
+                put_opt_str(&mut out, &r.name);
+                put_u64(&mut out, r.count);
+                put_u64(&mut out, r.activity.to_bits());
+                put_opt_str(&mut out, &r.deferred);
+                match &r.first {
+                    First::Text(t) => {
+                        out.push(0);
+                        put_text(&mut out, t);
+                    }
+                    First::Prefix(p) => {
+                        out.push(1);
+                        put_u64(&mut out, *p);
+                    }
+                }
+                put_text(&mut out, &r.all);
+            }
         }
-        out.push('\n');
     }
+    put_u64(&mut out, n);
+    out.extend_from_slice(END);
     let tmp = dir.join(format!(
         "{INDEX_FILE}.{}.{}.tmp",
         std::process::id(),
         now_ns()
     ));
     let ok = fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(out.as_bytes()))
+        .and_then(|mut f| f.write_all(&out))
         .and_then(|_| fs::rename(&tmp, dir.join(INDEX_FILE)));
     if ok.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -158,13 +271,22 @@ mod tests {
     fn round_trip_and_corruption() {
         let dir = std::env::temp_dir().join(format!("pi-idx-{}", std::process::id()));
         let _ = fs::create_dir_all(&dir);
+        let rec = Record {
+            header: "{\"id\":\t1}".into(),
+            name: Some("\" n\"".into()),
+            count: 3,
+            activity: 1.5,
+            deferred: Some("[\"x\"]".into()),
+            first: First::Text(Text::Utf16(vec![0xD800, 0x41])),
+            all: Text::Utf8("héllo".into()),
+        };
         let c = Cached {
             stamp: Stamp {
                 size: 3,
                 mtime_ns: 5,
                 ino: 7,
             },
-            record: Some("{\"h\":{\"id\":\t1}}".into()),
+            record: Some(Arc::new(rec.clone())),
         };
         let n = Cached {
             record: None,
@@ -173,8 +295,11 @@ mod tests {
         store(&dir, [("a\tb.jsonl", &c), ("n.jsonl", &n)].into_iter());
         let m = load(&dir);
         assert_eq!(m.len(), 2);
-        assert_eq!(m["a\tb.jsonl"].record, c.record);
+        assert_eq!(m["a\tb.jsonl"].record.as_deref(), Some(&rec));
         assert!(m["n.jsonl"].record.is_none());
+        let full = fs::read(dir.join(INDEX_FILE)).unwrap_or_default();
+        let _ = fs::write(dir.join(INDEX_FILE), &full[..full.len() - 3]);
+        assert!(load(&dir).is_empty());
         let _ = fs::write(dir.join(INDEX_FILE), "garbage");
         assert!(load(&dir).is_empty());
         let _ = fs::remove_dir_all(&dir);

@@ -37,7 +37,12 @@ fn json_trim(s: &str) -> &str {
 
 /// `parseSessionEntryLine`: `None` when the line is blank, malformed, or a falsy value.
 fn parse_entry(line: &str) -> Option<Scanned<'_>> {
-    let s = scan::scan(line)?;
+    parse_entry_with(line, None)
+}
+
+/// [`parse_entry`], also recording the fields of the top-level `nested` object.
+fn parse_entry_with<'a>(line: &'a str, nested: Option<&str>) -> Option<Scanned<'a>> {
+    let s = scan::scan_with(line, nested)?;
     if s.kind != Kind::Object && !scan::is_truthy(json_trim(line)) {
         return None;
     }
@@ -45,16 +50,7 @@ fn parse_entry(line: &str) -> Option<Scanned<'_>> {
 }
 
 fn str_field_is(s: &Scanned<'_>, key: &str, want: &str) -> bool {
-    match s.get(key) {
-        Some(raw) if scan::kind_of(raw) == Kind::String => {
-            if raw.contains('\\') {
-                scan::decode_str(raw).as_deref() == Some(want)
-            } else {
-                raw.len() == want.len() + 2 && &raw[1..raw.len() - 1] == want
-            }
-        }
-        _ => false,
-    }
+    raw_str_is(s.get(key), want)
 }
 
 /// `parseSessionHeaderCandidate`: `None` keep scanning, `Some(false)` not a header,
@@ -149,6 +145,32 @@ struct HeaderRaw {
     timestamp: Option<String>,
 }
 
+/// The `message` object's fields of a [`Scanned`] line, with the `get` of a scan.
+struct Nested<'s, 'a>(&'s Scanned<'a>);
+
+impl<'a> Nested<'_, 'a> {
+    fn get(&self, key: &str) -> Option<&'a str> {
+        self.0.get_nested(key)
+    }
+}
+
+fn nested_str_is(m: &Nested<'_, '_>, key: &str, want: &str) -> bool {
+    raw_str_is(m.get(key), want)
+}
+
+fn raw_str_is(raw: Option<&str>, want: &str) -> bool {
+    match raw {
+        Some(raw) if scan::kind_of(raw) == Kind::String => {
+            if raw.contains('\\') {
+                scan::decode_str(raw).as_deref() == Some(want)
+            } else {
+                raw.len() == want.len() + 2 && &raw[1..raw.len() - 1] == want
+            }
+        }
+        _ => false,
+    }
+}
+
 enum Step {
     Continue,
     /// First entry is not a header: the file is not a session.
@@ -157,7 +179,8 @@ enum Step {
 
 impl Builder {
     fn line(&mut self, line: &str) -> Result<Step, Invalid> {
-        let Some(s) = parse_entry(line) else {
+        // One pass: top-level fields and the direct fields of `message`.
+        let Some(s) = parse_entry_with(line, Some("message")) else {
             return Ok(Step::Continue);
         };
         let is_obj = s.kind == Kind::Object;
@@ -195,19 +218,21 @@ impl Builder {
         }
         self.count += 1;
         let message = s.get("message").ok_or(Invalid)?;
-        let m = match scan::kind_of(message) {
+        match scan::kind_of(message) {
             Kind::Null => return Err(Invalid), // `message.role` of null
-            Kind::Object => scan::scan(message).ok_or(Invalid)?,
+            // `s.nested` holds the fields of the last `message` key's object (last wins).
+            Kind::Object => {}
             _ => return Ok(Step::Continue), // primitives and arrays have no `role`
-        };
+        }
+        let m = Nested(&s);
         let Some(role_raw) = m.get("role") else {
             return Ok(Step::Continue);
         };
         if scan::kind_of(role_raw) != Kind::String || m.get("content").is_none() {
             return Ok(Step::Continue);
         }
-        let user = str_field_is(&m, "role", "user");
-        if !user && !str_field_is(&m, "role", "assistant") {
+        let user = nested_str_is(&m, "role", "user");
+        if !user && !nested_str_is(&m, "role", "assistant") {
             return Ok(Step::Continue);
         }
         // Activity time.
@@ -245,8 +270,9 @@ impl Builder {
                     match scan::kind_of(block) {
                         Kind::Null => return Err(Invalid), // `null.type`
                         Kind::Object => {
-                            let b = scan::scan(block).ok_or(Invalid)?;
-                            if !str_field_is(&b, "type", "text") {
+                            // The line is validated: locate the block's keys without re-validating.
+                            let b = text::Fields::of(block);
+                            if !b.str_is("type", "text") {
                                 continue;
                             }
                             if n > 0 {
@@ -277,10 +303,10 @@ impl Builder {
         Ok(Step::Continue)
     }
 
-    fn finish(self) -> Option<String> {
+    fn finish(self) -> Option<Record> {
         let h = self.header?;
-        let mut out = String::with_capacity(self.all.len() + self.first.len() + 256);
-        out.push_str("{\"h\":{");
+        let mut header = String::with_capacity(256);
+        header.push('{');
         let mut sep = "";
         for (k, v) in [
             ("id", &h.id),
@@ -289,35 +315,60 @@ impl Builder {
             ("timestamp", &h.timestamp),
         ] {
             if let Some(v) = v {
-                out.push_str(sep);
-                out.push('"');
-                out.push_str(k);
-                out.push_str("\":");
-                out.push_str(v);
+                header.push_str(sep);
+                header.push('"');
+                header.push_str(k);
+                header.push_str("\":");
+                header.push_str(v);
                 sep = ",";
             }
         }
-        out.push('}');
-        if let Some(n) = &self.name {
-            out.push_str(",\"n\":");
-            out.push_str(n);
-        }
-        out.push_str(",\"c\":");
-        out.push_str(&self.count.to_string());
-        out.push_str(",\"t\":");
-        text::push_number(self.activity, &mut out);
-        if !self.deferred.is_empty() {
-            out.push_str(",\"d\":[");
-            out.push_str(&self.deferred.join(","));
-            out.push(']');
-        }
-        out.push_str(",\"f\":\"");
-        out.push_str(&self.first);
-        out.push_str("\",\"a\":\"");
-        out.push_str(&self.all);
-        out.push_str("\"}");
-        Some(out)
+        header.push('}');
+        let deferred =
+            (!self.deferred.is_empty()).then(|| format!("[{}]", self.deferred.join(",")));
+        let all = text::Text::decode(&self.all);
+        let first = if !self.first.is_empty() && self.all.starts_with(&self.first) {
+            // The first user text opens the joined text (the usual case): a prefix of it.
+            let f = text::Text::decode(&self.first);
+            First::Prefix(f.units())
+        } else {
+            First::Text(text::Text::decode(&self.first))
+        };
+        Some(Record {
+            header,
+            name: self.name,
+            count: self.count,
+            activity: self.activity,
+            deferred,
+            first,
+            all,
+        })
     }
+}
+
+/// `firstMessage` of a record: its own text or the first `n` UTF-16 units of `all`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum First {
+    Text(text::Text),
+    Prefix(u64),
+}
+
+/// What `buildSessionInfo` derives from one session file. Raw JSON values (the header
+/// object, the name literal, deferred timestamps) are `JSON.parse`d by the JS layer;
+/// texts are decoded here (exact UTF-16, lone surrogates included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// JSON object text with the header's id / cwd / parentSession / timestamp.
+    pub header: String,
+    /// Raw JSON string literal of the latest `session_info` name.
+    pub name: Option<String>,
+    pub count: u64,
+    /// Max of 0 and all activity times resolved here.
+    pub activity: f64,
+    /// JSON array of raw timestamps whose `new Date(x).getTime()` is left to JS.
+    pub deferred: Option<String>,
+    pub first: First,
+    pub all: text::Text,
 }
 
 /// Lines of a reader split like `readline` with `crlfDelay: Infinity` (`\r\n`, `\n`, `\r`);
@@ -367,19 +418,22 @@ fn for_each_line<R: Read>(
 
 /// `buildSessionInfo`'s file pass: `Ok(None)` for "not a session", `Err` for an error
 /// (also `null` in the reference), `Ok(Some(record))` otherwise.
-pub fn extract(path: &Path, abort: &dyn Fn() -> bool) -> Result<Option<String>, Invalid> {
+pub fn extract(path: &Path, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
     let f = File::open(path).map_err(|_| Invalid)?;
     extract_from(f, abort)
 }
 
 /// [`extract`] on any reader.
-pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<String>, Invalid> {
+pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
     let mut b = Builder::default();
     let mut not_session = false;
     for_each_line(
         r,
         |bytes| {
-            let text = String::from_utf8_lossy(bytes);
+            let text = match std::str::from_utf8(bytes) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(bytes),
+            };
             match b.line(&text)? {
                 Step::Continue => Ok(true),
                 Step::NotSession => {
@@ -400,7 +454,7 @@ pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<St
 mod tests {
     use super::*;
 
-    fn ex(s: &str) -> Option<String> {
+    fn ex(s: &str) -> Option<Record> {
         extract_from(s.as_bytes(), &|| false).ok().flatten()
     }
 
@@ -412,9 +466,10 @@ mod tests {
             "{\"type\":\"session_info\",\"name\":\" n \"}",
         ))
         .expect("record");
-        assert!(r.contains("\"f\":\"hi 2\""), "{r}");
-        assert!(r.contains("\"n\":\" n \""), "{r}");
-        assert!(r.contains("\"t\":1704153600000"), "{r}");
+        assert_eq!(r.first, First::Prefix(4), "{r:?}");
+        assert_eq!(r.all, text::Text::Utf8("hi 2".into()), "{r:?}");
+        assert_eq!(r.name.as_deref(), Some("\" n \""), "{r:?}");
+        assert_eq!(r.activity, 1_704_153_600_000.0, "{r:?}");
     }
 
     #[test]
@@ -443,5 +498,37 @@ mod tests {
         let _ = std::fs::write(&p, format!("{}\n", "x".repeat(MAX_HEADER_SCAN_BYTES)));
         assert!(matches!(read_header(&p), Ok(Header::Limit)));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod perf {
+    /// `PI_DISC_PERF=<file> cargo test --release --lib discovery::perf -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn perf_extract() {
+        let Some(p) = std::env::var_os("PI_DISC_PERF") else {
+            return;
+        };
+        let p = std::path::PathBuf::from(p);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let data = std::fs::read(&p).unwrap_or_default();
+            let read = t.elapsed();
+            let t = std::time::Instant::now();
+            let n = memchr::memchr_iter(b'\n', &data).count();
+            let nl = t.elapsed();
+            let t = std::time::Instant::now();
+            let r = super::extract(&p, &|| false);
+            let ex = t.elapsed();
+            let len = r.ok().flatten().map(|s| s.all.units()).unwrap_or(0);
+            eprintln!(
+                "{} MB read {:?} newlines({n}) {:?} extract {:?} record {len}",
+                data.len() >> 20,
+                read,
+                nl,
+                ex
+            );
+        }
     }
 }

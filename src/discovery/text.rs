@@ -110,6 +110,116 @@ pub fn array_elements(raw: &str) -> Vec<&str> {
     out
 }
 
+/// End (exclusive) of the string literal whose opening quote is at `i`, in validated text.
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < b.len() {
+        match memchr::memchr2(b'"', b'\\', &b[i..]) {
+            Some(p) if b[i + p] == b'\\' => i += p + 2,
+            Some(p) => return i + p + 1,
+            None => return b.len(),
+        }
+    }
+    b.len()
+}
+
+/// End (exclusive) of the value starting at `i` in validated JSON text.
+fn skip_value(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(b'"') => skip_string(b, i),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = skip_string(b, j);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            b.len()
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                j += 1;
+            }
+            j
+        }
+    }
+}
+
+/// Top-level `(raw key literal, raw value)` pairs of a validated JSON object literal,
+/// located without re-validating (the enclosing line was scanned by `json::scan`).
+pub struct Fields<'a> {
+    pairs: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Fields<'a> {
+    pub fn of(raw: &'a str) -> Fields<'a> {
+        let b = raw.as_bytes();
+        let mut pairs = Vec::new();
+        let ws = |b: &[u8], mut i: usize| {
+            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+                i += 1;
+            }
+            i
+        };
+        let mut i = ws(b, 1);
+        while i < b.len() && b[i] == b'"' {
+            let kend = skip_string(b, i);
+            let v = ws(b, ws(b, kend) + 1);
+            let vend = skip_value(b, v).min(b.len());
+            if let (Some(k), Some(val)) = (raw.get(i..kend), raw.get(v..vend)) {
+                pairs.push((k, val));
+            }
+            i = ws(b, vend);
+            if b.get(i) != Some(&b',') {
+                break;
+            }
+            i = ws(b, i + 1);
+        }
+        Fields { pairs }
+    }
+
+    /// Raw value of `key` (last occurrence wins, as in `JSON.parse`).
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| key_is(k, key))
+            .map(|(_, v)| *v)
+    }
+
+    /// Whether `key` holds the string `want`.
+    pub fn str_is(&self, key: &str, want: &str) -> bool {
+        match self.get(key) {
+            Some(raw) if scan::kind_of(raw) == Kind::String => key_is(raw, want),
+            _ => false,
+        }
+    }
+}
+
+/// Whether the raw string literal `lit` decodes to `want`.
+fn key_is(lit: &str, want: &str) -> bool {
+    if lit.contains('\\') {
+        scan::decode_str(lit).as_deref() == Some(want)
+    } else {
+        lit.len() == want.len() + 2 && lit.get(1..lit.len() - 1) == Some(want)
+    }
+}
+
 fn push_elem<'a>(raw: &'a str, start: usize, end: usize, out: &mut Vec<&'a str>) {
     if let Some(s) = raw.get(start..end) {
         let t = s.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
@@ -117,6 +227,118 @@ fn push_elem<'a>(raw: &'a str, start: usize, end: usize, out: &mut Vec<&'a str>)
             out.push(t);
         }
     }
+}
+
+/// A decoded JS string: UTF-8 when it is valid Unicode (no lone surrogates), else UTF-16.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Text {
+    Utf8(String),
+    Utf16(Vec<u16>),
+}
+
+impl Text {
+    /// Decode an escaped JSON string body (validated by the scanner).
+    pub fn decode(body: &str) -> Text {
+        if !body.contains('\\') {
+            return Text::Utf8(body.to_owned());
+        }
+        match decode_utf8(body) {
+            Some(s) => Text::Utf8(s),
+            None => Text::Utf16(decode_utf16(body)),
+        }
+    }
+
+    /// Length in UTF-16 code units (`String.prototype.length`).
+    pub fn units(&self) -> u64 {
+        match self {
+            Text::Utf8(s) => {
+                let b = s.as_bytes();
+                // Every non-continuation byte starts a char; 4-byte chars are 2 units.
+                let chars = b.iter().filter(|&&c| (c & 0xC0) != 0x80).count();
+                let astral = b.iter().filter(|&&c| c >= 0xF0).count();
+                (chars + astral) as u64
+            }
+            Text::Utf16(u) => u.len() as u64,
+        }
+    }
+}
+
+fn hex4(b: &[u8]) -> u32 {
+    let mut v = 0u32;
+    for &c in b.iter().take(4) {
+        v = v * 16 + (c as char).to_digit(16).unwrap_or(0);
+    }
+    v
+}
+
+/// Decode escapes to UTF-8; `None` when a lone surrogate needs UTF-16.
+fn decode_utf8(body: &str) -> Option<String> {
+    let b = body.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0usize;
+    while let Some(p) = memchr::memchr(b'\\', &b[i..]) {
+        out.push_str(body.get(i..i + p)?);
+        i += p + 1;
+        let c = *b.get(i)?;
+        i += 1;
+        match c {
+            b'n' => out.push('\n'),
+            b't' => out.push('\t'),
+            b'r' => out.push('\r'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'u' => {
+                let u = hex4(b.get(i..i + 4)?);
+                i += 4;
+                if (0xD800..0xDC00).contains(&u) {
+                    if b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+                        let lo = hex4(b.get(i + 2..i + 6)?);
+                        if (0xDC00..0xE000).contains(&lo) {
+                            i += 6;
+                            out.push(char::from_u32(
+                                0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00),
+                            )?);
+                            continue;
+                        }
+                    }
+                    return None;
+                }
+                out.push(char::from_u32(u)?);
+            }
+            other => out.push(other as char),
+        }
+    }
+    out.push_str(body.get(i..)?);
+    Some(out)
+}
+
+/// Decode escapes to UTF-16 code units (lone surrogates kept, as `JSON.parse` does).
+fn decode_utf16(body: &str) -> Vec<u16> {
+    let b = body.as_bytes();
+    let mut out: Vec<u16> = Vec::with_capacity(b.len());
+    let mut i = 0usize;
+    while i < b.len() {
+        let p = memchr::memchr(b'\\', &b[i..]).map_or(b.len(), |p| i + p);
+        if let Some(seg) = body.get(i..p) {
+            out.extend(seg.encode_utf16());
+        }
+        i = p + 1;
+        let Some(&c) = b.get(i) else { break };
+        i += 1;
+        match c {
+            b'n' => out.push(0x0A),
+            b't' => out.push(0x09),
+            b'r' => out.push(0x0D),
+            b'b' => out.push(0x08),
+            b'f' => out.push(0x0C),
+            b'u' => {
+                out.push(hex4(b.get(i..i + 4).unwrap_or(&[])) as u16);
+                i += 4;
+            }
+            other => out.push(u16::from(other)),
+        }
+    }
+    out
 }
 
 /// A JS number as `Number.prototype.toString` writes it.
@@ -189,6 +411,20 @@ mod tests {
         );
         assert_eq!(iso_ms("\"2021-02-30T00:00:00Z\""), None);
         assert_eq!(iso_ms("\"2021-01-01T10:00:00.5Z\""), None);
+    }
+
+    #[test]
+    fn decode_texts() {
+        assert_eq!(Text::decode("a\\nb"), Text::Utf8("a\nb".into()));
+        assert_eq!(
+            Text::decode("\\ud83d\\ude00\\u00e9\\\"\\/"),
+            Text::Utf8("\u{1F600}é\"/".into())
+        );
+        assert_eq!(
+            Text::decode("x\\ud83d é"),
+            Text::Utf16(vec![0x78, 0xD83D, 0x20, 0xE9])
+        );
+        assert_eq!(Text::Utf8("a\u{1F600}é".into()).units(), 4);
     }
 
     #[test]
