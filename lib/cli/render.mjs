@@ -115,20 +115,26 @@ export function rowPrefix(row, multipleRoots) {
   const displayIndent = multipleRoots ? Math.max(0, row.indent - 1) : row.indent;
   const connector = row.showConnector && !row.isVirtualRootChild;
   const connectorPosition = connector ? displayIndent - 1 : -1;
+  // gutter by level (the first one per level, as pi's gutters.find)
+  const byLevel = new Array(displayIndent);
+  for (const g of row.gutters) if (g.position < displayIndent && byLevel[g.position] === undefined) byLevel[g.position] = g;
   let s = "";
-  for (let i = 0; i < displayIndent * 3; i++) {
-    const level = Math.floor(i / 3);
-    const pos = i % 3;
-    const g = row.gutters.find((x) => x.position === level);
-    if (g) s += pos === 0 && g.show ? "│" : " ";
-    else if (connector && level === connectorPosition) s += pos === 0 ? (row.isLast ? "└" : "├") : pos === 1 ? "─" : " ";
-    else s += " ";
+  for (let level = 0; level < displayIndent; level++) {
+    const g = byLevel[level];
+    if (g) s += g.show ? "│  " : "   ";
+    else if (connector && level === connectorPosition) s += row.isLast ? "└─ " : "├─ ";
+    else s += "   ";
   }
   return s;
 }
 
 /** Lines of the entry tree: id column, tree prefix, • on the active path, [label], text, ← leaf. */
-export function renderTree(sm, out, { width = 100 } = {}) {
+export function renderTree(sm, out, opts = {}) {
+  return [...treeLines(sm, out, opts)];
+}
+
+/** renderTree's lines, one at a time (large sessions: nothing accumulates). */
+export function* treeLines(sm, out, { width = 100 } = {}) {
   const roots = sm.getTree();
   const leafId = sm.getLeafId();
   const active = new Set(sm.getBranch().map((e) => e.id));
@@ -139,7 +145,6 @@ export function renderTree(sm, out, { width = 100 } = {}) {
     }
   }
   const { rows, multipleRoots } = flattenTree(roots, leafId);
-  const lines = [];
   for (const row of rows) {
     const e = row.node.entry;
     const id = String(e.id ?? "").padEnd(8);
@@ -149,9 +154,8 @@ export function renderTree(sm, out, { width = 100 } = {}) {
     const prefix = rowPrefix(row, multipleRoots);
     // On a terminal, keep rows to its width (the text part is cut, the tree never).
     const w = out.columns ? Math.max(16, out.columns - 10 - prefix.length - (marker ? 2 : 0) - (row.node.label ? row.node.label.length + 3 : 0) - 16) : width;
-    lines.push(`${out.dim(id)}  ${out.dim(prefix)}${marker}${label}${describeEntry(e, out, toolCalls, w)}${leaf}`);
+    yield `${out.dim(id)}  ${out.dim(prefix)}${marker}${label}${describeEntry(e, out, toolCalls, w)}${leaf}`;
   }
-  return lines;
 }
 
 /** What the model sees (buildSessionProjection), one block per message with its provenance. */

@@ -1,5 +1,5 @@
 import { CliError, formatBytes, formatDate, isoOrNull, loadSession, makeOut, oneLine, parse, resolveSession, shortenHome } from "./util.mjs";
-import { renderContext, renderTree } from "./render.mjs";
+import { renderContext, treeLines } from "./render.mjs";
 import { usageOf } from "./stats.mjs";
 
 export const help = `Usage: pi-session show FILE|ID [--tree] [--context] [--full] [--json] [--dir DIR]
@@ -19,7 +19,8 @@ Print a session's header and statistics.
   --json       {file, header, fileVersion, name, size, leafId, stats, tree?, context?}:
                header as in the file (before pi's migration of version 1/2 files);
                stats = {entries, byType, messages: {role: n}, leaves, labels,
-               tokens, cost}; tree = nested {id, type, parentId, label, children};
+               tokens, cost}; tree = getTree() flattened in pre-order (roots and
+               children in getTree's order): [{id, type, parentId, label, children: [id]}];
                context = buildSessionContext() result.
 
 The file is read, never modified. Exit: 0 ok, 2 not found / unreadable / not a session.`;
@@ -50,14 +51,22 @@ export function sessionStats(sm) {
   return { entries: entries.length, byType, messages, leaves, labels, tokens, cost };
 }
 
-function treeJson(nodes) {
-  return nodes.map((n) => ({
-    id: n.entry.id,
-    type: n.entry.type,
-    parentId: n.entry.parentId ?? null,
-    label: n.label ?? null,
-    children: treeJson(n.children),
-  }));
+/** getTree() as a flat pre-order list (deep sessions would overflow a nested JSON). */
+function treeJson(roots) {
+  const out = [];
+  const stack = [...roots].reverse();
+  while (stack.length) {
+    const n = stack.pop();
+    out.push({
+      id: n.entry.id,
+      type: n.entry.type,
+      parentId: n.entry.parentId ?? null,
+      label: n.label ?? null,
+      children: n.children.map((c) => c.entry.id),
+    });
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]);
+  }
+  return out;
 }
 
 export async function run(argv) {
@@ -107,7 +116,7 @@ export async function run(argv) {
   if (values.tree) {
     out.line();
     out.line(out.bold("Tree"));
-    for (const l of renderTree(sm, out)) out.line(l);
+    for (const l of treeLines(sm, out)) out.line(l);
   }
   if (values.context) {
     out.line();

@@ -101,7 +101,10 @@ export function isoOrNull(d) {
 
 /** Collapse whitespace and cut to `max` characters (by code point). */
 export function oneLine(s, max = 80) {
-  const t = String(s ?? "").replace(/\s+/g, " ").trim();
+  // Only the head matters: cut long texts first (whitespace runs shrink, so keep extra).
+  let t = String(s ?? "");
+  if (t.length > max * 8 + 64) t = t.slice(0, max * 8 + 64);
+  t = t.replace(/\s+/g, " ").trim();
   const cps = Array.from(t);
   return cps.length > max ? `${cps.slice(0, max - 1).join("")}…` : t;
 }
