@@ -9,7 +9,7 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const ref = await import(join(root, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
 export const nat = await import(join(root, "index.mjs"));
 
-export const FIXTURES = join(root, "..", "shared", "fixtures", "pi-real");
+export const FIXTURES = process.env.PI_SESSION_FIXTURES ?? join(root, "..", "shared", "fixtures", "pi-real");
 export const haveFixtures = existsSync(FIXTURES);
 if (!haveFixtures) console.warn(`[skip] real pi sessions not found at ${FIXTURES}: fixture tests are skipped`);
 
