@@ -22,7 +22,8 @@ Problems (kind: meaning), each with its 1-based line number:
   compaction-first-kept  a compaction without retainedTail whose firstKeptEntryId is
                          missing or not on the compaction's own path from the root
   retained-tail          a compaction's retainedTail is not an array of messages
-Notes (not problems): blank lines, legacy versions (migrated by pi on load).
+Notes (not problems): blank-line, legacy-version (migrated by pi on load), header-cwd
+(no string cwd in the header), extra-header (a later session header, ignored by pi).
 
   --json    [{file, ok, unreadable, lines, entries, problems: [{kind, line, message, id?}],
              notes: [{kind, line, message}]}]
@@ -62,7 +63,14 @@ export function checkText(buf) {
 }
 
 /** The analysis over the line records of scanText / checkScanFiles. */
-export function analyze({ lines, nl, recs }) {
+export function analyze(scan) {
+  const r = analyzeUnsorted(scan);
+  r.problems.sort((a, b) => a.line - b.line);
+  r.notes.sort((a, b) => a.line - b.line);
+  return r;
+}
+
+function analyzeUnsorted({ lines, nl, recs }) {
   const problems = [];
   const notes = [];
   const parts = { length: lines };
@@ -117,6 +125,9 @@ export function analyze({ lines, nl, recs }) {
   version = typeof h.version === "number" ? h.version : 1;
   if (version < 3) notes.push({ kind: "legacy-version", line: first.line, message: `version ${version}: pi migrates it to 3 (and rewrites the file) on load` });
   if (typeof h.cwd !== "string") notes.push({ kind: "header-cwd", line: first.line, message: "header has no string cwd" });
+  for (const x of entries.slice(1)) {
+    if (x.e && x.e.type === "session") notes.push({ kind: "extra-header", line: x.line, message: "another session header (pi ignores it)" });
+  }
   const body = entries.slice(1).filter(({ e }) => e && typeof e === "object" && e.type !== "session");
   if (version < 2) {
     // v1 entries have no ids: pi assigns them on load; tree checks do not apply.
@@ -240,8 +251,6 @@ export function analyze({ lines, nl, recs }) {
       }
     }
   }
-  problems.sort((a, b) => a.line - b.line);
-  notes.sort((a, b) => a.line - b.line);
   return { lines: parts.length, entries: entries.length, problems, notes };
 }
 
