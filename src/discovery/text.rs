@@ -75,17 +75,8 @@ pub fn array_elements(raw: &str) -> Vec<&str> {
     while i < b.len() {
         match b[i] {
             b'"' => {
-                i += 1;
-                while i < b.len() {
-                    match memchr::memchr2(b'"', b'\\', &b[i..]) {
-                        Some(p) if b[i + p] == b'\\' => i += p + 2,
-                        Some(p) => {
-                            i += p;
-                            break;
-                        }
-                        None => i = b.len(),
-                    }
-                }
+                // Leave `i` on the closing quote (the loop steps past it).
+                i = skip_string(b, i).saturating_sub(1);
             }
             b'[' | b'{' => {
                 depth += 1;
@@ -110,13 +101,39 @@ pub fn array_elements(raw: &str) -> Vec<&str> {
     out
 }
 
+/// First `"` or `\\` at or after `i` (eight bytes at a time; cheap for dense escapes,
+/// where a `memchr2` call per escape costs more than the scan).
+#[inline]
+fn find_quote_or_backslash(b: &[u8], mut i: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w);
+        let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+        let m = zero(w ^ (LO * 0x22)) | zero(w ^ (LO * 0x5C));
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\\' {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// End (exclusive) of the string literal whose opening quote is at `i`, in validated text.
 fn skip_string(b: &[u8], mut i: usize) -> usize {
     i += 1;
     while i < b.len() {
-        match memchr::memchr2(b'"', b'\\', &b[i..]) {
-            Some(p) if b[i + p] == b'\\' => i += p + 2,
-            Some(p) => return i + p + 1,
+        match find_quote_or_backslash(b, i) {
+            Some(p) if b[p] == b'\\' => i = p + 2,
+            Some(p) => return p + 1,
             None => return b.len(),
         }
     }
