@@ -584,3 +584,28 @@ mod tests {
         assert_eq!(FsyncMode::parse(Some("bogus")), FsyncMode::Batch);
     }
 }
+
+#[cfg(test)]
+mod perf {
+    /// `cargo test --release --lib append_cost -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn append_cost() {
+        let text = "x".repeat(2000);
+        let mut s = super::Store::new(false);
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
+        let lines: Vec<String> = (0..10_000)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"message","id":"a{i}","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":{i}}}}}"#
+                )
+            })
+            .collect();
+        let t = std::time::Instant::now();
+        for l in lines {
+            s.append(l).expect("append");
+        }
+        println!("in-memory append x10k (2 KB): {:?}", t.elapsed());
+    }
+}
