@@ -247,7 +247,11 @@ describe("show", () => {
     expect(data.leafId).toBe(sm.getLeafId());
     expect(data.context).toEqual(JSON.parse(JSON.stringify(sm.buildSessionContext())));
     expect(data.stats.messages).toEqual({ user: 4, assistant: 5, toolResult: 1 });
-    expect(data.tree).toHaveLength(1);
+    expect(data.tree.map((n) => n.id)).toEqual(sm.getEntries().map((e) => e.id)); // one branch
+    expect(data.tree[0]).toEqual({ id: sm.getEntries()[0].id, type: "model_change", parentId: null, label: null, children: [sm.getEntries()[1].id] });
+    const branched = json(["show", sampleFile("2026-01-05"), "--tree"]).data.tree;
+    expect(branched.find((n) => n.id === "1237126e").children).toEqual(["ff2fe033", "8fe27daa"]);
+    expect(branched.find((n) => n.id === "cabceda1").label).toBe("chosen");
   });
   it("resolves an id prefix in the store; unknown and ambiguous prefixes fail", () => {
     const r = cli(["show", "019b8e40", "--dir", SAMPLE]);
@@ -435,6 +439,13 @@ describe("search", () => {
     expect(none.code).toBe(1);
     expect(none.out).toBe("");
   });
+  it("--limit, and the default scope is the current project", () => {
+    expect(json(["search", "a", SAMPLE, "--all", "--limit", "3"]).data).toHaveLength(3);
+    const agent = dirname(SAMPLE);
+    expect(json(["search", "trailing"], { env: { PI_CODING_AGENT_DIR: agent }, cwd: "/" }).code).toBe(1);
+    expect(json(["search", "trailing", "--cwd", "/home/user/demo"], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
+    expect(json(["search", "trailing", "--all"], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
+  });
   it("--json, --regex, smart case, multi-line text", () => {
     const { data } = json(["search", "^src/b\\.ts", SAMPLE, "--all", "--regex"]);
     expect(data).toHaveLength(1);
@@ -474,6 +485,8 @@ describe("stats", () => {
     expect(Object.keys(data.byModel).sort()).toEqual(["anthropic/claude-sonnet-4-5", "openai/gpt-5"]);
     expect(data.byModel["openai/gpt-5"].messages).toBe(5);
     expect(cli(["stats", SAMPLE]).out).toContain("Sessions  4");
+    expect(json(["stats", SAMPLE, "--cwd", "/elsewhere"]).data.sessions).toBe(0);
+    expect(json(["stats", SAMPLE, "--cwd", "/home/user/demo"]).data.sessions).toBe(4);
   });
 });
 
