@@ -219,12 +219,10 @@ class SessionManager {
     const h = this._native.headerIndex();
     const header = this._obj(h);
     this.sessionId = header.id;
-    if ((header.version ?? 1) < CURRENT_SESSION_VERSION) {
-      const objs = this._objsAt(Array.from({ length: this._native.length }, (_, i) => i));
-      migrateSessionEntries(objs);
-      this._native.replaceLines(objs.map(stringifyEntry).join("\n"));
+    // Old versions are migrated in Rust (src/migrate.rs) and the file rewritten.
+    if (this._native.migrate()) {
       fsCall(() => this._native.rewrite());
-      this._adopt(objs);
+      this._adopt();
       return;
     }
     this._syncLeafFromNative();

@@ -103,6 +103,33 @@ impl NativeSession {
         Ok(LoadOutcome { count, repaired })
     }
 
+    /// Migrate v1/v2 entries to v3 in place (the reference's rules); true if anything was
+    /// migrated (the caller then rewrites the file).
+    #[napi(catch_unwind)]
+    pub fn migrate(&mut self) -> Result<bool> {
+        let mut texts: Vec<String> = Vec::with_capacity(self.store.tree.entries.len());
+        for e in &self.store.tree.entries {
+            let t = e
+                .text
+                .read()
+                .map_err(|err| Error::from_reason(format!("cannot read session entry: {err}")))?;
+            texts.push(t.into_owned());
+        }
+        let Some(lines) = crate::migrate::migrate_texts(&texts) else {
+            return Ok(false);
+        };
+        let mut entries: Vec<Entry> = Vec::with_capacity(lines.len());
+        for line in lines {
+            let e = self
+                .store
+                .parse_line(line)
+                .ok_or_else(|| Error::from_reason("internal: migrated entry is not valid JSON"))?;
+            entries.push(e);
+        }
+        self.store.replace(entries);
+        Ok(true)
+    }
+
     /// Replace every entry with the given lines (newline-separated JSON texts).
     #[napi(catch_unwind)]
     pub fn replace_lines(&mut self, text: String) -> Result<()> {
