@@ -222,3 +222,49 @@ describe("file-backed entries (large files keep only byte ranges in memory)", ()
     }
   });
 });
+
+describe("regressions (divergences found by the differential and bad-input suites)", () => {
+  test("differential seed 96: a refused setSessionFile still switches the write path", () => {
+    const out = [];
+    for (const M of [ref, nat]) {
+      const d = tmp();
+      const sm = M.SessionManager.create("/tmp/reg-cwd", d);
+      sm.appendMessage({ role: "user", content: "first", timestamp: 1 });
+      const bad = join(d, "bom.jsonl");
+      writeFileSync(bad, "\ufeff" + H + "\n");
+      expect(() => sm.setSessionFile(bad)).toThrow(/is not a valid pi session/);
+      expect(sm.getSessionFile()).toBe(bad);
+      sm.appendMessage({ role: "user", content: "second", timestamp: 2 });
+      out.push(readFileSync(bad, "utf8").split("\n").length);
+    }
+    expect(out[1]).toBe(out[0]);
+  });
+  test("bad-input: opening a directory fails like Node's readSync (EISDIR, syscall read, no path)", () => {
+    const d = tmp();
+    const errs = [ref, nat].map((M) => {
+      try {
+        M.loadEntriesFromFile(d);
+        return "no error";
+      } catch (e) {
+        return `${e.code} ${e.syscall} ${e.message}`;
+      }
+    });
+    expect(errs[1]).toBe(errs[0]);
+  });
+  test("bad-input: a non-string path throws the reference's TypeError text", () => {
+    const msgs = [ref, nat].map((M) => {
+      try {
+        M.findMostRecentSession(5);
+      } catch (e) {
+        return e.message;
+      }
+    });
+    expect(msgs[1]).toBe(msgs[0]);
+  });
+  test('review: getBranch("") is an empty path (only null/undefined mean the leaf)', () => {
+    const r = ref.SessionManager.inMemory("/tmp"), n = nat.SessionManager.inMemory("/tmp");
+    for (const s of [r, n]) s.appendMessage({ role: "user", content: "x", timestamp: 1 });
+    expect(n.getBranch("")).toEqual(r.getBranch(""));
+    expect(n.getBranch(null).length).toBe(r.getBranch(null).length);
+  });
+});
