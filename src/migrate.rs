@@ -69,6 +69,12 @@ fn fresh_id() -> String {
     s
 }
 
+/// Whether a header text (the first `type: "session"` entry) needs migration.
+pub fn header_needs_migration(header_text: Option<&str>) -> bool {
+    let parsed = header_text.and_then(value::parse);
+    header_version(parsed.as_ref().and_then(|v| v.as_object())) < CURRENT_VERSION
+}
+
 /// Migrate the given entry texts. `None` if the file is current (no rewrite needed).
 pub fn migrate_texts(texts: &[String]) -> Option<Vec<String>> {
     let mut entries: Vec<Value> = texts

@@ -107,6 +107,15 @@ impl NativeSession {
     /// migrated (the caller then rewrites the file).
     #[napi(catch_unwind)]
     pub fn migrate(&mut self) -> Result<bool> {
+        // Cheap check first: only the header decides (current files are never re-parsed).
+        let tree = &self.store.tree;
+        let header = tree
+            .header_index()
+            .and_then(|i| tree.entries.get(i))
+            .and_then(|e| e.text.read().ok());
+        if !crate::migrate::header_needs_migration(header.as_deref()) {
+            return Ok(false);
+        }
         let mut texts: Vec<String> = Vec::with_capacity(self.store.tree.entries.len());
         for e in &self.store.tree.entries {
             let t = e
