@@ -20,6 +20,9 @@ process.env.PI_SKIP_VERSION_CHECK ??= "1";
 process.env.PI_TELEMETRY ??= "0";
 
 const here = dirname(fileURLToPath(import.meta.url));
+// faux-small's context window and the context size above which pi compacts it automatically
+const AUTO_CONTEXT_WINDOW = 16384;
+const AUTO_THRESHOLD = 512;
 const repoRoot = resolve(here, "..", "..");
 
 function parseArgs(argv) {
@@ -128,6 +131,8 @@ async function runScenario(args) {
 		models: [
 			{ id: "faux-1", name: "Faux One", reasoning: true, contextWindow: 200000, maxTokens: 8192 },
 			{ id: "faux-2", name: "Faux Two", reasoning: true, contextWindow: 100000, maxTokens: 4096 },
+			// small-context model: its compaction threshold (see settingsManager) is crossed by one long reply
+			{ id: "faux-small", name: "Faux Small", reasoning: true, contextWindow: AUTO_CONTEXT_WINDOW, maxTokens: 4096 },
 		],
 	});
 	const received = [];
@@ -151,8 +156,15 @@ async function runScenario(args) {
 	await modelRuntime.refresh({ allowNetwork: false });
 
 	const settingsManager = SettingsManager.inMemory({
-		// no automatic compaction; manual compaction keeps only the most recent turn
-		compaction: { enabled: false, keepRecentTokens: 1 },
+		// Automatic compaction is on, but only faux-small can reach its threshold
+		// (contextTokens > contextWindow - reserveTokens): faux-1/faux-2 keep the default reserve
+		// (16384) against windows of 200k/100k, while faux-small's override leaves AUTO_THRESHOLD
+		// tokens. Every compaction (manual and automatic) keeps only the most recent turn.
+		compaction: {
+			enabled: true,
+			keepRecentTokens: 1,
+			modelOverrides: { "faux/faux-small": { reserveTokens: AUTO_CONTEXT_WINDOW - AUTO_THRESHOLD } },
+		},
 		retry: { enabled: false },
 	});
 	const resourceLoader = {
@@ -245,6 +257,73 @@ async function runScenario(args) {
 	faux.appendResponses([reply("turn5", "Continuing after compaction.")]);
 	await session.prompt("What did we do so far?");
 	snapshot("after-compaction", session);
+
+	// ---- automatic (threshold) compaction ------------------------------------------------------
+	// On faux-small a long reply pushes the reported usage (the faux provider estimates it from the
+	// prompt and the output, ~chars/4) above AUTO_THRESHOLD while the input stays far below the
+	// context window (no overflow handling): pi compacts right after the turn, inside prompt().
+	await session.setModel(faux.getModel("faux-small"));
+	const compactionEvents = [];
+	const unsubscribe = session.subscribe((event) => {
+		if (event.type === "compaction_start") compactionEvents.push({ type: event.type, reason: event.reason });
+		if (event.type === "compaction_end") {
+			compactionEvents.push({
+				type: event.type,
+				reason: event.reason,
+				aborted: event.aborted,
+				willRetry: event.willRetry,
+				errorMessage: event.errorMessage ?? null,
+				firstKeptEntryId: event.result?.firstKeptEntryId ?? null,
+				summary: event.result?.summary ?? null,
+				tokensBefore: event.result?.tokensBefore ?? null,
+			});
+		}
+	});
+	const longReply = Array.from({ length: 60 }, (_, i) => `Line ${i + 1}: a deliberately long faux answer.`).join("\n");
+	faux.appendResponses([
+		reply("turn5b-long", longReply),
+		(context, options, state, model) => {
+			phase = "auto-compaction";
+			return reply("auto-compaction-summary", "## Goal\nAuto summary after the long answer.")(context, options, state, model);
+		},
+		reply("auto-compaction-turn-prefix", "## Turn prefix\nAuto summary of the split turn prefix."),
+	]);
+	const compactionsBefore = session.sessionManager.getEntries().filter((e) => e.type === "compaction").length;
+	await session.prompt("Give me a long answer on the small model");
+	unsubscribe();
+	const autoPending = faux.getPendingResponseCount();
+	faux.setResponses([]);
+	phase = "session1";
+	const longAssistant = session.sessionManager
+		.getBranch()
+		.findLast((e) => e.type === "message" && e.message.role === "assistant");
+	const autoCompactions = session.sessionManager.getEntries().filter((e) => e.type === "compaction");
+	const autoCompaction = autoCompactions.at(-1);
+	const autoEnd = compactionEvents.find((e) => e.type === "compaction_end");
+	if (
+		autoCompactions.length !== compactionsBefore + 1 ||
+		session.sessionManager.getLeafId() !== autoCompaction.id ||
+		autoEnd?.reason !== "threshold" ||
+		autoEnd.aborted ||
+		autoEnd.summary !== autoCompaction.summary
+	) {
+		throw new Error(
+			`expected one automatic threshold compaction after the long reply; got ${autoCompactions.length - compactionsBefore} new ` +
+				`compaction entries, leaf ${session.sessionManager.getLeafId()}, events ${JSON.stringify(compactionEvents)}, ` +
+				`usage of the long reply ${JSON.stringify(longAssistant?.message.usage)}`,
+		);
+	}
+	step("auto-compaction", {
+		events: compactionEvents,
+		usage: longAssistant.message.usage,
+		entry: autoCompaction,
+		pending: autoPending,
+	});
+	// back to faux-2 (below every threshold) so no further automatic compaction happens
+	await session.setModel(faux.getModel("faux-2"));
+	faux.appendResponses([reply("turn5c-after-auto", "Still here after the automatic compaction.")]);
+	await session.prompt("And after the automatic compaction?");
+	snapshot("after-auto-compaction", session);
 
 	// ---- label + tree navigation with branch summary -----------------------------------------
 	session.sessionManager.appendLabelChange(turn2Assistant, "read-done");

@@ -76,6 +76,25 @@ describe("pi SDK scenario", () => {
 		expect(reference.faux.pendingAtEnd).toBe(0);
 		expect(reference.contexts.map((c) => c.label)).toContain("compaction-summary");
 		expect(reference.contexts.map((c) => c.label)).toContain("branch-summary");
+		// automatic threshold compaction after the long reply on faux-small (the scenario itself
+		// throws when it does not happen): summary + split-turn prefix requests, a second
+		// compaction entry in the first file
+		const auto = reference.steps.find((s) => s.name === "auto-compaction").data;
+		expect(auto.events.map((e) => [e.type, e.reason])).toEqual([
+			["compaction_start", "threshold"],
+			["compaction_end", "threshold"],
+		]);
+		expect(auto.entry.type).toBe("compaction");
+		expect(auto.pending).toBe(0);
+		expect(reference.files[0].lines).toContainEqual(auto.entry);
+		expect(reference.files[0].lines.filter((l) => l.type === "compaction")).toHaveLength(2);
+		const labels = reference.contexts.map((c) => c.label);
+		expect(labels.slice(labels.indexOf("turn5b-long"), labels.indexOf("turn5b-long") + 4)).toEqual([
+			"turn5b-long",
+			"auto-compaction-summary",
+			"auto-compaction-turn-prefix",
+			"turn5c-after-auto",
+		]);
 		const restored = reference.steps.find((s) => s.name === "open-restored").data;
 		expect(restored).toEqual({ model: "faux/faux-2", thinkingLevel: "high", fallback: null });
 	});
