@@ -35,6 +35,31 @@ pub struct FileSource {
 }
 
 impl FileSource {
+    /// Read as much as available (up to `buf.len()`) at `offset`; returns the count.
+    fn read_up_to(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            let n = self.read_some(&mut buf[done..], offset + done as u64)?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        Ok(done)
+    }
+
+    #[cfg(unix)]
+    fn read_some(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_at(buf, offset)
+    }
+
+    #[cfg(not(unix))]
+    fn read_some(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        use std::os::windows::fs::FileExt;
+        self.file.seek_read(buf, offset)
+    }
+
     #[cfg(unix)]
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
@@ -54,6 +79,47 @@ impl FileSource {
             done += n;
         }
         Ok(())
+    }
+}
+
+/// Reads many file-backed texts in file order with few syscalls: one large read serves every
+/// entry inside its window (materializing a whole large session reads it in 8 MiB pieces).
+#[derive(Default)]
+pub struct WindowReader {
+    src: Option<Arc<FileSource>>,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl WindowReader {
+    const WINDOW: usize = 8 << 20;
+
+    /// The text of `t` (through the window for file-backed text).
+    pub fn read<'a>(&mut self, t: &'a Text) -> std::io::Result<Cow<'a, str>> {
+        let Text::File { src, start, len } = t else {
+            return t.read();
+        };
+        let (start, len) = (*start, *len as usize);
+        let same = self.src.as_ref().is_some_and(|s| Arc::ptr_eq(s, src));
+        let inside =
+            same && start >= self.start && start + len as u64 <= self.start + self.buf.len() as u64;
+        if !inside {
+            let want = len.max(Self::WINDOW);
+            self.buf.resize(want, 0);
+            let got = src.read_up_to(&mut self.buf, start)?;
+            self.buf.truncate(got);
+            self.start = start;
+            self.src = Some(Arc::clone(src));
+            if got < len {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        let off = (start - self.start) as usize;
+        let bytes = self.buf.get(off..off + len).unwrap_or_default();
+        Ok(Cow::Owned(match std::str::from_utf8(bytes) {
+            Ok(s) => s.to_string(),
+            Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+        }))
     }
 }
 

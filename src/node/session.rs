@@ -233,13 +233,14 @@ impl NativeSession {
         let mut out = String::with_capacity(total);
         out.push('[');
         let mut first = true;
+        let mut reader = crate::entry::WindowReader::default();
         for &i in indices.iter() {
             if let Some(e) = entries.get(i as usize) {
                 if !first {
                     out.push(',');
                 }
                 first = false;
-                match e.text.read() {
+                match reader.read(&e.text) {
                     Ok(t) => out.push_str(&t),
                     // Unreadable file-backed text: keep the array well-formed and positions aligned.
                     Err(_) => out.push_str("null"),
