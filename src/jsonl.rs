@@ -41,7 +41,7 @@ pub fn parse_owned(bytes: Vec<u8>) -> Loaded {
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     let base = Arc::new(text);
-    let chunks = split_chunks(&base, scan_threads());
+    let chunks = split_at_newlines(base.as_bytes(), scan_threads(), 4 << 20);
     let entries = if chunks.len() <= 1 {
         scan_range(&base, 0, base.len())
     } else {
@@ -75,14 +75,13 @@ fn scan_threads() -> usize {
         .min(4)
 }
 
-/// Split `[0, len)` into up to `n` ranges that end just after a newline.
-fn split_chunks(text: &str, n: usize) -> Vec<(usize, usize)> {
-    const MIN_CHUNK: usize = 4 << 20;
-    let len = text.len();
-    if n <= 1 || len < 2 * MIN_CHUNK {
+/// Split `[0, len)` into up to `n` ranges that end just after a newline (one range when the
+/// text is shorter than `2 * min_chunk`).
+fn split_at_newlines(bytes: &[u8], n: usize, min_chunk: usize) -> Vec<(usize, usize)> {
+    let len = bytes.len();
+    if n <= 1 || len < 2 * min_chunk {
         return vec![(0, len)];
     }
-    let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
     for k in 1..n {
@@ -102,31 +101,36 @@ fn split_chunks(text: &str, n: usize) -> Vec<(usize, usize)> {
     out
 }
 
+/// Call `f(start, end)` for each non-blank line of `bytes[from..to]` (`from` is a line start;
+/// the last line may lack its newline). Blank lines are skipped, as by the reference.
+fn for_each_line(bytes: &[u8], from: usize, to: usize, mut f: impl FnMut(usize, usize)) {
+    let mut call = |a: usize, b: usize| {
+        if !bytes[a..b]
+            .iter()
+            .all(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            f(a, b);
+        }
+    };
+    let mut start = from;
+    for nl in memchr::memchr_iter(b'\n', &bytes[from..to]) {
+        call(start, from + nl);
+        start = from + nl + 1;
+    }
+    if start < to {
+        call(start, to);
+    }
+}
+
 /// Scan the lines of `base[from..to]` (`from` is a line start).
 fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
-    let bytes = base.as_bytes();
     let mut entries = Vec::new();
-    let mut start = from;
-    let mut push = |a: usize, b: usize| {
-        let line = &bytes[a..b];
-        if line
-            .iter()
-            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        {
-            return;
-        }
+    for_each_line(base.as_bytes(), from, to, |a, b| {
         // The line's offset is unique: it keys object-valued ids apart.
         if let Some(e) = Entry::parse_shared(base, a, b, a + 1) {
             entries.push(e);
         }
-    };
-    for nl in memchr::memchr_iter(b'\n', &bytes[from..to]) {
-        push(start, from + nl);
-        start = from + nl + 1;
-    }
-    if start < to {
-        push(start, to);
-    }
+    });
     entries
 }
 
@@ -220,54 +224,31 @@ fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
 fn scan_backed(bytes: &[u8], base: u64, src: &Arc<crate::entry::FileSource>, out: &mut Vec<Entry>) {
     let scan_part = |from: usize, to: usize| -> Vec<Entry> {
         let mut v = Vec::new();
-        let mut start = from;
-        let mut push = |a: usize, b: usize| {
-            let line = &bytes[a..b];
-            if line
-                .iter()
-                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-            {
-                return;
-            }
-            let text = String::from_utf8_lossy(line);
+        for_each_line(bytes, from, to, |a, b| {
+            let text = String::from_utf8_lossy(&bytes[a..b]);
             let off = base + a as u64;
-            let unique = off as usize + 1;
-            if let Some(e) = Entry::parse_backed(&text, src, off, (b - a) as u32, unique) {
+            if let Some(e) = Entry::parse_backed(&text, src, off, (b - a) as u32, off as usize + 1)
+            {
                 v.push(e);
             }
-        };
-        for nl in memchr::memchr_iter(b'\n', &bytes[from..to]) {
-            push(start, from + nl);
-            start = from + nl + 1;
-        }
-        if start < to {
-            push(start, to);
-        }
+        });
         v
     };
-    let threads = scan_threads();
-    let mut cuts = vec![0usize];
-    for k in 1..threads {
-        let target = (bytes.len() * k / threads).max(*cuts.last().unwrap_or(&0));
-        let cut = memchr::memchr(b'\n', &bytes[target..]).map_or(bytes.len(), |p| target + p + 1);
-        cuts.push(cut);
-    }
-    cuts.push(bytes.len());
-    cuts.dedup();
-    if cuts.len() <= 2 {
+    let chunks = split_at_newlines(bytes, scan_threads(), 1 << 20);
+    if chunks.len() <= 1 {
         out.extend(scan_part(0, bytes.len()));
         return;
     }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .map(|w| {
-                let (a, b) = (w[0], w[1]);
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|&(a, b)| {
                 let f = &scan_part;
                 scope.spawn(move || f(a, b))
             })
             .collect();
         for h in handles {
+            // A panicking scan thread yields no entries rather than aborting the load.
             out.extend(h.join().unwrap_or_default());
         }
     });
