@@ -258,8 +258,40 @@ describe("durability", () => {
 
   it("read-only directory: appends and rewrites of an existing file still work", (ctx) => {
     if (isRoot) {
-      console.warn("[skip] running as root: a read-only directory does not block writes");
-      ctx.skip();
+      // Root ignores directory permissions: run the scenario as "nobody" in a child process.
+      const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => fs.existsSync(p));
+      if (!setpriv) {
+        console.warn("[skip] running as root without setpriv: a read-only directory does not block root's writes");
+        ctx.skip();
+        return;
+      }
+      const dir = tmp("psn-ro-");
+      fs.chmodSync(dir, 0o777);
+      const script = join(dir, "ro.cjs");
+      fs.writeFileSync(
+        script,
+        `const fs = require("fs");
+const { SessionManager } = require(${JSON.stringify(join(root, "index.js"))});
+const dir = ${JSON.stringify(join(dir, "s"))};
+fs.mkdirSync(dir);
+const sm = SessionManager.create("/tmp", dir);
+sm.appendMessage({ role: "user", content: "one", timestamp: 1 });
+const file = sm.getSessionFile();
+fs.chmodSync(dir, 0o555);
+let ok = true;
+try { fs.writeFileSync(dir + "/probe", "x"); ok = false; } catch {}
+sm.appendCustomEntry("k", { n: 2 });
+const sm2 = SessionManager.open(file, dir, "/tmp");
+console.log(JSON.stringify({ blocked: ok, entries: sm2.getEntries().length, lines: fs.readFileSync(file, "utf8").trim().split("\\n").length }));
+`,
+      );
+      fs.chmodSync(script, 0o644);
+      const out = execFileSync(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, script], { encoding: "utf8" });
+      const r = JSON.parse(out.trim().split("\n").pop());
+      expect(r.blocked).toBe(true); // the directory really is read-only for this user
+      expect(r.entries).toBe(2);
+      expect(r.lines).toBe(3);
+      fs.rmSync(dir, { recursive: true, force: true });
       return;
     }
     const dir = tmp("psn-ro-");
