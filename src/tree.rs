@@ -44,6 +44,21 @@ impl<V> OrderedMap<V> {
             *slot = None;
         }
     }
+    /// Slot position of a key (its place in iteration order).
+    pub fn slot_of(&self, k: &str) -> Option<usize> {
+        self.pos.get(k).copied()
+    }
+    /// Put a deleted key back at its old position (undo of a delete), keeping the order.
+    pub fn restore_at(&mut self, k: Key, slot: usize, v: V) {
+        if self.pos.contains_key(&k) || !matches!(self.slots.get(slot), Some(None)) {
+            self.set(k, v);
+            return;
+        }
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Some(v);
+        }
+        self.pos.insert(k, slot);
+    }
     pub fn len(&self) -> usize {
         self.pos.len()
     }
@@ -153,7 +168,8 @@ impl Tree {
             }
             if let Some((target, prev)) = snapshot.label_prev {
                 match prev {
-                    Some(p) => self.labels.set(target, p),
+                    // A clearing label deleted the key: put it back where it was.
+                    Some((slot, p)) => self.labels.restore_at(target, slot, p),
                     None => self.labels.delete(&target),
                 }
             }
@@ -167,7 +183,10 @@ impl Tree {
             by_id_prev: self.by_id.get(&e.id).copied(),
             label_prev: if e.etype == EntryType::Label {
                 let t = e.target.clone().unwrap_or_default();
-                let prev = self.labels.get(&t).copied();
+                let prev = self
+                    .labels
+                    .slot_of(&t)
+                    .and_then(|slot| self.labels.get(&t).map(|&v| (slot, v)));
                 Some((t, prev))
             } else {
                 None
@@ -289,7 +308,7 @@ impl Tree {
 #[derive(Debug, Clone)]
 pub struct PushUndo {
     by_id_prev: Option<usize>,
-    label_prev: Option<(Key, Option<usize>)>,
+    label_prev: Option<(Key, Option<(usize, usize)>)>,
 }
 
 #[cfg(test)]
@@ -341,6 +360,23 @@ mod tests {
     fn deep_chain_of_a_million() {
         let t = chain(1_000_000);
         assert_eq!(t.branch(None).len(), 1_000_000);
+    }
+
+    #[test]
+    fn failed_label_clear_restores_label_order() {
+        // Found by the `ops` fuzz target: undoing a clearing label moved it to the end.
+        let mut t = Tree::from_entries(vec![
+            e(r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#),
+            e(r#"{"type":"label","id":"l1","parentId":"a","targetId":"a","label":"x"}"#),
+            e(r#"{"type":"label","id":"l2","parentId":"l1","targetId":"l1","label":"y"}"#),
+        ]);
+        let before: Vec<usize> = t.labels.iter().copied().collect();
+        let clear = e(r#"{"type":"label","id":"l3","parentId":"l2","targetId":"a","label":""}"#);
+        let (undo, leaf) = (t.undo_info(&clear), t.leaf.clone());
+        t.push(clear);
+        t.pop(leaf, undo);
+        let after: Vec<usize> = t.labels.iter().copied().collect();
+        assert_eq!(after, before);
     }
 
     #[test]
