@@ -46,7 +46,8 @@ fn check_fields(text: &str, fields: &[Field<'_>], o: &Object, what: &str) {
     // Lone surrogates in keys are decoded lossily by the scanner (U+FFFD), so distinct JS
     // keys may collide there; only compare exactly when no key involves U+FFFD.
     let lossy = fields.iter().any(|f| f.key.contains('\u{FFFD}'))
-        || o.keys().any(|k| !k.is_well_formed() || k.to_string_lossy().contains('\u{FFFD}'));
+        || o.keys()
+            .any(|k| !k.is_well_formed() || k.to_string_lossy().contains('\u{FFFD}'));
     let mut last: HashMap<&str, &str> = HashMap::new();
     for f in fields {
         assert!(
@@ -68,11 +69,15 @@ fn check_fields(text: &str, fields: &[Field<'_>], o: &Object, what: &str) {
         o.len()
     );
     for (k, raw) in last {
-        let v = o
-            .get(k)
-            .unwrap_or_else(|| panic!("{what}: key {k:?} scanned but not in parsed object (text {text:?})"));
+        let v = o.get(k).unwrap_or_else(|| {
+            panic!("{what}: key {k:?} scanned but not in parsed object (text {text:?})")
+        });
         let canon = value::canonicalize(raw).expect("raw field parses");
-        assert_eq!(canon, v.to_json(), "{what}: value of key {k:?} differs (text {text:?})");
+        assert_eq!(
+            canon,
+            v.to_json(),
+            "{what}: value of key {k:?} differs (text {text:?})"
+        );
     }
 }
 
@@ -82,25 +87,39 @@ pub fn json_consistency(text: &str) {
     let v = value::parse(text);
     let (s, v) = match (s, v) {
         (None, None) => return,
-        (Some(s), None) => panic!("scan accepts ({:?}) but value::parse rejects: {text:?}", s.kind),
+        (Some(s), None) => panic!(
+            "scan accepts ({:?}) but value::parse rejects: {text:?}",
+            s.kind
+        ),
         (None, Some(v)) => panic!(
             "value::parse accepts ({:?}) but scan rejects: {text:?}",
             value_kind(&v)
         ),
         (Some(s), Some(v)) => (s, v),
     };
-    assert!(scan::scan(text).is_some(), "scan_with accepts, scan rejects: {text:?}");
+    assert!(
+        scan::scan(text).is_some(),
+        "scan_with accepts, scan rejects: {text:?}"
+    );
     assert_eq!(s.kind, value_kind(&v), "kind differs: {text:?}");
-    assert_eq!(s.kind, scan::kind_of(text.trim_start_matches([' ', '\t', '\r', '\n'])));
+    assert_eq!(
+        s.kind,
+        scan::kind_of(text.trim_start_matches([' ', '\t', '\r', '\n']))
+    );
     let c = value::canonicalize(text).expect("canonicalize accepts what parse accepts");
     assert_eq!(c, v.to_json());
     let c2 = value::canonicalize(&c)
         .unwrap_or_else(|| panic!("canonical text rejected: {c:?} (from {text:?})"));
     assert_eq!(c, c2, "canonicalize is not idempotent (from {text:?})");
-    let sc = scan::scan(&c).unwrap_or_else(|| panic!("scan rejects canonical {c:?} (from {text:?})"));
+    let sc =
+        scan::scan(&c).unwrap_or_else(|| panic!("scan rejects canonical {c:?} (from {text:?})"));
     // Not `s.kind`: non-finite numbers canonicalize to `null` (JSON.stringify(1e400)).
     let cv = value::parse(&c).expect("canonical text parses");
-    assert_eq!(sc.kind, value_kind(&cv), "scan/value kinds differ on canonical {c:?}");
+    assert_eq!(
+        sc.kind,
+        value_kind(&cv),
+        "scan/value kinds differ on canonical {c:?}"
+    );
     if let Value::Object(o) = &v {
         check_fields(text, &s.fields, o, "top level");
         match o.get("message") {
@@ -153,7 +172,10 @@ fn expected_key(v: Option<&Value>) -> Option<Key> {
 fn check_key(got: &str, want: Option<Key>, what: &str, text: &str) {
     match want {
         Some(w) => assert_eq!(got, w, "{what} key differs (line {text:?})"),
-        None => assert!(got.starts_with("\u{0}obj"), "{what}: identity key expected, got {got:?} (line {text:?})"),
+        None => assert!(
+            got.starts_with("\u{0}obj"),
+            "{what}: identity key expected, got {got:?} (line {text:?})"
+        ),
     }
 }
 
@@ -161,19 +183,28 @@ fn check_key(got: &str, want: Option<Key>, what: &str, text: &str) {
 fn check_entry(line: &str, got: Option<&Entry>) {
     let v = value::parse(line);
     let Some(v) = v.filter(truthy) else {
-        assert!(got.is_none(), "entry made from a rejected/falsy line {line:?}");
+        assert!(
+            got.is_none(),
+            "entry made from a rejected/falsy line {line:?}"
+        );
         return;
     };
     let e = got.unwrap_or_else(|| panic!("no entry for an accepted truthy line {line:?}"));
     let Value::Object(o) = &v else {
-        assert!(!e.is_object && e.etype == EntryType::Other, "non-object entry {line:?}");
+        assert!(
+            !e.is_object && e.etype == EntryType::Other,
+            "non-object entry {line:?}"
+        );
         assert_eq!(e.id, UNDEFINED);
         return;
     };
     assert!(e.is_object);
     let etype = expected_type(o.get("type"));
     assert_eq!(e.etype, etype, "type differs (line {line:?})");
-    assert_eq!(e.id_is_string, matches!(o.get("id"), Some(Value::String(_))));
+    assert_eq!(
+        e.id_is_string,
+        matches!(o.get("id"), Some(Value::String(_)))
+    );
     check_key(&e.id, expected_key(o.get("id")), "id", line);
     match (o.get("parentId"), &e.parent) {
         (Some(Value::Null), Parent::Null) => {}
@@ -197,11 +228,25 @@ fn check_entry(line: &str, got: Option<&Entry>) {
     assert_eq!(e.role, role, "role differs (line {line:?})");
     match etype {
         EntryType::Label => {
-            check_key(e.target.as_deref().expect("label target"), expected_key(o.get("targetId")), "targetId", line);
-            assert_eq!(e.label_truthy, o.get("label").is_some_and(truthy), "label truthiness (line {line:?})");
+            check_key(
+                e.target.as_deref().expect("label target"),
+                expected_key(o.get("targetId")),
+                "targetId",
+                line,
+            );
+            assert_eq!(
+                e.label_truthy,
+                o.get("label").is_some_and(truthy),
+                "label truthiness (line {line:?})"
+            );
         }
         EntryType::ContextEdit => {
-            check_key(e.target.as_deref().expect("edit target"), expected_key(o.get("targetId")), "targetId", line);
+            check_key(
+                e.target.as_deref().expect("edit target"),
+                expected_key(o.get("targetId")),
+                "targetId",
+                line,
+            );
         }
         EntryType::Compaction => {
             check_key(
@@ -210,20 +255,33 @@ fn check_entry(line: &str, got: Option<&Entry>) {
                 "firstKeptEntryId",
                 line,
             );
-            assert_eq!(e.retained_tail, matches!(o.get("retainedTail"), Some(Value::Array(_))));
+            assert_eq!(
+                e.retained_tail,
+                matches!(o.get("retainedTail"), Some(Value::Array(_)))
+            );
         }
         _ => assert!(e.target.is_none() && e.first_kept.is_none()),
     }
     // Spans point at valid JSON inside the text.
     let text = e.text.read().expect("in-memory text");
-    for sp in [&e.label_raw, &e.timestamp_raw, &e.aux1, &e.aux2, &e.msg_provider, &e.msg_model]
-        .into_iter()
-        .flatten()
+    for sp in [
+        &e.label_raw,
+        &e.timestamp_raw,
+        &e.aux1,
+        &e.aux2,
+        &e.msg_provider,
+        &e.msg_model,
+    ]
+    .into_iter()
+    .flatten()
     {
         let raw = text
             .get(sp.start as usize..sp.end as usize)
             .unwrap_or_else(|| panic!("span {sp:?} outside text (line {line:?})"));
-        assert!(value::parse(raw).is_some(), "span {sp:?} is not a JSON value: {raw:?}");
+        assert!(
+            value::parse(raw).is_some(),
+            "span {sp:?} is not a JSON value: {raw:?}"
+        );
     }
 }
 
@@ -241,24 +299,39 @@ fn parent_index(t: &Tree, i: usize) -> Option<usize> {
 /// A walk is root-first, ends at `start`, has no repeats, and follows parent links.
 fn check_walk(t: &Tree, start: usize, path: &[u32]) {
     let n = t.entries.len();
-    assert_eq!(path.last().copied(), Some(start as u32), "walk does not end at start");
+    assert_eq!(
+        path.last().copied(),
+        Some(start as u32),
+        "walk does not end at start"
+    );
     let mut seen = HashSet::new();
     for &i in path {
         assert!((i as usize) < n, "walk index out of range");
         assert!(seen.insert(i), "walk repeats entry {i}");
     }
     for w in path.windows(2) {
-        assert_eq!(parent_index(t, w[1] as usize), Some(w[0] as usize), "walk skips a parent link");
+        assert_eq!(
+            parent_index(t, w[1] as usize),
+            Some(w[0] as usize),
+            "walk skips a parent link"
+        );
     }
     // The root end: no (resolvable) parent, or the parent is already on the path (a cycle).
     if let Some(p) = parent_index(t, path[0] as usize) {
-        assert!(seen.contains(&(p as u32)), "walk stopped early at {}", path[0]);
+        assert!(
+            seen.contains(&(p as u32)),
+            "walk stopped early at {}",
+            path[0]
+        );
     }
 }
 
 pub fn check_tree(t: &Tree) {
     let n = t.entries.len();
-    assert_eq!(t.conversation, t.entries.iter().filter(|e| e.is_conversation()).count());
+    assert_eq!(
+        t.conversation,
+        t.entries.iter().filter(|e| e.is_conversation()).count()
+    );
     // by_id: every non-header id resolves to the latest entry with that id.
     let mut latest: HashMap<&str, usize> = HashMap::new();
     for (i, e) in t.entries.iter().enumerate() {
@@ -289,7 +362,12 @@ pub fn check_tree(t: &Tree) {
     }
     assert!(t.branch(Some("\u{0}no such id")).is_empty());
     let b = t.branch(None);
-    match t.leaf.as_deref().filter(|l| key_truthy(l)).and_then(|l| t.index_of(l)) {
+    match t
+        .leaf
+        .as_deref()
+        .filter(|l| key_truthy(l))
+        .and_then(|l| t.index_of(l))
+    {
         Some(i) => check_walk(t, i, &b),
         None => assert!(b.is_empty()),
     }
@@ -301,7 +379,13 @@ pub fn check_tree(t: &Tree) {
     }
     let _ = t.leaf_index();
     let _ = t.header_index();
-    assert_eq!(t.non_session().len(), t.entries.iter().filter(|e| e.etype != EntryType::Session).count());
+    assert_eq!(
+        t.non_session().len(),
+        t.entries
+            .iter()
+            .filter(|e| e.etype != EntryType::Session)
+            .count()
+    );
     let mut total = 0;
     for parent in std::iter::once(None).chain(ids.iter().take(MAX_CHILDREN).map(|s| Some(*s))) {
         let ch = t.children(parent);
@@ -324,12 +408,19 @@ fn check_plan(t: &Tree, session_path: &[u32]) {
     let on_path: HashSet<u32> = session_path.iter().copied().collect();
     let plan = context::plan(t);
     for s in &plan.selected {
-        assert!(s.index < n && on_path.contains(&s.index), "plan selects {} off the path", s.index);
+        assert!(
+            s.index < n && on_path.contains(&s.index),
+            "plan selects {} off the path",
+            s.index
+        );
         if let Some(ed) = s.edit {
             assert!(ed < n && t.entries[ed as usize].etype == EntryType::ContextEdit);
         }
     }
-    for i in [plan.settings.thinking_from, plan.settings.model_from].into_iter().flatten() {
+    for i in [plan.settings.thinking_from, plan.settings.model_from]
+        .into_iter()
+        .flatten()
+    {
         assert!(on_path.contains(&i));
     }
     let ce = context::context_entries(t, session_path);
@@ -342,7 +433,10 @@ fn check_plan(t: &Tree, session_path: &[u32]) {
 
 pub fn loader(data: &[u8]) {
     let loaded = jsonl::parse_bytes(data);
-    assert_eq!(loaded.unterminated, data.last().is_some_and(|&b| b != b'\n'));
+    assert_eq!(
+        loaded.unterminated,
+        data.last().is_some_and(|&b| b != b'\n')
+    );
     let text = String::from_utf8_lossy(data);
     // Line-by-line reference: every non-blank line judged through value::parse.
     let mut got = loaded.entries.iter();
@@ -354,7 +448,11 @@ pub fn loader(data: &[u8]) {
         let accepted = value::parse(line).is_some_and(|v| truthy(&v));
         let e = if accepted { got.next() } else { None };
         if let Some(e) = e {
-            assert_eq!(e.text.read().unwrap().as_ref(), line, "entry text is not its line");
+            assert_eq!(
+                e.text.read().unwrap().as_ref(),
+                line,
+                "entry text is not its line"
+            );
         }
         check_entry(line, e);
     }
@@ -395,9 +493,21 @@ impl Bytes<'_> {
 }
 
 const TYPES: &[&str] = &[
-    "message", "message", "message", "session", "label", "compaction", "context_edit",
-    "model_change", "thinking_level_change", "branch_summary", "custom", "custom_message",
-    "session_info", "usage", "unknown_type",
+    "message",
+    "message",
+    "message",
+    "session",
+    "label",
+    "compaction",
+    "context_edit",
+    "model_change",
+    "thinking_level_change",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "session_info",
+    "usage",
+    "unknown_type",
 ];
 const ROLES: &[&str] = &["user", "assistant", "toolResult", "system", "bashExecution"];
 
@@ -414,7 +524,7 @@ fn id_value(b: &mut Bytes<'_>, own: &str) -> Option<String> {
         7 => "-0".into(),
         8 => "{}".into(),
         9 => "[1]".into(),
-        10 => own.to_string(), // self-reference
+        10 => own.to_string(),      // self-reference
         11 => "\"\\u0061\"".into(), // "a" spelled with an escape
         12 => "\"\\ud800\"".into(), // lone surrogate
         13 => "true".into(),
@@ -434,7 +544,11 @@ fn gen_line(b: &mut Bytes<'_>) -> String {
     if b.below(8) != 0 {
         fields.push(format!("\"type\":\"{ty}\""));
     }
-    let id = if b.below(6) == 0 { id_value(b, &own) } else { Some(own.clone()) };
+    let id = if b.below(6) == 0 {
+        id_value(b, &own)
+    } else {
+        Some(own.clone())
+    };
     if let Some(id) = &id {
         fields.push(format!("\"id\":{id}"));
     }
@@ -509,7 +623,6 @@ pub fn ops(data: &[u8]) {
     let mut b = Bytes { d: data, i: 0 };
     let mut store = Store::new(false);
     let mut leaf_moved = false;
-    let mut labels_reordered = false;
     let mut steps = 0;
     while !b.done() && steps < 256 {
         steps += 1;
@@ -529,7 +642,11 @@ pub fn ops(data: &[u8]) {
                     }
                     Err(StoreError::InvalidLine) => {
                         assert!(!expect, "append rejected {line:?}");
-                        assert_eq!(before, snapshot(&store.tree), "rejected append changed the tree");
+                        assert_eq!(
+                            before,
+                            snapshot(&store.tree),
+                            "rejected append changed the tree"
+                        );
                     }
                     Err(e) => panic!("in-memory append failed: {e}"),
                 }
@@ -542,7 +659,11 @@ pub fn ops(data: &[u8]) {
                     2 => Some("\u{0}zz".to_string()),
                     _ => {
                         let n = store.tree.entries.len();
-                        if n == 0 { None } else { Some(store.tree.entries[b.below(n)].id.clone()) }
+                        if n == 0 {
+                            None
+                        } else {
+                            Some(store.tree.entries[b.below(n)].id.clone())
+                        }
                     }
                 };
                 leaf_moved = true;
@@ -573,13 +694,8 @@ pub fn ops(data: &[u8]) {
                     let prev = store.tree.leaf.clone();
                     store.tree.push(e);
                     store.tree.pop(prev, undo);
-                    // Known finding (reported, not fixed here): undoing a label-*clearing*
-                    // push re-inserts the label at the end of `labels`, so only the label
-                    // set (not its order) survives push+pop. Compare sorted label lists.
-                    let (mut a, mut c) = (before, snapshot(&store.tree));
-                    labels_reordered |= a.2 != c.2;
-                    a.2.sort_unstable();
-                    c.2.sort_unstable();
+                    // Exact, label order included (the ordering bug this target found is fixed).
+                    let (a, c) = (before, snapshot(&store.tree));
                     assert_eq!(a, c, "push+pop is not an identity");
                 }
             }
@@ -591,13 +707,12 @@ pub fn ops(data: &[u8]) {
                 let n = loaded.entries.len();
                 assert_eq!(n, store.tree.entries.len(), "reload lost entries");
                 let rebuilt = Tree::from_entries(loaded.entries);
-                let (mut a, mut c) = (snapshot(&store.tree), snapshot(&rebuilt));
-                if labels_reordered {
-                    // See the push+pop finding above: only the label set is comparable.
-                    a.2.sort_unstable();
-                    c.2.sort_unstable();
-                }
-                assert_eq!((a.0, &a.1, &a.2, a.4), (c.0, &c.1, &c.2, c.4), "rebuilt index differs");
+                let (a, c) = (snapshot(&store.tree), snapshot(&rebuilt));
+                assert_eq!(
+                    (a.0, &a.1, &a.2, a.4),
+                    (c.0, &c.1, &c.2, c.4),
+                    "rebuilt index differs"
+                );
                 // Ids of object values are keyed by offset, so compare leaves only for
                 // plain keys.
                 if !leaf_moved && a.3.as_deref().is_some_and(|l| !l.starts_with("\u{0}obj")) {
@@ -606,7 +721,6 @@ pub fn ops(data: &[u8]) {
                 if b.below(2) == 0 {
                     store.replace(rebuilt.entries);
                     leaf_moved = false;
-                    labels_reordered = false;
                 }
             }
             _ => check_tree(&store.tree),
