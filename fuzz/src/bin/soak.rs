@@ -29,13 +29,52 @@ impl Rng {
 }
 
 const TOKENS: &[&[u8]] = &[
-    b"{", b"}", b"[", b"]", b",", b":", b"\"", b"\\", b"\n", b"\r\n", b" ", b"null", b"true",
-    b"false", b"0", b"-0", b"1e400", b"-", b"1.5e-7", b"\\u", b"\\ud800", b"\\udc00",
-    b"\\ud83d\\ude00", b"\"id\":", b"\"parentId\":", b"\"type\":", b"\"message\":",
-    b"\"role\":\"user\"", b"\"role\":\"assistant\"", b"\"targetId\":", b"\"label\":",
-    b"\"firstKeptEntryId\":", b"\"retainedTail\":[]", b"\"session\"", b"\"label\"",
-    b"\"compaction\"", b"\"context_edit\"", b"\"message\"", b"\"a\"", b"\"b\"", b"\xff",
-    b"\xed\xa0\x80", b"\xef\xbf\xbd", b"\xe2\x80\xa8", b"\x00", b"\t",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b"\"",
+    b"\\",
+    b"\n",
+    b"\r\n",
+    b" ",
+    b"null",
+    b"true",
+    b"false",
+    b"0",
+    b"-0",
+    b"1e400",
+    b"-",
+    b"1.5e-7",
+    b"\\u",
+    b"\\ud800",
+    b"\\udc00",
+    b"\\ud83d\\ude00",
+    b"\"id\":",
+    b"\"parentId\":",
+    b"\"type\":",
+    b"\"message\":",
+    b"\"role\":\"user\"",
+    b"\"role\":\"assistant\"",
+    b"\"targetId\":",
+    b"\"label\":",
+    b"\"firstKeptEntryId\":",
+    b"\"retainedTail\":[]",
+    b"\"session\"",
+    b"\"label\"",
+    b"\"compaction\"",
+    b"\"context_edit\"",
+    b"\"message\"",
+    b"\"a\"",
+    b"\"b\"",
+    b"\xff",
+    b"\xed\xa0\x80",
+    b"\xef\xbf\xbd",
+    b"\xe2\x80\xa8",
+    b"\x00",
+    b"\t",
     b"{\"type\":\"message\",\"id\":\"a\",\"parentId\":\"a\",\"message\":{\"role\":\"user\"}}\n",
 ];
 
@@ -108,7 +147,9 @@ fn mutate(r: &mut Rng, input: &mut Vec<u8>, pool: &[Vec<u8>]) {
 fn read_seeds(dirs: &[String]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for d in dirs {
-        let Ok(rd) = std::fs::read_dir(d) else { continue };
+        let Ok(rd) = std::fs::read_dir(d) else {
+            continue;
+        };
         let mut paths: Vec<_> = rd.flatten().map(|e| e.path()).collect();
         paths.sort();
         for p in paths {
@@ -129,7 +170,10 @@ fn main() {
     let which = args.get(1).cloned().unwrap_or_else(|| "both".into());
     let secs: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(60);
     let seed_dirs: Vec<String> = args.iter().skip(3).cloned().collect();
-    let seed: u64 = std::env::var("SOAK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let seed: u64 = std::env::var("SOAK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
 
     std::panic::set_hook(Box::new(|info| {
         let (target, input) = match CURRENT.try_lock() {
@@ -165,7 +209,10 @@ fn main() {
     let targets: Vec<(&str, fn(&[u8]))> = match which.as_str() {
         "loader" => vec![("loader", pisn_fuzz::harness::loader)],
         "ops" => vec![("ops", pisn_fuzz::harness::ops)],
-        _ => vec![("loader", pisn_fuzz::harness::loader), ("ops", pisn_fuzz::harness::ops)],
+        _ => vec![
+            ("loader", pisn_fuzz::harness::loader),
+            ("ops", pisn_fuzz::harness::ops),
+        ],
     };
     let mut pool = read_seeds(&seed_dirs);
     if pool.is_empty() {
@@ -207,7 +254,11 @@ fn main() {
         }
     }
     for (ti, (name, _)) in targets.iter().enumerate() {
-        println!("soak {name}: {} execs in {:.0} s, 0 crashes", execs[ti], start.elapsed().as_secs_f64());
+        println!(
+            "soak {name}: {} execs in {:.0} s, 0 crashes",
+            execs[ti],
+            start.elapsed().as_secs_f64()
+        );
     }
     println!("pool size: {}", pool.len());
 }
