@@ -566,7 +566,7 @@ class SessionManager {
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
     if (branchFromId !== null && !this._has(branchFromId)) throw new Error(`Entry ${branchFromId} not found`);
     const fromId = this.leafId ?? "root";
-    const previousLeaf = this.leafId;
+    // The leaf moves before the write; a failed write leaves it moved, as in the reference.
     this._setLeaf(branchFromId);
     const entry = {
       type: "branch_summary",
@@ -579,13 +579,7 @@ class SessionManager {
       usage,
       fromHook,
     };
-    try {
-      this._appendEntry(entry);
-    } catch (err) {
-      // The reference moved the leaf before the failed write; keep that observable state.
-      void previousLeaf;
-      throw err;
-    }
+    this._appendEntry(entry);
     return entry.id;
   }
 

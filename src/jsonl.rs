@@ -16,11 +16,6 @@ pub struct Loaded {
     pub unterminated: bool,
 }
 
-/// Decode one line of bytes like Node would.
-pub fn decode_line(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 // Invalid-UTF-8 handling relies on `\n` (ASCII) never being part of a replaced sequence.
 
 /// Parse a whole buffer of JSONL bytes.

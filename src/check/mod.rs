@@ -3,3 +3,37 @@
 
 pub mod scan;
 pub mod search;
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Read each file and apply `f` to its bytes on `threads` workers (work-stealing by index);
+/// results keep the order of `paths`, `None` for a file that could not be read.
+pub(crate) fn par_map_files<T: Send>(
+    paths: &[String],
+    threads: usize,
+    f: impl Fn(&[u8]) -> T + Sync,
+) -> Vec<Option<T>> {
+    let results: Vec<Mutex<Option<T>>> = paths.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = threads.clamp(1, paths.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(p) = paths.get(i) else { break };
+                    let r = std::fs::read(Path::new(p)).ok().map(|b| f(&b));
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = r;
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or(None))
+        .collect()
+}

@@ -19,9 +19,6 @@
 
 use crate::json::scan::{self, Kind, Scanned};
 use crate::json::value::{self, JsString, Value};
-use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `String.prototype.trim()`'s white space: WhiteSpace and LineTerminator of ECMA-262.
 fn is_js_space(c: char) -> bool {
@@ -150,27 +147,7 @@ pub fn scan_bytes(bytes: &[u8]) -> String {
 
 /// Scan files in parallel; `None` for a file that could not be read.
 pub fn scan_files(paths: &[String], threads: usize) -> Vec<Option<String>> {
-    let results: Vec<Mutex<Option<String>>> = paths.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = threads.clamp(1, paths.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = paths.get(i) else { break };
-                    let r = std::fs::read(Path::new(p)).ok().map(|b| scan_bytes(&b));
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = r;
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or(None))
-        .collect()
+    super::par_map_files(paths, threads, scan_bytes)
 }
 
 #[cfg(test)]

@@ -16,9 +16,6 @@
 use crate::json::value::{self, JsString, Value};
 use memchr::memchr;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One matching line.
 #[derive(Debug, Clone, PartialEq)]
@@ -308,29 +305,7 @@ pub fn search_files(
     limit: usize,
     threads: usize,
 ) -> Vec<Option<Vec<Hit>>> {
-    let results: Vec<Mutex<Option<Vec<Hit>>>> = paths.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = threads.clamp(1, paths.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = paths.get(i) else { break };
-                    let r = std::fs::read(Path::new(p))
-                        .ok()
-                        .map(|b| search_bytes(&b, needle, limit));
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = r;
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or(None))
-        .collect()
+    super::par_map_files(paths, threads, |b| search_bytes(b, needle, limit))
 }
 
 /// The hits of one file as a JSON array of `[entryId, role, line, text, [[start, end], ...]]`.
