@@ -7,6 +7,7 @@ const { migrateSessionEntries } = require("./lib/migrate.js");
 const paths = require("./lib/paths.js");
 const bridge = require("./lib/discovery-bridge.js");
 const native = require("./lib/native.js");
+const { parseEntries } = require("./lib/materialize.js");
 
 /** Parse JSONL text; blank and malformed lines skipped (`parseSessionEntries`). */
 function parseSessionEntries(content) {
@@ -29,7 +30,11 @@ function loadEntriesFromFile(filePath) {
   const s = new native.NativeSession(false);
   const { count } = fsCall(() => s.loadFile(resolved));
   if (count === 0) return [];
-  return JSON.parse(s.linesJson(Uint32Array.from({ length: count }, (_, i) => i)));
+  const out = new Array(count);
+  parseEntries(s, Uint32Array.from({ length: count }, (_, i) => i), (k, o) => {
+    out[k] = o;
+  });
+  return out;
 }
 
 function findMostRecentSession(sessionDir, cwd) {

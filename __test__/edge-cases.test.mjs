@@ -268,3 +268,56 @@ describe("regressions (divergences found by the differential and bad-input suite
     expect(n.getBranch(null).length).toBe(r.getBranch(null).length);
   });
 });
+
+describe("materialization in batches (entry texts laid out by Rust, parsed per entry in JS)", () => {
+  // Characters JSON carries raw in a file: accents, CJK, astral (surrogate pairs in JS),
+  // U+2028/2029, a BOM-like U+FEFF, combining marks; plus escapes that must stay escapes.
+  const texts = ["café", "日本語のテキスト", "emoji 😀👍🏽", "line\u2028sep\u2029", "\ufeffbom", "e\u0301", "esc \\u00e9 \\ud83d", "plain ascii"];
+  function session() {
+    const lines = [H];
+    let parent = null;
+    for (let i = 0; i < 400; i++) {
+      const id = `m${i}`;
+      const content = `${texts[i % texts.length]} #${i} ${"é".repeat(i % 7)}${"x".repeat(i % 50)}`;
+      lines.push(msg(id, parent, i % 2 ? "assistant" : "user", content));
+      if (i % 97 === 5) lines.push('{"bad": "ünïcode but not closed');
+      if (i % 131 === 7) lines.push(`{"type":"label","id":"l${i}","parentId":"${id}","timestamp":"2025-01-01T00:00:01.000Z","targetId":"${id}","label":"étiquette ${i}"}`);
+      parent = i % 131 === 7 ? `l${i}` : id;
+      // A branch: every 50th entry continues from an older one.
+      if (i % 50 === 49) parent = `m${i - 10}`;
+    }
+    const text = lines.join("\n") + "\n";
+    // One line with invalid UTF-8 inside a string (read as U+FFFD, as by the reference).
+    const bad = Buffer.from(msg("bad", "m399", "user", "x@y"));
+    bad[bad.indexOf("@")] = 0xff;
+    return Buffer.concat([Buffer.from(text), bad, Buffer.from("\n")]);
+  }
+  const methods = ["getEntries", "getTree", "getBranch", "buildSessionContext", "buildContextEntries"];
+  for (const backed of [undefined, "0"]) {
+    for (const batch of [undefined, "1", "700", "5000"]) {
+      test(`same objects as the reference (backed=${backed ?? "no"}, batch=${batch ?? "default"})`, () => {
+        if (backed) process.env.PI_SESSION_NATIVE_BACKED_MIN = backed;
+        if (batch) process.env.PI_SESSION_NATIVE_TEXT_BATCH = batch;
+        try {
+          const bytes = session();
+          both(bytes);
+          // Each method first on a fresh session: partial materialization, then the rest.
+          const da = tmp(), db = tmp();
+          writeFileSync(join(da, "s.jsonl"), bytes);
+          writeFileSync(join(db, "s.jsonl"), bytes);
+          for (const m of methods) {
+            const a = ref.SessionManager.open(join(da, "s.jsonl"));
+            const b = nat.SessionManager.open(join(db, "s.jsonl"));
+            expect(j(b[m]()), m).toBe(j(a[m]()));
+            expect(j(b.getBranch("m120")), m).toBe(j(a.getBranch("m120")));
+            expect(j(b.getEntries()), m).toBe(j(a.getEntries()));
+          }
+          expect(j(nat.loadEntriesFromFile(join(db, "s.jsonl")))).toBe(j(ref.loadEntriesFromFile(join(da, "s.jsonl"))));
+        } finally {
+          delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
+          delete process.env.PI_SESSION_NATIVE_TEXT_BATCH;
+        }
+      });
+    }
+  }
+});

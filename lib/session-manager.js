@@ -14,6 +14,7 @@ const context = require("./context.js");
 const { getCurrentSystemMessage } = require("./system-message.js");
 const { migrateSessionEntries } = require("./migrate.js");
 const discovery = require("./discovery-bridge.js");
+const { parseEntries } = require("./materialize.js");
 
 const CURRENT_SESSION_VERSION = 3;
 const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
@@ -124,13 +125,10 @@ class SessionManager {
   }
 
   _parseBatch(missing) {
-    // Chunks keep each JSON text well under V8's string length limit.
-    const CHUNK = 4096;
-    for (let s = 0; s < missing.length; s += CHUNK) {
-      const part = missing.length <= CHUNK ? missing : missing.slice(s, s + CHUNK);
-      const parsed = JSON.parse(this._native.linesJson(Uint32Array.from(part)));
-      for (let k = 0; k < part.length; k++) this._objs[part[k]] = parsed[k];
-    }
+    const want = Uint32Array.from(missing);
+    parseEntries(this._native, want, (k, o) => {
+      this._objs[want[k]] = o;
+    });
   }
 
   _all() {

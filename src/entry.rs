@@ -36,7 +36,7 @@ pub struct FileSource {
 
 impl FileSource {
     /// Read as much as available (up to `buf.len()`) at `offset`; returns the count.
-    fn read_up_to(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    pub(crate) fn read_up_to(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
         let mut done = 0;
         while done < buf.len() {
             let n = self.read_some(&mut buf[done..], offset + done as u64)?;

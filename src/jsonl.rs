@@ -165,7 +165,7 @@ fn backed_threshold() -> u64 {
 
 /// Stream a large file in chunks: entries keep only their byte range, memory stays bounded
 /// by the index plus one chunk. The handle stays open for reading entries back.
-fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
+pub(crate) fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
     use crate::entry::FileSource;
     const CHUNK: usize = 16 << 20;
     let src = Arc::new(FileSource {
@@ -173,25 +173,29 @@ fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
     });
     let mut reader = file;
     let mut entries: Vec<Entry> = Vec::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    // `buf[..filled]` holds unscanned bytes; the buffer is zeroed once, not per chunk, and
+    // grows only for a line longer than it.
+    let mut buf: Vec<u8> = vec![0; 2 * CHUNK];
+    let mut filled = 0;
     // File offset of buf[0].
     let mut base: u64 = 0;
     let mut last_byte: Option<u8> = None;
     let mut first_checked = false;
     loop {
-        let old_len = buf.len();
-        buf.resize(old_len + CHUNK, 0);
-        let n = reader.read(&mut buf[old_len..]).map_err(LoadError::Read)?;
-        buf.truncate(old_len + n);
+        if buf.len() - filled < CHUNK {
+            buf.resize(filled + CHUNK, 0);
+        }
+        let n = reader.read(&mut buf[filled..]).map_err(LoadError::Read)?;
+        filled += n;
         let eof = n == 0;
         if n > 0 {
-            last_byte = buf.last().copied();
+            last_byte = Some(buf[filled - 1]);
         }
         // Complete lines only, unless at the end.
         let upto = if eof {
-            buf.len()
+            filled
         } else {
-            match memchr::memrchr(b'\n', &buf) {
+            match memchr::memrchr(b'\n', &buf[..filled]) {
                 Some(p) => p + 1,
                 None => continue,
             }
@@ -203,7 +207,8 @@ fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
                 return Ok(Loaded::default());
             }
         }
-        buf.drain(..upto);
+        buf.copy_within(upto..filled, 0);
+        filled -= upto;
         base += upto as u64;
         if eof {
             break;
@@ -220,7 +225,13 @@ fn scan_backed(bytes: &[u8], base: u64, src: &Arc<crate::entry::FileSource>, out
     let scan_part = |from: usize, to: usize| -> Vec<Entry> {
         let mut v = Vec::new();
         for_each_line(bytes, from, to, |a, b| {
-            let text = String::from_utf8_lossy(&bytes[a..b]);
+            let line = &bytes[a..b];
+            // Valid UTF-8 (the usual case) is checked by the fast validator, without the
+            // lossy decoder's chunk iteration.
+            let text = match std::str::from_utf8(line) {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(line),
+            };
             let off = base + a as u64;
             if let Some(e) = Entry::parse_backed(&text, src, off, (b - a) as u32, off as usize + 1)
             {

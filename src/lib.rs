@@ -11,6 +11,7 @@ pub mod durability;
 pub mod entry;
 pub mod json;
 pub mod jsonl;
+pub mod materialize;
 pub mod migrate;
 pub mod node;
 pub mod store;

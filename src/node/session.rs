@@ -5,11 +5,14 @@
 //! walks, labels, context selection and file writes stay here.
 
 use crate::context;
-use crate::entry::Entry;
+use crate::entry::{Entry, Text};
 use crate::jsonl;
+use crate::materialize;
 use crate::store::{self, Store, StoreError, fs_error};
+use napi::JsStringLatin1;
+use napi::bindgen_prelude::Object;
 use napi::bindgen_prelude::{Int32Array, Uint32Array};
-use napi::{Error, Result};
+use napi::{Env, Error, Result};
 use napi_derive::napi;
 use std::path::PathBuf;
 
@@ -20,6 +23,56 @@ fn to_js(e: StoreError) -> Error {
 #[napi]
 pub struct NativeSession {
     store: Store,
+    /// The next `linesText` batch, being laid out on a worker thread.
+    prefetch: Option<Prefetch>,
+}
+
+/// Bytes of entry text per `linesText` batch (`PI_SESSION_NATIVE_TEXT_BATCH` overrides it,
+/// so tests can exercise many batches and the prefetch on small sessions).
+fn text_batch() -> usize {
+    std::env::var("PI_SESSION_NATIVE_TEXT_BATCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32 << 20)
+}
+
+/// A batch laid out ahead on a worker thread, for a request of exactly `key`.
+struct Prefetch {
+    key: Vec<u32>,
+    handle: std::thread::JoinHandle<materialize::Batch>,
+}
+
+impl Prefetch {
+    /// Start laying out the batch that a request for `rest` would get. The thread works on
+    /// clones of the texts (shared buffers and file handles are reference-counted), so the
+    /// session stays free to change meanwhile. `None` if no thread could be started.
+    fn spawn(entries: &[Entry], rest: &[u32], budget: usize) -> Option<Prefetch> {
+        let mut texts: Vec<Option<Text>> = Vec::new();
+        let mut size = 0;
+        for &i in rest {
+            if size >= budget {
+                break;
+            }
+            let t = entries.get(i as usize).map(|e| e.text.clone());
+            size += t.as_ref().map_or(0, |t| t.len());
+            texts.push(t);
+        }
+        let local: Vec<u32> = (0..texts.len() as u32).collect();
+        let handle = std::thread::Builder::new()
+            .name("psn-text".into())
+            .spawn(move || {
+                materialize::batch(
+                    |i| texts.get(i as usize).and_then(|t| t.as_ref()),
+                    &local,
+                    budget,
+                )
+            })
+            .ok()?;
+        Some(Prefetch {
+            key: rest.to_vec(),
+            handle,
+        })
+    }
 }
 
 /// The context plan: selected entry indices with their latest edit (or -1) and whether
@@ -48,6 +101,7 @@ impl NativeSession {
     pub fn new(persist: bool) -> Self {
         NativeSession {
             store: Store::new(persist),
+            prefetch: None,
         }
     }
 
@@ -91,6 +145,7 @@ impl NativeSession {
                 repaired = true;
             }
             let t1 = std::time::Instant::now();
+            self.prefetch = None;
             self.store.replace(loaded.entries);
             if std::env::var_os("PI_SESSION_NATIVE_PROFILE").is_some() {
                 eprintln!(
@@ -135,6 +190,7 @@ impl NativeSession {
                 .ok_or_else(|| Error::from_reason("internal: migrated entry is not valid JSON"))?;
             entries.push(e);
         }
+        self.prefetch = None;
         self.store.replace(entries);
         Ok(true)
     }
@@ -153,6 +209,7 @@ impl NativeSession {
                 .ok_or_else(|| Error::from_reason("internal: invalid entry JSON"))?;
             entries.push(e);
         }
+        self.prefetch = None;
         self.store.replace(entries);
         Ok(())
     }
@@ -222,33 +279,47 @@ impl NativeSession {
             .and_then(|e| e.text.read().ok().map(|t| t.into_owned()))
     }
 
-    /// JSON array text of the given entries, for one `JSON.parse` in JS.
-    #[napi(catch_unwind)]
-    pub fn lines_json(&self, indices: Uint32Array) -> String {
+    /// Texts of the given entries for JS to parse one by one: `{ text, starts, ends }`,
+    /// where entry `k`'s JSON is `text.slice(starts[k], ends[k])` (`starts[k]` is
+    /// `0xFFFFFFFF` when its text cannot be read). Holds a prefix of the requested entries
+    /// (about 32 MB of text per call, at least one entry): `starts.length` says how many.
+    /// When more remain, the next batch is laid out on a worker thread while JS parses this
+    /// one, and handed over if the next call asks for exactly the rest.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "{ text: string; starts: Uint32Array; ends: Uint32Array }"
+    )]
+    pub fn lines_text<'env>(
+        &mut self,
+        env: &'env Env,
+        indices: Uint32Array,
+    ) -> Result<Object<'env>> {
+        let want: &[u32] = &indices;
         let entries = &self.store.tree.entries;
-        let mut total = 2;
-        for &i in indices.iter() {
-            total += entries.get(i as usize).map_or(0, |e| e.text.len() + 1);
+        let prefetched = match self.prefetch.take() {
+            Some(p) if p.key.as_slice() == want => p.handle.join().ok(),
+            _ => None,
+        };
+        let budget = text_batch();
+        let b = prefetched.unwrap_or_else(|| {
+            materialize::batch(|i| entries.get(i as usize).map(|e| &e.text), want, budget)
+        });
+        let rest = want.get(b.count()..).unwrap_or_default();
+        if !rest.is_empty() {
+            self.prefetch = Prefetch::spawn(entries, rest, budget);
         }
-        let mut out = String::with_capacity(total);
-        out.push('[');
-        let mut first = true;
-        let mut reader = crate::entry::WindowReader::default();
-        for &i in indices.iter() {
-            if let Some(e) = entries.get(i as usize) {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                match reader.read(&e.text) {
-                    Ok(t) => out.push_str(&t),
-                    // Unreadable file-backed text: keep the array well-formed and positions aligned.
-                    Err(_) => out.push_str("null"),
-                }
-            }
-        }
-        out.push(']');
-        out
+        let text = if b.bytes.is_empty() {
+            env.create_string("")?
+        } else {
+            // The buffer is ASCII (materialize escapes the rest): V8 keeps it as an external
+            // one-byte string, without copying or decoding it.
+            JsStringLatin1::from_data(env, b.bytes)?.into_value()
+        };
+        let mut o = Object::new(env)?;
+        o.set("text", text)?;
+        o.set("starts", Uint32Array::new(b.starts))?;
+        o.set("ends", Uint32Array::new(b.ends))?;
+        Ok(o)
     }
 
     /// Indices of entries that are not `type: "session"`.

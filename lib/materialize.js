@@ -1,0 +1,27 @@
+"use strict";
+// Entry objects from the Rust-held texts. Rust lays many entries' texts out in one ASCII
+// string per ~32 MB batch (src/materialize.rs); each entry is parsed from its slice, as the
+// reference parses each line of its file string. While JS parses one batch, Rust lays out
+// the next on a worker thread.
+
+const UNREADABLE = 0xffffffff;
+
+/**
+ * Parse the entries at `want` (a Uint32Array of entry indices) and call `put(k, object)` for
+ * each position k of `want`. A text that cannot be read (file-backed text whose file went
+ * away) gives `null`, keeping positions aligned.
+ */
+function parseEntries(session, want, put) {
+  for (let s = 0; s < want.length; ) {
+    const { text, starts, ends } = session.linesText(s === 0 ? want : want.subarray(s));
+    const n = starts.length;
+    if (n === 0) throw new Error("internal: empty entry text batch");
+    for (let k = 0; k < n; k++) {
+      const a = starts[k];
+      put(s + k, a === UNREADABLE ? null : JSON.parse(text.slice(a, ends[k])));
+    }
+    s += n;
+  }
+}
+
+module.exports = { parseEntries };

@@ -1,0 +1,341 @@
+//! Entry texts for JS in bulk: many entries' JSON texts laid out in one ASCII buffer, with
+//! the position of each text in it, so the binding makes one JS string per batch and JS takes
+//! each entry with `text.slice(start, end)` + `JSON.parse` (the reference's own pattern: one
+//! file string, split into lines, parsed line by line).
+//!
+//! Why this shape (measured on the 100 MB bench session, see BENCHMARKS.md):
+//! - one JS string per entry through N-API costs a call and a copy each; one array text parsed
+//!   with a single `JSON.parse` is ~25% slower in V8 than parsing line by line;
+//! - the buffer is pure ASCII: characters outside ASCII (which valid JSON only has inside
+//!   string literals) are written as `\uXXXX` escapes, which `JSON.parse` turns back into the
+//!   same characters. An ASCII buffer is handed to V8 as an external one-byte string (no
+//!   copy, no UTF-8 decoding) and V8 parses one-byte text on its fast path;
+//! - entries that lie next to each other in the same source (the shared file buffer, or the
+//!   file itself for file-backed sessions) are copied or read as one span, gaps (newlines)
+//!   included: a full materialization of a file-backed session is a few large reads.
+
+use crate::entry::Text;
+use std::sync::Arc;
+
+/// Position of a text that could not be read (file-backed text whose file went away).
+pub const UNREADABLE: u32 = u32::MAX;
+
+/// The largest gap (bytes between two entries in their source) copied along with a span.
+const MAX_GAP: usize = 64 << 10;
+
+/// One batch of entry texts.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Pure ASCII: entry texts (non-ASCII characters escaped) and the gaps between them.
+    pub bytes: Vec<u8>,
+    /// Per entry: start and end in `bytes` (bytes and UTF-16 units alike), or
+    /// [`UNREADABLE`] for both.
+    pub starts: Vec<u32>,
+    pub ends: Vec<u32>,
+}
+
+impl Batch {
+    /// How many of the requested entries this batch holds (a prefix of them).
+    pub fn count(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn push_unreadable(&mut self) {
+        self.starts.push(UNREADABLE);
+        self.ends.push(UNREADABLE);
+    }
+
+    fn push_text(&mut self, s: &str) {
+        self.starts.push(self.bytes.len() as u32);
+        push_escaped(&mut self.bytes, s);
+        self.ends.push(self.bytes.len() as u32);
+    }
+}
+
+/// Lay out the texts `text_of(indices[..])`, in order, stopping after the entry that brings
+/// the buffer to `budget` bytes (always at least one entry when any is asked for). Indices
+/// without a text are [`UNREADABLE`].
+pub fn batch<'a>(
+    text_of: impl Fn(u32) -> Option<&'a Text>,
+    indices: &[u32],
+    budget: usize,
+) -> Batch {
+    let mut b = Batch::default();
+    let mut scratch: Vec<u8> = Vec::new();
+    let mut k = 0;
+    while k < indices.len() && (k == 0 || b.bytes.len() < budget) {
+        let Some(t) = text_of(indices[k]) else {
+            b.push_unreadable();
+            k += 1;
+            continue;
+        };
+        let room = budget - budget.min(b.bytes.len());
+        k = match t {
+            Text::Owned(s) => {
+                b.push_text(s);
+                k + 1
+            }
+            Text::Shared { base, start, .. } => {
+                let (j, end) = run(&text_of, indices, k, room);
+                let src = base.get(*start..end).unwrap_or_default();
+                let cuts = cuts_of(&text_of, &indices[k..j], *start);
+                lay_out(&mut b, src, &cuts);
+                j
+            }
+            Text::File { src, start, .. } => {
+                let (j, end) = run(&text_of, indices, k, room);
+                let span = end - (*start as usize).min(end);
+                scratch.resize(span, 0);
+                let text = match src.read_up_to(&mut scratch, *start) {
+                    Ok(n) if n == span => std::str::from_utf8(&scratch).ok(),
+                    _ => None,
+                };
+                if let Some(text) = text {
+                    let cuts = cuts_of(&text_of, &indices[k..j], *start as usize);
+                    lay_out(&mut b, text, &cuts);
+                } else {
+                    // Invalid UTF-8 somewhere in the span, or a short read: entry by entry,
+                    // decoded as at load (invalid sequences as U+FFFD).
+                    for &i in &indices[k..j] {
+                        match text_of(i).map(|t| t.read()) {
+                            Some(Ok(t)) => b.push_text(&t),
+                            _ => b.push_unreadable(),
+                        }
+                    }
+                }
+                j
+            }
+        };
+    }
+    b
+}
+
+/// Each entry's byte range relative to `origin` (the start of its run's span).
+fn cuts_of<'a>(
+    text_of: &impl Fn(u32) -> Option<&'a Text>,
+    indices: &[u32],
+    origin: usize,
+) -> Vec<(usize, usize)> {
+    indices
+        .iter()
+        .map(|&i| {
+            let (s, e) = text_of(i).map_or((origin, origin), span_of);
+            (s.saturating_sub(origin), e.saturating_sub(origin))
+        })
+        .collect()
+}
+
+/// Copy a span (escaped) and record where each entry landed. `cuts` are increasing,
+/// non-overlapping and on character boundaries of `src`.
+fn lay_out(b: &mut Batch, src: &str, cuts: &[(usize, usize)]) {
+    let mut done = 0;
+    for &(s, e) in cuts {
+        push_escaped(&mut b.bytes, src.get(done..s).unwrap_or_default());
+        b.push_text(src.get(s..e).unwrap_or_default());
+        done = e;
+    }
+}
+
+/// Append `s` with every non-ASCII character written as `\uXXXX` (a surrogate pair for
+/// characters beyond the BMP), the form `JSON.parse` reads back as the same character.
+pub fn push_escaped(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = ascii_run_end(bytes, i);
+        out.extend_from_slice(&bytes[i..end]);
+        i = end;
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            break;
+        };
+        let mut units = [0u16; 2];
+        for u in c.encode_utf16(&mut units) {
+            out.extend_from_slice(b"\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(b"0123456789abcdef"[usize::from((*u >> shift) & 0xF)]);
+            }
+        }
+        i += c.len_utf8();
+    }
+}
+
+/// End of the ASCII run starting at `from` (16 bytes at a time while they are all ASCII).
+fn ascii_run_end(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 16) {
+        if !chunk.is_ascii() {
+            break;
+        }
+        i += 16;
+    }
+    while i < b.len() && b[i] < 0x80 {
+        i += 1;
+    }
+    i
+}
+
+/// Extend a run from `indices[k]`: following entries from the same source, at increasing
+/// positions with small gaps, while the span stays within `room` bytes (the first entry is
+/// always taken). Returns the end of the run in `indices` and the end of the span in the
+/// source.
+fn run<'a>(
+    text_of: &impl Fn(u32) -> Option<&'a Text>,
+    indices: &[u32],
+    k: usize,
+    room: usize,
+) -> (usize, usize) {
+    let Some(first) = text_of(indices[k]) else {
+        return (k + 1, 0);
+    };
+    let (first_start, mut end) = span_of(first);
+    let mut j = k + 1;
+    while j < indices.len() {
+        let Some(next) = text_of(indices[j]) else {
+            break;
+        };
+        if !same_source(first, next) {
+            break;
+        }
+        let (s, e) = span_of(next);
+        if s < end || s - end > MAX_GAP || e - first_start > room {
+            break;
+        }
+        end = e;
+        j += 1;
+    }
+    (j, end)
+}
+
+/// Byte span of a shared or file-backed text in its source.
+fn span_of(t: &Text) -> (usize, usize) {
+    match t {
+        Text::Shared { start, end, .. } => (*start, *end),
+        Text::File { start, len, .. } => (*start as usize, *start as usize + *len as usize),
+        Text::Owned(_) => (0, 0),
+    }
+}
+
+fn same_source(a: &Text, b: &Text) -> bool {
+    match (a, b) {
+        (Text::Shared { base: x, .. }, Text::Shared { base: y, .. }) => Arc::ptr_eq(x, y),
+        (Text::File { src: x, .. }, Text::File { src: y, .. }) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Entry;
+    use crate::jsonl;
+
+    fn of(entries: &[Entry], idx: &[u32], budget: usize) -> Batch {
+        batch(|i| entries.get(i as usize).map(|e| &e.text), idx, budget)
+    }
+
+    /// Each entry's text as JS would see it: the slice, with `\uXXXX` escapes read back.
+    fn texts(b: &Batch) -> Vec<Option<String>> {
+        assert!(b.bytes.is_ascii());
+        b.starts
+            .iter()
+            .zip(&b.ends)
+            .map(|(&s, &e)| (s != UNREADABLE).then(|| unescape(&b.bytes[s as usize..e as usize])))
+            .collect()
+    }
+
+    /// Undo [`push_escaped`] (escapes of ASCII characters were in the text itself).
+    fn unescape(b: &[u8]) -> String {
+        let s = std::str::from_utf8(b).expect("ascii");
+        let mut units: Vec<u16> = Vec::new();
+        let mut rest = s;
+        while let Some(p) = rest.find("\\u") {
+            units.extend(rest[..p].encode_utf16());
+            let u = u16::from_str_radix(&rest[p + 2..p + 6], 16).expect("hex");
+            if u < 0x80 {
+                units.extend(rest[p..p + 6].encode_utf16());
+            } else {
+                units.push(u);
+            }
+            rest = &rest[p + 6..];
+        }
+        units.extend(rest.encode_utf16());
+        String::from_utf16(&units).expect("utf16")
+    }
+
+    const FILE: &str = "{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"x\",\"id\":\"a\",\"t\":\"é😀\"}\nnot json\n{\"type\":\"x\",\"id\":\"b\"}\r\n{\"type\":\"x\",\"id\":\"c\",\"t\":\"ascii\"}\n";
+
+    fn expected(entries: &[Entry], idx: &[u32]) -> Vec<Option<String>> {
+        idx.iter()
+            .map(|&i| {
+                entries
+                    .get(i as usize)
+                    .map(|e| e.text.read().expect("read").into_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shared_texts_in_any_order_and_gaps() {
+        let l = jsonl::parse_bytes(FILE.as_bytes());
+        for idx in [
+            vec![0, 1, 2, 3],
+            vec![3, 1, 0],
+            vec![2],
+            vec![1, 9, 2],
+            vec![],
+        ] {
+            let b = of(&l.entries, &idx, usize::MAX);
+            assert_eq!(texts(&b), expected(&l.entries, &idx), "{idx:?}");
+            assert_eq!(b.count(), idx.len());
+        }
+    }
+
+    #[test]
+    fn non_ascii_is_escaped_as_json_reads_it() {
+        let mut out = Vec::new();
+        push_escaped(&mut out, "a\\u0041b é😀\u{2028}");
+        assert_eq!(
+            std::str::from_utf8(&out).expect("ascii"),
+            r"a\u0041b \u00e9\ud83d\ude00\u2028"
+        );
+        // Long ASCII runs around a character (the 16-byte fast path).
+        let long = format!("{}é{}", "x".repeat(40), "y".repeat(17));
+        let mut out = Vec::new();
+        push_escaped(&mut out, &long);
+        assert_eq!(unescape(&out), long);
+    }
+
+    #[test]
+    fn budget_stops_after_the_entry_that_fills_it() {
+        let l = jsonl::parse_bytes(FILE.as_bytes());
+        let b = of(&l.entries, &[0, 1, 2, 3], 1);
+        assert_eq!(b.count(), 1);
+        let mut k = 0;
+        let idx = [0u32, 1, 2, 3];
+        while k < idx.len() {
+            let b = of(&l.entries, &idx[k..], 40);
+            assert!(b.count() >= 1);
+            assert_eq!(texts(&b), expected(&l.entries, &idx[k..k + b.count()]));
+            k += b.count();
+        }
+    }
+
+    #[test]
+    fn file_backed_spans_and_invalid_utf8() {
+        let dir = std::env::temp_dir().join(format!("psn-mat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let p = dir.join("s.jsonl");
+        let mut bytes = FILE.as_bytes().to_vec();
+        bytes.extend_from_slice(b"{\"type\":\"x\",\"id\":\"d\",\"t\":\"bad\xff\"}\n");
+        std::fs::write(&p, &bytes).expect("write");
+        let f = std::fs::File::open(&p).expect("open");
+        let l = jsonl::load_backed(f).expect("load");
+        assert!(l.entries.iter().all(|e| e.text.is_file_backed()));
+        let all: Vec<u32> = (0..l.entries.len() as u32).collect();
+        for idx in [all.clone(), vec![0, 1, 2], vec![4, 2], vec![3, 4]] {
+            let b = of(&l.entries, &idx, usize::MAX);
+            assert_eq!(texts(&b), expected(&l.entries, &idx), "{idx:?}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
