@@ -299,8 +299,7 @@ class SessionManager {
 
   _appendEntry(entry) {
     const line = stringifyEntry(entry);
-    fsCall(() => this._native.append(line));
-    const i = this._native.length - 1;
+    const i = fsCall(() => this._native.append(line));
     this._objs[i] = entry;
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this._byIdCache.set(entry.id, entry);

@@ -54,14 +54,15 @@ impl Batch {
 
 /// Lay out the texts `text_of(indices[..])`, in order, stopping after the entry that brings
 /// the buffer to `budget` bytes (always at least one entry when any is asked for). Indices
-/// without a text are [`UNREADABLE`].
+/// without a text are [`UNREADABLE`]. `scratch` receives file reads; passing the same one
+/// from batch to batch saves faulting in fresh memory for each.
 pub fn batch<'a>(
     text_of: impl Fn(u32) -> Option<&'a Text>,
     indices: &[u32],
     budget: usize,
+    scratch: &mut Vec<u8>,
 ) -> Batch {
     let mut b = Batch::default();
-    let mut scratch: Vec<u8> = Vec::new();
     let mut k = 0;
     while k < indices.len() && (k == 0 || b.bytes.len() < budget) {
         let Some(t) = text_of(indices[k]) else {
@@ -86,8 +87,8 @@ pub fn batch<'a>(
                 let (j, end) = run(&text_of, indices, k, room);
                 let span = end - (*start as usize).min(end);
                 scratch.resize(span, 0);
-                let text = match src.read_up_to(&mut scratch, *start) {
-                    Ok(n) if n == span => std::str::from_utf8(&scratch).ok(),
+                let text = match src.read_up_to(scratch, *start) {
+                    Ok(n) if n == span => std::str::from_utf8(scratch).ok(),
                     _ => None,
                 };
                 if let Some(text) = text {
@@ -230,7 +231,12 @@ mod tests {
     use crate::jsonl;
 
     fn of(entries: &[Entry], idx: &[u32], budget: usize) -> Batch {
-        batch(|i| entries.get(i as usize).map(|e| &e.text), idx, budget)
+        batch(
+            |i| entries.get(i as usize).map(|e| &e.text),
+            idx,
+            budget,
+            &mut Vec::new(),
+        )
     }
 
     /// Each entry's text as JS would see it: the slice, with `\uXXXX` escapes read back.

@@ -36,17 +36,23 @@ fn text_batch() -> usize {
         .unwrap_or(32 << 20)
 }
 
-/// A batch laid out ahead on a worker thread, for a request of exactly `key`.
+/// A batch laid out ahead on a worker thread, for a request of exactly `key`. The thread
+/// hands back the scratch buffer it read into, for the next batch.
 struct Prefetch {
     key: Vec<u32>,
-    handle: std::thread::JoinHandle<materialize::Batch>,
+    handle: std::thread::JoinHandle<(materialize::Batch, Vec<u8>)>,
 }
 
 impl Prefetch {
     /// Start laying out the batch that a request for `rest` would get. The thread works on
     /// clones of the texts (shared buffers and file handles are reference-counted), so the
     /// session stays free to change meanwhile. `None` if no thread could be started.
-    fn spawn(entries: &[Entry], rest: &[u32], budget: usize) -> Option<Prefetch> {
+    fn spawn(
+        entries: &[Entry],
+        rest: &[u32],
+        budget: usize,
+        mut scratch: Vec<u8>,
+    ) -> Option<Prefetch> {
         let mut texts: Vec<Option<Text>> = Vec::new();
         let mut size = 0;
         for &i in rest {
@@ -61,11 +67,13 @@ impl Prefetch {
         let handle = std::thread::Builder::new()
             .name("psn-text".into())
             .spawn(move || {
-                materialize::batch(
+                let b = materialize::batch(
                     |i| texts.get(i as usize).and_then(|t| t.as_ref()),
                     &local,
                     budget,
-                )
+                    &mut scratch,
+                );
+                (b, scratch)
             })
             .ok()?;
         Some(Prefetch {
@@ -214,10 +222,12 @@ impl NativeSession {
         Ok(())
     }
 
-    /// Append one serialized entry, persisting it by the reference's rules.
+    /// Append one serialized entry, persisting it by the reference's rules; returns its
+    /// index (saves JS a call for `length`).
     #[napi(catch_unwind)]
-    pub fn append(&mut self, line: String) -> Result<()> {
-        self.store.append(line).map_err(to_js)
+    pub fn append(&mut self, line: String) -> Result<u32> {
+        self.store.append(line).map_err(to_js)?;
+        Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
     /// `_rewriteFile()`.
@@ -296,17 +306,32 @@ impl NativeSession {
     ) -> Result<Object<'env>> {
         let want: &[u32] = &indices;
         let entries = &self.store.tree.entries;
+        let mut scratch = Vec::new();
         let prefetched = match self.prefetch.take() {
             Some(p) if p.key.as_slice() == want => p.handle.join().ok(),
             _ => None,
         };
         let budget = text_batch();
-        let b = prefetched.unwrap_or_else(|| {
-            materialize::batch(|i| entries.get(i as usize).map(|e| &e.text), want, budget)
-        });
+        let b = match prefetched {
+            Some((b, used)) => {
+                scratch = used;
+                b
+            }
+            // Laid out here, JS waits for it: a first batch is small (JS starts parsing at
+            // once) and the batches that follow are laid out by the prefetch thread.
+            None => {
+                let first = (budget / 16).max(1);
+                let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
+                materialize::batch(text_of, want, first, &mut scratch)
+            }
+        };
         let rest = want.get(b.count()..).unwrap_or_default();
         if !rest.is_empty() {
-            self.prefetch = Prefetch::spawn(entries, rest, budget);
+            // Batches double up to the budget: laying text out runs faster than JS parses
+            // it, so each batch is ready by the time JS has parsed the one before. The
+            // scratch buffer goes along (it is dropped after the last batch).
+            let next = budget.min(b.bytes.len().max(1).saturating_mul(2));
+            self.prefetch = Prefetch::spawn(entries, rest, next, scratch);
         }
         let text = if b.bytes.is_empty() {
             env.create_string("")?
