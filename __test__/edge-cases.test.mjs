@@ -321,3 +321,80 @@ describe("materialization in batches (entry texts laid out by Rust, parsed per e
     }
   }
 });
+
+describe("createBranchedSession on a session whose path was never materialized (Rust text route)", () => {
+  /** A persisted session with labels on the path, a compaction keeping from a label, a branch. */
+  function build(dir) {
+    const sm = ref.SessionManager.create("/w", dir);
+    const u1 = sm.appendMessage({ role: "user", content: "first é 😀", timestamp: 1 });
+    sm.appendLabelChange(u1, "start");
+    const a1 = sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok \"q\"\n" }], provider: "p", model: "m", usage: { input: 1, output: 2, cost: { total: 0.003 } }, stopReason: "stop", timestamp: 2 });
+    const l2 = sm.appendLabelChange(a1, "answer");
+    sm.appendCompaction("summary", l2, 1234, { readFiles: ["a"] });
+    sm.appendLabelChange(u1, "renamed");
+    const u2 = sm.appendMessage({ role: "user", content: "second", timestamp: 3 });
+    sm.appendCustomEntry("ext", { k: [1, 2.5, null] });
+    sm.appendSessionInfo("name");
+    sm.branch(u1);
+    sm.appendMessage({ role: "user", content: "side branch", timestamp: 4 });
+    return { file: sm.getSessionFile(), targets: [u2, a1, u1, sm.getLeafId(), undefined] };
+  }
+  test("same new file and state as the reference, without materializing", () => {
+    const src = tmp();
+    const { file, targets } = build(src);
+    for (const target of targets) {
+      const da = tmp(), db = tmp();
+      const a = ref.SessionManager.open(file, da);
+      const b = nat.SessionManager.open(file, db);
+      const orig = b._native.branchInto.bind(b._native);
+      let route;
+      b._native.branchInto = (...args) => (route = orig(...args));
+      const fa = a.createBranchedSession(target);
+      const fb = b.createBranchedSession(target);
+      expect(route, `text route for ${target}`).toBe(1);
+      const na = normalizer(), nb = normalizer();
+      expect(nb(readFileSync(fb, "utf8"))).toBe(na(readFileSync(fa, "utf8")));
+      for (const m of ["getEntries", "getTree", "buildSessionContext", "getHeader", "getLeafId", "getSessionName"]) {
+        expect(nb(j(b[m]())), m).toBe(na(j(a[m]())));
+      }
+    }
+  });
+  test("a materialized path or a hand-edited line takes the object route, same result", () => {
+    const src = tmp();
+    const { file, targets } = build(src);
+    const text = readFileSync(file, "utf8").split("\n");
+    // A line not in JSON.stringify form (spaces) on the path.
+    text[2] = text[2].replace('"type":', '"type": ');
+    const edited = join(src, "edited.jsonl");
+    writeFileSync(edited, text.join("\n"));
+    for (const [f, touch] of [[file, true], [edited, false]]) {
+      const da = tmp(), db = tmp();
+      const a = ref.SessionManager.open(f, da);
+      const b = nat.SessionManager.open(f, db);
+      if (touch) b.getEntries();
+      const orig = b._native.branchInto.bind(b._native);
+      let route = "not called";
+      b._native.branchInto = (...args) => (route = orig(...args));
+      const fa = a.createBranchedSession(targets[0]);
+      const fb = b.createBranchedSession(targets[0]);
+      expect(route).toBe(touch ? "not called" : 0);
+      const na = normalizer(), nb = normalizer();
+      expect(nb(readFileSync(fb, "utf8"))).toBe(na(readFileSync(fa, "utf8")));
+      expect(nb(j(b.getEntries()))).toBe(na(j(a.getEntries())));
+    }
+  });
+  test("unknown entry and in-memory sessions", () => {
+    const src = tmp();
+    const { file } = build(src);
+    const a = ref.SessionManager.open(file, tmp());
+    const b = nat.SessionManager.open(file, tmp());
+    expect(() => b.createBranchedSession("nope")).toThrow("Entry nope not found");
+    expect(() => a.createBranchedSession("nope")).toThrow("Entry nope not found");
+    const entries = ref.loadEntriesFromFile(file);
+    const ma = ref.SessionManager.inMemory("/w", undefined, entries.map((e) => ({ ...e })));
+    const mb = nat.SessionManager.inMemory("/w", undefined, entries.map((e) => ({ ...e })));
+    expect(mb.createBranchedSession(mb.getLeafId())).toBe(ma.createBranchedSession(ma.getLeafId()));
+    const na = normalizer(), nb = normalizer();
+    expect(nb(j(mb.getEntries()))).toBe(na(j(ma.getEntries())));
+  });
+});

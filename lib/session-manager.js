@@ -582,6 +582,56 @@ class SessionManager {
 
   createBranchedSession(leafId) {
     const previousSessionFile = this.sessionFile;
+    const newSessionId = native.uuidv7();
+    const timestamp = new Date().toISOString();
+    const header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: newSessionId,
+      timestamp,
+      cwd: this.cwd,
+      parentSession: this.persist ? previousSessionFile : undefined,
+    };
+    // Fast route: Rust splices parentId (and a relabelled firstKeptEntryId) into the lines,
+    // which are already in JSON.stringify form, without materializing the path (src/branch.rs).
+    // Only for a path none of whose objects JS has handed out: the reference spreads the
+    // live objects (a caller's mutation, an appended entry's undefined-valued keys), and
+    // those are only known here.
+    const from = leafId === undefined || leafId === null ? null : keyOf(leafId);
+    const path = this._native.branch(from);
+    if (path.length === 0) throw new Error(`Entry ${leafId} not found`);
+    let untouched = true;
+    for (const i of path) {
+      if (this._objs[i] !== undefined) {
+        untouched = false;
+        break;
+      }
+    }
+    const done = untouched ? this._native.branchInto(from, stringifyEntry(header)) : 0;
+    if (done < 0) throw new Error(`Entry ${leafId} not found`);
+    if (done > 0) {
+      this.sessionId = newSessionId;
+      this._adopt([header]);
+    } else {
+      this._branchFromObjects(leafId, header);
+    }
+    if (this.persist) {
+      const fileTimestamp = timestamp.replace(/[:.]/g, "-");
+      const newSessionFile = join(this.getSessionDir(), `${fileTimestamp}_${newSessionId}.jsonl`);
+      this.sessionFile = newSessionFile;
+      this._native.setFile(newSessionFile, false);
+      // Same rule as the first flush: write now only if the path holds a conversation.
+      if (this._native.hasConversation()) {
+        fsCall(() => this._native.rewrite());
+        this._native.flushed = true;
+      }
+      return newSessionFile;
+    }
+    return undefined;
+  }
+
+  /** The reference's object route, for paths with lines Rust cannot splice exactly. */
+  _branchFromObjects(leafId, header) {
     const path = this.getBranch(leafId);
     if (path.length === 0) throw new Error(`Entry ${leafId} not found`);
     // Labels are tree entries: dropping them re-chains the path, and a compaction whose
@@ -606,18 +656,6 @@ class SessionManager {
       }
       pathParentId = entry.id;
     }
-    const newSessionId = native.uuidv7();
-    const timestamp = new Date().toISOString();
-    const fileTimestamp = timestamp.replace(/[:.]/g, "-");
-    const newSessionFile = join(this.getSessionDir(), `${fileTimestamp}_${newSessionId}.jsonl`);
-    const header = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id: newSessionId,
-      timestamp,
-      cwd: this.cwd,
-      parentSession: this.persist ? previousSessionFile : undefined,
-    };
     const pathEntryIds = new Set(pathWithoutLabels.map((e) => e.id));
     const { labels, stamps } = this._labelMaps();
     const labelsToWrite = [];
@@ -636,19 +674,8 @@ class SessionManager {
     }
     const all = [header, ...pathWithoutLabels, ...labelEntries];
     this._native.replaceLines(all.map(stringifyEntry).join("\n"));
-    this.sessionId = newSessionId;
+    this.sessionId = header.id;
     this._adopt(all);
-    if (this.persist) {
-      this.sessionFile = newSessionFile;
-      this._native.setFile(newSessionFile, false);
-      // Same rule as the first flush: write now only if the path holds a conversation.
-      if (this._native.hasConversation()) {
-        fsCall(() => this._native.rewrite());
-        this._native.flushed = true;
-      }
-      return newSessionFile;
-    }
-    return undefined;
   }
 
   // ---------------------------------------------------------------------------------------

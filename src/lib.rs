@@ -4,6 +4,7 @@
 //! - `node`: the N-API binding (thin; argument checks, conversions, async tasks)
 //! - core modules: pure Rust, no napi types.
 
+pub mod branch;
 pub mod check;
 pub mod context;
 pub mod discovery;

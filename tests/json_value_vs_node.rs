@@ -5,6 +5,12 @@
 // fails because the `node` module references N-API symbols that only exist
 // inside a running node process.
 #[allow(dead_code)]
+#[path = "../src/json/canonical.rs"]
+mod canonical;
+#[allow(dead_code)]
+#[path = "../src/json/scan.rs"]
+mod scan;
+#[allow(dead_code)]
 #[path = "../src/json/value.rs"]
 mod value;
 
@@ -403,6 +409,18 @@ fn canonicalize_matches_node() {
 
     let mut failures = Vec::new();
     let (mut ok, mut rejected) = (0, 0);
+    // `is_canonical` (used to splice lines in createBranchedSession) must never call a text
+    // canonical that node would change; and it should recognize node's own output.
+    let mut recognized = 0;
+    for (t, want) in texts.iter().zip(&expected) {
+        if canonical::is_canonical(t) && want.as_deref() != Some(t.as_str()) {
+            failures.push(format!("called canonical: {t:?}\n  node: {want:?}"));
+        }
+        if want.as_deref().is_some_and(canonical::is_canonical) {
+            recognized += 1;
+        }
+    }
+    println!("is_canonical recognized {recognized} of node's outputs");
     for (t, want) in texts.iter().zip(&expected) {
         let got = canonicalize(t);
         if &got != want {

@@ -230,6 +230,34 @@ impl NativeSession {
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
+    /// `createBranchedSession` on text: replace the entries with `header` followed by the
+    /// path to `from` (or the leaf) without labels, re-chained, and its labels re-created
+    /// (see `crate::branch`). Returns 1 when done, -1 when the path is empty, and 0 when a
+    /// line on the path does not qualify (the caller then takes the object route; nothing
+    /// changed).
+    #[napi(catch_unwind)]
+    pub fn branch_into(&mut self, from: Option<String>, header: String) -> Result<i32> {
+        let lines = match crate::branch::branch_lines(
+            &self.store.tree,
+            from.as_deref(),
+            crate::branch::short_id,
+        ) {
+            crate::branch::Branched::NotFound => return Ok(-1),
+            crate::branch::Branched::Fallback => return Ok(0),
+            crate::branch::Branched::Lines(lines) => lines,
+        };
+        let mut entries: Vec<Entry> = Vec::with_capacity(lines.len() + 1);
+        for line in std::iter::once(header).chain(lines) {
+            match self.store.parse_line(line) {
+                Some(e) => entries.push(e),
+                None => return Ok(0),
+            }
+        }
+        self.prefetch = None;
+        self.store.replace(entries);
+        Ok(1)
+    }
+
     /// `_rewriteFile()`.
     #[napi(catch_unwind)]
     pub fn rewrite(&mut self) -> Result<()> {

@@ -1,0 +1,292 @@
+//! `createBranchedSession` on entry text: the lines of the new session file, made by splicing
+//! field values into the existing lines instead of parsing them into JS objects, spreading
+//! and stringifying them (what the reference does, and what made our lazy session slower
+//! than it: every entry on the path had to be materialized first).
+//!
+//! The splice is exact only for lines already in `JSON.stringify` form (see
+//! [`crate::json::canonical`]), whose every field keeps its bytes through
+//! `JSON.stringify({ ...entry, parentId })`. Anything else on the path (a hand-edited line,
+//! a non-string id, an entry that is not an object) makes [`branch_lines`] answer
+//! [`Branched::Fallback`], and the JS layer takes the reference's object route.
+
+use crate::entry::{Entry, EntryType, Key};
+use crate::json::canonical::is_canonical;
+use crate::json::scan;
+use crate::tree::Tree;
+use std::collections::{HashMap, HashSet};
+
+/// What [`branch_lines`] made of a request.
+#[derive(Debug)]
+pub enum Branched {
+    /// The path is empty (`Entry <id> not found`).
+    NotFound,
+    /// Not every line qualifies for splicing: use the object route.
+    Fallback,
+    /// The new file's entry lines (path without labels, re-chained, then recreated labels).
+    Lines(Vec<String>),
+}
+
+/// One line's top-level fields, as byte ranges of its value text.
+struct Fields<'a> {
+    text: &'a str,
+    fields: Vec<(String, usize, usize)>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(text: &'a str) -> Option<Fields<'a>> {
+        let scanned = scan::scan_with(text, None)?;
+        let base = text.as_ptr() as usize;
+        let fields = scanned
+            .fields
+            .iter()
+            .map(|f| {
+                let start = f.raw.as_ptr() as usize - base;
+                (f.key.to_string(), start, start + f.raw.len())
+            })
+            .collect();
+        Some(Fields { text, fields })
+    }
+
+    fn raw(&self, key: &str) -> Option<&'a str> {
+        self.fields
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .and_then(|&(_, s, e)| self.text.get(s..e))
+    }
+
+    fn span(&self, key: &str) -> Option<(usize, usize)> {
+        self.fields
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|&(_, s, e)| (s, e))
+    }
+}
+
+/// A canonical object line with its fields, or `None`.
+fn canonical_fields(text: &str) -> Option<Fields<'_>> {
+    if !text.starts_with('{') || !is_canonical(text) {
+        return None;
+    }
+    Fields::of(text)
+}
+
+/// `text` with the value at `span` replaced by `value`.
+fn replace(text: &str, span: (usize, usize), value: &str) -> String {
+    let mut out = String::with_capacity(text.len() + value.len());
+    out.push_str(&text[..span.0]);
+    out.push_str(value);
+    out.push_str(&text[span.1..]);
+    out
+}
+
+/// `text` (a non-empty canonical object) with `"key":value` added as its last member.
+fn push_member(text: &str, key: &str, value: &str) -> String {
+    let body = &text[..text.len() - 1];
+    let sep = if body == "{" { "" } else { "," };
+    format!("{body}{sep}\"{key}\":{value}}}")
+}
+
+/// The new session's lines for the path to `from` (or the leaf), as the reference's
+/// `createBranchedSession` writes them after the header. `new_id` draws a label id
+/// candidate (the reference's `randomUUID().slice(0, 8)`).
+pub fn branch_lines(
+    tree: &Tree,
+    from: Option<&str>,
+    mut new_id: impl FnMut() -> String,
+) -> Branched {
+    let path = tree.branch(from);
+    if path.is_empty() {
+        return Branched::NotFound;
+    }
+    // Texts of the path (file-backed ones read in file order through one window).
+    let mut reader = crate::entry::WindowReader::default();
+    let mut texts: Vec<(&Entry, String)> = Vec::with_capacity(path.len());
+    for &i in &path {
+        let Some(e) = tree.entries.get(i as usize) else {
+            return Branched::Fallback;
+        };
+        match reader.read(&e.text) {
+            Ok(t) => texts.push((e, t.into_owned())),
+            Err(_) => return Branched::Fallback,
+        }
+    }
+
+    let mut lines: Vec<String> = Vec::with_capacity(texts.len());
+    // Raw id of the last kept entry (`pathParentId`), `null` before the first.
+    let mut parent_raw = String::from("null");
+    let mut kept_ids: HashSet<Key> = HashSet::new();
+    let mut replacement: HashMap<Key, String> = HashMap::new();
+    let mut pending_labels: Vec<Key> = Vec::new();
+    for (e, text) in &texts {
+        let Some(f) = canonical_fields(text) else {
+            return Branched::Fallback;
+        };
+        if e.etype == EntryType::Label {
+            pending_labels.push(e.id.clone());
+            continue;
+        }
+        // Kept entries need a string id: it becomes the next entry's parentId.
+        let Some(id_raw) = f.raw("id").filter(|r| r.starts_with('"')) else {
+            return Branched::Fallback;
+        };
+        for l in pending_labels.drain(..) {
+            replacement.insert(l, id_raw.to_string());
+        }
+        let mut line = match f.span("parentId") {
+            Some(span) => replace(text, span, &parent_raw),
+            None => push_member(text, "parentId", &parent_raw),
+        };
+        if e.etype == EntryType::Compaction {
+            // `firstKeptEntryId === id ? id : replacement.get(firstKeptEntryId) ?? itself`.
+            let fk = f.raw("firstKeptEntryId");
+            let target = e.first_kept.as_ref().filter(|k| **k != e.id);
+            if let Some(new) = target.and_then(|k| replacement.get(k)) {
+                let Some(fk) = fk.filter(|r| r.starts_with('"')) else {
+                    return Branched::Fallback;
+                };
+                // The line changed above only at parentId; find the field again in it.
+                let Some(nf) = Fields::of(&line) else {
+                    return Branched::Fallback;
+                };
+                let Some(span) = nf.span("firstKeptEntryId") else {
+                    return Branched::Fallback;
+                };
+                debug_assert_eq!(nf.raw("firstKeptEntryId"), Some(fk));
+                line = replace(&line, span, new);
+            }
+        }
+        kept_ids.insert(e.id.clone());
+        parent_raw = id_raw.to_string();
+        lines.push(line);
+    }
+
+    // Labels of kept entries, in `labelsById` order, re-created after the path.
+    // `pathWithoutLabels.at(-1)?.id || null`: every kept id is a string; "" is falsy.
+    let mut parent = if parent_raw == "\"\"" {
+        "null".to_string()
+    } else {
+        parent_raw
+    };
+    let mut taken: HashSet<String> = kept_ids.iter().cloned().collect();
+    for &li in tree.labels.iter() {
+        let Some(le) = tree.entries.get(li) else {
+            return Branched::Fallback;
+        };
+        let Some(target) = le.target.as_ref() else {
+            continue;
+        };
+        if !kept_ids.contains(target) {
+            continue;
+        }
+        let Ok(text) = le.text.read() else {
+            return Branched::Fallback;
+        };
+        let Some(f) = canonical_fields(&text) else {
+            return Branched::Fallback;
+        };
+        let (Some(target_raw), Some(label_raw)) = (f.raw("targetId"), f.raw("label")) else {
+            return Branched::Fallback;
+        };
+        let mut id = String::new();
+        for _ in 0..100 {
+            let c = new_id();
+            if !taken.contains(&c) {
+                id = c;
+                break;
+            }
+        }
+        if id.is_empty() {
+            // The reference's last resort: a whole UUID.
+            id = uuid::Uuid::new_v4().to_string();
+        }
+        taken.insert(id.clone());
+        let mut line = format!("{{\"type\":\"label\",\"id\":\"{id}\",\"parentId\":{parent}");
+        if let Some(ts) = f.raw("timestamp") {
+            line.push_str(",\"timestamp\":");
+            line.push_str(ts);
+        }
+        line.push_str(",\"targetId\":");
+        line.push_str(target_raw);
+        line.push_str(",\"label\":");
+        line.push_str(label_raw);
+        line.push('}');
+        lines.push(line);
+        parent = format!("\"{id}\"");
+    }
+    Branched::Lines(lines)
+}
+
+/// A label id candidate like the reference's `randomUUID().slice(0, 8)`.
+pub fn short_id() -> String {
+    let mut s = uuid::Uuid::new_v4().simple().to_string();
+    s.truncate(8);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonl;
+
+    fn tree(lines: &[&str]) -> Tree {
+        let text = lines.join("\n") + "\n";
+        let mut t = Tree::from_entries(jsonl::parse_bytes(text.as_bytes()).entries);
+        t.leaf = t.entries.last().map(|e| e.id.clone());
+        t
+    }
+
+    fn ids() -> impl FnMut() -> String {
+        let mut n = 0;
+        move || {
+            n += 1;
+            format!("id{n:06}")
+        }
+    }
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#;
+
+    /// The label `l1` is dropped; the compaction that kept from it keeps from the entry that
+    /// took its place (the compaction itself, the next kept entry after the label).
+    #[test]
+    fn rechains_the_path_and_recreates_labels() {
+        let t = tree(&[
+            H,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"1","message":{"role":"user","content":"é"}}"#,
+            r#"{"type":"label","id":"l1","parentId":"a","timestamp":"2","targetId":"a","label":"first"}"#,
+            r#"{"type":"compaction","id":"c","parentId":"l1","timestamp":"3","summary":"s","firstKeptEntryId":"l1","tokensBefore":5}"#,
+            r#"{"type":"message","id":"b","parentId":"c","timestamp":"4","message":{"role":"assistant","content":[]}}"#,
+        ]);
+        let Branched::Lines(lines) = branch_lines(&t, None, ids()) else {
+            panic!("expected lines");
+        };
+        assert_eq!(
+            lines,
+            vec![
+                r#"{"type":"message","id":"a","parentId":null,"timestamp":"1","message":{"role":"user","content":"é"}}"#,
+                r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"3","summary":"s","firstKeptEntryId":"c","tokensBefore":5}"#,
+                r#"{"type":"message","id":"b","parentId":"c","timestamp":"4","message":{"role":"assistant","content":[]}}"#,
+                r#"{"type":"label","id":"id000001","parentId":"b","timestamp":"2","targetId":"a","label":"first"}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_parent_key_is_appended_and_odd_lines_fall_back() {
+        let t = tree(&[H, r#"{"type":"custom","id":"a","timestamp":"1"}"#]);
+        let Branched::Lines(lines) = branch_lines(&t, None, ids()) else {
+            panic!("expected lines");
+        };
+        assert_eq!(
+            lines,
+            vec![r#"{"type":"custom","id":"a","timestamp":"1","parentId":null}"#]
+        );
+        let t = tree(&[H, r#"{"type":"custom", "id":"a","parentId":null}"#]);
+        assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
+        let t = tree(&[H, r#"{"type":"custom","id":7,"parentId":null}"#]);
+        assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
+        assert!(matches!(
+            branch_lines(&t, Some("nope"), ids()),
+            Branched::NotFound
+        ));
+    }
+}
