@@ -10,8 +10,7 @@
 //! [`Branched::Fallback`], and the JS layer takes the reference's object route.
 
 use crate::entry::{Entry, EntryType, Key};
-use crate::json::canonical::is_canonical;
-use crate::json::scan;
+use crate::json::canonical::{Member, canonical_members};
 use crate::tree::Tree;
 use std::collections::{HashMap, HashSet};
 
@@ -23,56 +22,58 @@ pub enum Branched {
     /// Not every line qualifies for splicing: use the object route.
     Fallback,
     /// The new file's entry lines (path without labels, re-chained, then recreated labels).
-    Lines(Vec<String>),
+    Lines(Vec<NewLine>),
 }
 
-/// One line's top-level fields, as byte ranges of its value text.
+/// A line of the branched session.
+#[derive(Debug)]
+pub struct NewLine {
+    pub text: String,
+    /// For a spliced path entry: its index in the old tree and what changed (see
+    /// [`Entry::respliced`]); `None` for a recreated label (scanned like any new line).
+    pub splice: Option<Splice>,
+}
+
+/// How a path entry's line was changed.
+#[derive(Debug)]
+pub struct Splice {
+    pub from: usize,
+    pub parent_raw: String,
+    pub first_kept_raw: Option<String>,
+    pub edits: Vec<(usize, isize)>,
+}
+
+/// One canonical object line with its top-level members located.
 struct Fields<'a> {
     text: &'a str,
-    fields: Vec<(String, usize, usize)>,
+    members: Vec<Member>,
 }
 
 impl<'a> Fields<'a> {
-    fn of(text: &'a str) -> Option<Fields<'a>> {
-        let scanned = scan::scan_with(text, None)?;
-        let base = text.as_ptr() as usize;
-        let fields = scanned
-            .fields
+    fn span(&self, key: &str) -> Option<(usize, usize)> {
+        self.members
             .iter()
-            .map(|f| {
-                let start = f.raw.as_ptr() as usize - base;
-                (f.key.to_string(), start, start + f.raw.len())
-            })
-            .collect();
-        Some(Fields { text, fields })
+            .find(|m| self.text.get(m.key.0..m.key.1) == Some(key))
+            .map(|m| m.value)
     }
 
     fn raw(&self, key: &str) -> Option<&'a str> {
-        self.fields
-            .iter()
-            .find(|(k, _, _)| k == key)
-            .and_then(|&(_, s, e)| self.text.get(s..e))
-    }
-
-    fn span(&self, key: &str) -> Option<(usize, usize)> {
-        self.fields
-            .iter()
-            .find(|(k, _, _)| k == key)
-            .map(|&(_, s, e)| (s, e))
+        self.span(key).and_then(|(s, e)| self.text.get(s..e))
     }
 }
 
-/// A canonical object line with its fields, or `None`.
+/// A canonical object line with its members, or `None`.
 fn canonical_fields(text: &str) -> Option<Fields<'_>> {
-    if !text.starts_with('{') || !is_canonical(text) {
-        return None;
-    }
-    Fields::of(text)
+    Some(Fields {
+        text,
+        members: canonical_members(text)?,
+    })
 }
 
 /// `text` with the value at `span` replaced by `value`.
 fn replace(text: &str, span: (usize, usize), value: &str) -> String {
-    let mut out = String::with_capacity(text.len() + value.len());
+    // Exact size: the string becomes a boxed str without a shrinking copy.
+    let mut out = String::with_capacity(text.len() - (span.1 - span.0) + value.len());
     out.push_str(&text[..span.0]);
     out.push_str(value);
     out.push_str(&text[span.1..]);
@@ -98,26 +99,26 @@ pub fn branch_lines(
     if path.is_empty() {
         return Branched::NotFound;
     }
-    // Texts of the path (file-backed ones read in file order through one window).
+    // Texts of the path (borrowed; file-backed ones read in file order through one window).
     let mut reader = crate::entry::WindowReader::default();
-    let mut texts: Vec<(&Entry, String)> = Vec::with_capacity(path.len());
+    let mut texts: Vec<(usize, &Entry, std::borrow::Cow<'_, str>)> = Vec::with_capacity(path.len());
     for &i in &path {
         let Some(e) = tree.entries.get(i as usize) else {
             return Branched::Fallback;
         };
         match reader.read(&e.text) {
-            Ok(t) => texts.push((e, t.into_owned())),
+            Ok(t) => texts.push((i as usize, e, t)),
             Err(_) => return Branched::Fallback,
         }
     }
 
-    let mut lines: Vec<String> = Vec::with_capacity(texts.len());
+    let mut lines: Vec<NewLine> = Vec::with_capacity(texts.len());
     // Raw id of the last kept entry (`pathParentId`), `null` before the first.
     let mut parent_raw = String::from("null");
     let mut kept_ids: HashSet<Key> = HashSet::new();
     let mut replacement: HashMap<Key, String> = HashMap::new();
     let mut pending_labels: Vec<Key> = Vec::new();
-    for (e, text) in &texts {
+    for (index, e, text) in &texts {
         let Some(f) = canonical_fields(text) else {
             return Branched::Fallback;
         };
@@ -132,32 +133,48 @@ pub fn branch_lines(
         for l in pending_labels.drain(..) {
             replacement.insert(l, id_raw.to_string());
         }
-        let mut line = match f.span("parentId") {
-            Some(span) => replace(text, span, &parent_raw),
+        let parent_span = f.span("parentId");
+        let mut edits: Vec<(usize, isize)> = Vec::new();
+        let mut line = match parent_span {
+            Some(span) => {
+                edits.push((
+                    span.1,
+                    parent_raw.len() as isize - (span.1 - span.0) as isize,
+                ));
+                replace(text, span, &parent_raw)
+            }
             None => push_member(text, "parentId", &parent_raw),
         };
+        let mut first_kept_raw = None;
         if e.etype == EntryType::Compaction {
             // `firstKeptEntryId === id ? id : replacement.get(firstKeptEntryId) ?? itself`.
-            let fk = f.raw("firstKeptEntryId");
             let target = e.first_kept.as_ref().filter(|k| **k != e.id);
             if let Some(new) = target.and_then(|k| replacement.get(k)) {
-                let Some(fk) = fk.filter(|r| r.starts_with('"')) else {
+                let Some((s0, e0)) = f.span("firstKeptEntryId") else {
                     return Branched::Fallback;
                 };
-                // The line changed above only at parentId; find the field again in it.
-                let Some(nf) = Fields::of(&line) else {
-                    return Branched::Fallback;
+                // Where that value sits in the new line: shifted by the parentId splice when
+                // it came after it (an added parentId goes last, after everything).
+                let shift = |x: usize| match parent_span {
+                    Some((ps, pe)) if x >= pe => x + parent_raw.len() - (pe - ps),
+                    _ => x,
                 };
-                let Some(span) = nf.span("firstKeptEntryId") else {
-                    return Branched::Fallback;
-                };
-                debug_assert_eq!(nf.raw("firstKeptEntryId"), Some(fk));
-                line = replace(&line, span, new);
+                line = replace(&line, (shift(s0), shift(e0)), new);
+                edits.push((e0, new.len() as isize - (e0 - s0) as isize));
+                edits.sort_unstable();
+                first_kept_raw = Some(new.clone());
             }
         }
         kept_ids.insert(e.id.clone());
-        parent_raw = id_raw.to_string();
-        lines.push(line);
+        lines.push(NewLine {
+            text: line,
+            splice: Some(Splice {
+                from: *index,
+                parent_raw: std::mem::replace(&mut parent_raw, id_raw.to_string()),
+                first_kept_raw,
+                edits,
+            }),
+        });
     }
 
     // Labels of kept entries, in `labelsById` order, re-created after the path.
@@ -210,7 +227,10 @@ pub fn branch_lines(
         line.push_str(",\"label\":");
         line.push_str(label_raw);
         line.push('}');
-        lines.push(line);
+        lines.push(NewLine {
+            text: line,
+            splice: None,
+        });
         parent = format!("\"{id}\"");
     }
     Branched::Lines(lines)
@@ -243,6 +263,21 @@ mod tests {
         }
     }
 
+    /// Respliced entries index exactly as a fresh scan of their new text does.
+    fn check_resplice(t: &Tree, lines: &[NewLine]) {
+        for l in lines {
+            let fresh = Entry::parse(l.text.clone(), 0).expect("valid line");
+            let Some(s) = &l.splice else { continue };
+            let e = t.entries[s.from].respliced(
+                l.text.clone(),
+                &s.parent_raw,
+                s.first_kept_raw.as_deref(),
+                &s.edits,
+            );
+            assert_eq!(format!("{:?}", e), format!("{:?}", fresh), "{}", l.text);
+        }
+    }
+
     const H: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#;
 
     /// The label `l1` is dropped; the compaction that kept from it keeps from the entry that
@@ -259,6 +294,8 @@ mod tests {
         let Branched::Lines(lines) = branch_lines(&t, None, ids()) else {
             panic!("expected lines");
         };
+        check_resplice(&t, &lines);
+        let lines: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
             lines,
             vec![
@@ -271,11 +308,45 @@ mod tests {
     }
 
     #[test]
+    fn respliced_index_fields_match_a_fresh_scan() {
+        let t = tree(&[
+            H,
+            r#"{"type":"message","id":"a","timestamp":"1","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":"label","id":"l1","parentId":"a","timestamp":"2","targetId":"a","label":"first"}"#,
+            r#"{"type":"model_change","id":"m","parentId":"l1","timestamp":"5","provider":"p","modelId":"x"}"#,
+            r#"{"type":"thinking_level_change","id":"t","parentId":"m","timestamp":"6","thinkingLevel":"high"}"#,
+            r#"{"type":"message","id":"b","parentId":"t","timestamp":"4","message":{"role":"assistant","provider":"pp","model":"mm","content":[]}}"#,
+            r#"{"type":"label","id":"l2","parentId":"b","timestamp":"7","targetId":"b","label":"x"}"#,
+            r#"{"type":"compaction","id":"c","timestamp":"3","summary":"s","firstKeptEntryId":"l2","tokensBefore":5,"parentId":"l2"}"#,
+            r#"{"type":"compaction","id":"d","firstKeptEntryId":"l1","parentId":"c","timestamp":"3","summary":"s"}"#,
+        ]);
+        let Branched::Lines(lines) = branch_lines(&t, Some("d"), ids()) else {
+            panic!("expected lines");
+        };
+        check_resplice(&t, &lines);
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts[0],
+            r#"{"type":"message","id":"a","timestamp":"1","message":{"role":"user","content":"x"},"parentId":null}"#
+        );
+        assert_eq!(
+            texts[4],
+            r#"{"type":"compaction","id":"c","timestamp":"3","summary":"s","firstKeptEntryId":"c","tokensBefore":5,"parentId":"b"}"#
+        );
+        assert_eq!(
+            texts[5],
+            r#"{"type":"compaction","id":"d","firstKeptEntryId":"m","parentId":"c","timestamp":"3","summary":"s"}"#
+        );
+    }
+
+    #[test]
     fn missing_parent_key_is_appended_and_odd_lines_fall_back() {
         let t = tree(&[H, r#"{"type":"custom","id":"a","timestamp":"1"}"#]);
         let Branched::Lines(lines) = branch_lines(&t, None, ids()) else {
             panic!("expected lines");
         };
+        check_resplice(&t, &lines);
+        let lines: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
             lines,
             vec![r#"{"type":"custom","id":"a","timestamp":"1","parentId":null}"#]

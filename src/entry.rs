@@ -331,6 +331,54 @@ impl Entry {
         Some(e)
     }
 
+    /// This entry with a new text that differs from the old one only in the raw values of
+    /// `parentId` (now `parent_raw`, maybe added at the end) and of `firstKeptEntryId` (now
+    /// `first_kept_raw` when given). `edits` lists each replaced value as (its end in the old
+    /// text, length change), in text order: the other index fields are taken over, their
+    /// spans shifted past the edits. Saves re-scanning lines spliced by `createBranchedSession`.
+    pub fn respliced(
+        &self,
+        text: String,
+        parent_raw: &str,
+        first_kept_raw: Option<&str>,
+        edits: &[(usize, isize)],
+    ) -> Entry {
+        let shift = |s: &Span| -> Span {
+            let mut d: isize = 0;
+            for &(end, delta) in edits {
+                if s.start as usize >= end {
+                    d += delta;
+                }
+            }
+            let m = |x: u32| (x as isize + d) as u32;
+            m(s.start)..m(s.end)
+        };
+        let mut e = self.clone();
+        e.text = Text::Owned(text.into_boxed_str());
+        e.parent = if parent_raw == "null" {
+            Parent::Null
+        } else {
+            Parent::Key(key_of(Some(parent_raw), 0))
+        };
+        if let Some(raw) = first_kept_raw {
+            e.first_kept = Some(key_of(Some(raw), 0));
+        }
+        for span in [
+            &mut e.label_raw,
+            &mut e.timestamp_raw,
+            &mut e.aux1,
+            &mut e.aux2,
+            &mut e.msg_provider,
+            &mut e.msg_model,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *span = shift(span);
+        }
+        e
+    }
+
     /// Parse a line read from `src` at `start` (file-backed text).
     pub fn parse_backed(
         line: &str,

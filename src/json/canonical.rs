@@ -17,10 +17,34 @@ const MAX_KEYS: usize = 64;
 
 /// Whether `s` is a JSON text in `JSON.stringify`'s own form (see the module docs).
 pub fn is_canonical(s: &str) -> bool {
+    walk(s, &mut Vec::new())
+}
+
+/// One member of a top-level object: byte ranges of the key (inside the quotes) and of the
+/// raw value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub key: (usize, usize),
+    pub value: (usize, usize),
+}
+
+/// The members of `s` if it is a canonical object (one pass: check and locate).
+pub fn canonical_members(s: &str) -> Option<Vec<Member>> {
+    if !s.starts_with('{') {
+        return None;
+    }
+    let mut members = Vec::new();
+    walk(s, &mut members).then_some(members)
+}
+
+/// The canonical check; members of a top-level object are recorded in `members`.
+fn walk(s: &str, members: &mut Vec<Member>) -> bool {
     let b = s.as_bytes();
     let mut i = 0usize;
-    // Open containers: `Some(keys)` for an object (its keys so far), `None` for an array.
-    let mut stack: Vec<Option<Vec<&[u8]>>> = Vec::new();
+    // Open containers: `Some(k)` for an object whose keys are `keys[k..]`, `None` for an
+    // array. One flat key list for all open objects: no allocation per object.
+    let mut stack: Vec<Option<usize>> = Vec::new();
+    let mut keys: Vec<&[u8]> = Vec::new();
     loop {
         // A value starts at `i`.
         match b.get(i) {
@@ -29,11 +53,15 @@ pub fn is_canonical(s: &str) -> bool {
                 if b.get(i) == Some(&b'}') {
                     i += 1;
                 } else {
-                    let mut keys = Vec::new();
-                    if !key(b, &mut i, &mut keys) {
+                    let from = keys.len();
+                    let top = stack.is_empty();
+                    if !key(b, &mut i, &mut keys, from) {
                         return false;
                     }
-                    stack.push(Some(keys));
+                    if top {
+                        record(members, &keys, b, i);
+                    }
+                    stack.push(Some(from));
                     continue;
                 }
             }
@@ -75,14 +103,25 @@ pub fn is_canonical(s: &str) -> bool {
         }
         // After a value: close containers, or move to the next element / key.
         loop {
-            let Some(top) = stack.last_mut() else {
+            let depth = stack.len();
+            let Some(&top) = stack.last() else {
                 return i == b.len();
             };
+            if depth == 1
+                && let Some(m) = members.last_mut()
+                && m.value.1 == usize::MAX
+            {
+                // The value of a top-level member ends here.
+                m.value.1 = i;
+            }
             match (b.get(i), top) {
-                (Some(b','), Some(keys)) => {
+                (Some(b','), Some(from)) => {
                     i += 1;
-                    if !key(b, &mut i, keys) {
+                    if !key(b, &mut i, &mut keys, from) {
                         return false;
+                    }
+                    if depth == 1 {
+                        record(members, &keys, b, i);
                     }
                     break;
                 }
@@ -90,7 +129,12 @@ pub fn is_canonical(s: &str) -> bool {
                     i += 1;
                     break;
                 }
-                (Some(b'}'), Some(_)) | (Some(b']'), None) => {
+                (Some(b'}'), Some(from)) => {
+                    i += 1;
+                    keys.truncate(from);
+                    stack.pop();
+                }
+                (Some(b']'), None) => {
                     i += 1;
                     stack.pop();
                 }
@@ -100,8 +144,20 @@ pub fn is_canonical(s: &str) -> bool {
     }
 }
 
-/// A key and its colon, recorded in `keys`; false if not canonical or a duplicate.
-fn key<'a>(b: &'a [u8], i: &mut usize, keys: &mut Vec<&'a [u8]>) -> bool {
+/// Record the key just read (the last of `keys`); its value starts at `value_start`.
+fn record(members: &mut Vec<Member>, keys: &[&[u8]], b: &[u8], value_start: usize) {
+    if let Some(k) = keys.last() {
+        let start = k.as_ptr() as usize - b.as_ptr() as usize;
+        members.push(Member {
+            key: (start, start + k.len()),
+            value: (value_start, usize::MAX),
+        });
+    }
+}
+
+/// A key and its colon, recorded in `keys` (whose object's keys are `keys[from..]`); false
+/// if not canonical or a duplicate.
+fn key<'a>(b: &'a [u8], i: &mut usize, keys: &mut Vec<&'a [u8]>, from: usize) -> bool {
     let start = *i;
     if b.get(start) != Some(&b'"') || !string(b, i) {
         return false;
@@ -111,7 +167,8 @@ fn key<'a>(b: &'a [u8], i: &mut usize, keys: &mut Vec<&'a [u8]>) -> bool {
     if !k.is_empty() && k.len() <= 10 && k.iter().all(u8::is_ascii_digit) {
         return false;
     }
-    if keys.len() >= MAX_KEYS || keys.contains(&k) {
+    let own = &keys[from..];
+    if own.len() >= MAX_KEYS || own.contains(&k) {
         return false;
     }
     keys.push(k);
@@ -260,6 +317,29 @@ mod tests {
         ] {
             assert!(!is_canonical(t), "{t}");
         }
+    }
+
+    #[test]
+    fn members_of_a_canonical_object() {
+        let t = r#"{"a":1,"bb":{"x":[1,{"y":2}]},"c":"s\"","d":[],"e":null}"#;
+        let m = super::canonical_members(t).expect("canonical");
+        let got: Vec<(&str, &str)> = m
+            .iter()
+            .map(|m| (&t[m.key.0..m.key.1], &t[m.value.0..m.value.1]))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "1"),
+                ("bb", r#"{"x":[1,{"y":2}]}"#),
+                ("c", r#""s\"""#),
+                ("d", "[]"),
+                ("e", "null")
+            ]
+        );
+        assert_eq!(super::canonical_members("{}"), Some(vec![]));
+        assert_eq!(super::canonical_members("[1]"), None);
+        assert_eq!(super::canonical_members(r#"{"a": 1}"#), None);
     }
 
     #[test]

@@ -247,8 +247,26 @@ impl NativeSession {
             crate::branch::Branched::Lines(lines) => lines,
         };
         let mut entries: Vec<Entry> = Vec::with_capacity(lines.len() + 1);
-        for line in std::iter::once(header).chain(lines) {
-            match self.store.parse_line(line) {
+        let Some(h) = self.store.parse_line(header) else {
+            return Ok(0);
+        };
+        entries.push(h);
+        for line in lines {
+            // Spliced path entries keep their index fields (no re-scan); labels are scanned.
+            let old = line
+                .splice
+                .as_ref()
+                .and_then(|s| self.store.tree.entries.get(s.from).map(|e| (e, s)));
+            let e = match old {
+                Some((e, s)) => Some(e.respliced(
+                    line.text,
+                    &s.parent_raw,
+                    s.first_kept_raw.as_deref(),
+                    &s.edits,
+                )),
+                None => self.store.parse_line(line.text),
+            };
+            match e {
                 Some(e) => entries.push(e),
                 None => return Ok(0),
             }
