@@ -6,6 +6,7 @@
 //! links) it falls back to the reference's direct write, so errors and successes visible
 //! through the API stay the reference's.
 
+pub mod flusher;
 use crate::store::{FsError, fs_error};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -18,7 +19,7 @@ use std::time::Duration;
 pub enum FsyncMode {
     /// fsync after every append (and every whole-file write).
     Always,
-    /// fsync an append when the last sync is older than [`BATCH_INTERVAL`], and on drop;
+    /// fsync appends within [`BATCH_INTERVAL`], on a background thread (see [`flusher`]);
     /// whole-file writes are always synced.
     Batch,
     /// Never fsync (whole-file writes are still atomic against process crashes).
