@@ -615,7 +615,8 @@ mod persisted_cost {
         let mut s = super::Store::new(true);
         s.fsync = super::FsyncMode::Never;
         s.file = Some(path.clone());
-        s.append(r#"{"type":"session","id":"s","version":3}"#.into()).expect("header");
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
         s.append(lines[0].clone()).expect("first");
         let t = std::time::Instant::now();
         for l in &lines[1..] {
@@ -627,7 +628,11 @@ mod persisted_cost {
             let _ = std::fs::metadata(&path);
         }
         println!("stat x10k: {:?}", t.elapsed());
-        let mut f = std::fs::OpenOptions::new().append(true).open(dir.join("w")).or_else(|_| std::fs::File::create(dir.join("w"))).expect("open");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join("w"))
+            .or_else(|_| std::fs::File::create(dir.join("w")))
+            .expect("open");
         let t = std::time::Instant::now();
         for l in &lines {
             let mut b = l.clone().into_bytes();
