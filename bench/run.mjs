@@ -92,7 +92,8 @@ if (flag("--child")) {
 	} else if (spec.op === "listAll") {
 		const t0 = performance.now();
 		const r = await SM.listAll();
-		out = { ms: performance.now() - t0, n: r.length };
+		out = { ms: performance.now() - t0, n: r.length, baseMB, peakMB: vmHWM() };
+		globalThis.__keep = r;
 	} else if (spec.op === "openContext") {
 		const t0 = performance.now();
 		const sm = SM.open(spec.file);
@@ -111,7 +112,7 @@ function runChild(impl, spec, timeoutMs = 600_000) {
 		encoding: "utf8",
 		timeout: timeoutMs,
 		maxBuffer: 16 * MB,
-		env: process.env,
+		env: { ...process.env, ...(spec.env ?? {}) },
 	});
 	if (r.status === 0) {
 		const line = r.stdout.trim().split("\n").pop();
@@ -329,13 +330,20 @@ if (only.length === 0 || only.some((s) => "peak rss".includes(s.toLowerCase())))
 	rssJobs.push({ name: `peak RSS: open + buildSessionContext() ${SL}`, file: file(S), runs: quick ? 1 : 3 });
 if (big && (only.length === 0 || only.some((s) => "1 gb big".includes(s.toLowerCase()))))
 	rssJobs.push({ name: "open + buildSessionContext() 1 GB (child process)", file: file("1gb"), runs: 1, timed: true });
+if (withStore && (only.length === 0 || only.some((s) => "peak rss listall".includes(s.toLowerCase()))))
+	rssJobs.push({
+		name: "peak RSS: listAll store, 1,003 sessions (fresh process, no index)",
+		op: "listAll",
+		env: { PI_SESSION_NATIVE_NO_INDEX: "1" },
+		runs: quick ? 1 : 3,
+	});
 for (const job of rssJobs) {
 	const row = { name: job.name, errors: {} };
 	for (const impl of impls) {
 		const got = [];
 		for (let i = 0; i < job.runs; i++) {
 			try {
-				got.push(runChild(impl.key, { op: "openContext", file: job.file }, 1_800_000));
+				got.push(runChild(impl.key, { op: job.op ?? "openContext", file: job.file, env: job.env }, 1_800_000));
 			} catch (e) {
 				row.errors[impl.key] = String(e.message).slice(0, 160);
 				break;

@@ -183,7 +183,7 @@ fn load_backed_in(file: std::fs::File, chunk: usize) -> Result<Loaded, LoadError
     let mut entries: Vec<Entry> = Vec::new();
     // `buf[..filled]` holds unscanned bytes; the buffer is zeroed once, not per chunk, and
     // grows only for a line longer than it.
-    let mut buf: Vec<u8> = vec![0; 2 * chunk];
+    let mut buf: Vec<u8> = vec![0; chunk];
     let mut filled = 0;
     // File offset of buf[0].
     let mut base: u64 = 0;
@@ -193,7 +193,11 @@ fn load_backed_in(file: std::fs::File, chunk: usize) -> Result<Loaded, LoadError
         if buf.len() - filled < chunk {
             buf.resize(filled + chunk, 0);
         }
-        let n = reader.read(&mut buf[filled..]).map_err(LoadError::Read)?;
+        // At most one chunk per read: the buffer's pages are touched only as far as needed
+        // (peak RSS of a large open is the index plus about one chunk).
+        let n = reader
+            .read(&mut buf[filled..filled + chunk])
+            .map_err(LoadError::Read)?;
         filled += n;
         let eof = n == 0;
         if n > 0 {
