@@ -122,6 +122,12 @@ pub fn branch_lines(
         let Some(f) = canonical_fields(text) else {
             return Branched::Fallback;
         };
+        // Keys of non-string ids start with NUL (src/entry.rs), and so would the key of a
+        // string id that itself starts with NUL: such ids could compare equal here where JS
+        // tells them apart, so they take the object route.
+        if e.id.starts_with('\0') {
+            return Branched::Fallback;
+        }
         if e.etype == EntryType::Label {
             pending_labels.push(e.id.clone());
             continue;
@@ -352,6 +358,9 @@ mod tests {
             vec![r#"{"type":"custom","id":"a","timestamp":"1","parentId":null}"#]
         );
         let t = tree(&[H, r#"{"type":"custom", "id":"a","parentId":null}"#]);
+        assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
+        // A string id that starts with NUL shares the key space of non-string ids.
+        let t = tree(&[H, r#"{"type":"custom","id":"\u0000n5","parentId":null}"#]);
         assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
         let t = tree(&[H, r#"{"type":"custom","id":7,"parentId":null}"#]);
         assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));

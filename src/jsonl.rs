@@ -204,11 +204,13 @@ fn load_backed_in(file: std::fs::File, chunk: usize) -> Result<Loaded, LoadError
             last_byte = Some(buf[filled - 1]);
         }
         // Complete lines only, unless at the end.
+        // (Only the bytes just read can hold it: the carried prefix has no newline, so a
+        // line spanning many reads is not searched again and again.)
         let upto = if eof {
             filled
         } else {
-            match memchr::memrchr(b'\n', &buf[..filled]) {
-                Some(p) => p + 1,
+            match memchr::memrchr(b'\n', &buf[filled - n..filled]) {
+                Some(p) => filled - n + p + 1,
                 None => continue,
             }
         };

@@ -289,7 +289,12 @@ impl Store {
                         h.sync = SyncTarget::new(&h.file);
                     }
                     match &h.sync {
-                        Some(t) => t.schedule(),
+                        // A failed background sync of earlier appends fails this one (cut
+                        // back), as an inline sync failure did: the caller hears of it.
+                        Some(t) => match t.take_error() {
+                            Some(e) => result = Err((e, "fsync")),
+                            None => t.schedule(),
+                        },
                         // No second descriptor: sync inline.
                         None => result = h.file.sync_data().map_err(|e| (e, "fsync")),
                     }

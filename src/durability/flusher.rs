@@ -16,6 +16,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 pub struct SyncTarget {
     file: File,
     queued: AtomicBool,
+    /// The last failed background sync, reported by the next append ([`Self::take_error`]).
+    error: Mutex<Option<std::io::Error>>,
 }
 
 impl SyncTarget {
@@ -24,6 +26,7 @@ impl SyncTarget {
         Some(Arc::new(SyncTarget {
             file: file.try_clone().ok()?,
             queued: AtomicBool::new(false),
+            error: Mutex::new(None),
         }))
     }
 
@@ -54,10 +57,21 @@ impl SyncTarget {
         }
     }
 
+    /// A background sync that failed since the last call (EIO, ENOSPC on some filesystems):
+    /// appends already acknowledged may not be on the device.
+    pub fn take_error(&self) -> Option<std::io::Error> {
+        self.error.lock().ok().and_then(|mut e| e.take())
+    }
+
     fn sync_now(&self) {
-        // Cleared first: an append racing with this sync queues a new one.
-        self.queued.store(false, Ordering::Release);
-        let _ = self.file.sync_data();
+        // Cleared first (a read-modify-write, so it orders with the appender's swap): an
+        // append racing with this sync queues a new one.
+        self.queued.swap(false, Ordering::AcqRel);
+        if let Err(e) = self.file.sync_data()
+            && let Ok(mut slot) = self.error.lock()
+        {
+            *slot = Some(e);
+        }
     }
 }
 

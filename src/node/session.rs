@@ -34,6 +34,7 @@ fn text_batch() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(32 << 20)
+        .max(1)
 }
 
 /// A batch laid out ahead on a worker thread, for a request of exactly `key`. The thread
@@ -226,6 +227,8 @@ impl NativeSession {
     /// index (saves JS a call for `length`).
     #[napi(catch_unwind)]
     pub fn append(&mut self, line: String) -> Result<u32> {
+        // A batch laid out ahead belongs to the entries as they were.
+        self.prefetch = None;
         self.store.append(line).map_err(to_js)?;
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
