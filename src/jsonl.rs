@@ -169,7 +169,7 @@ fn backed_threshold() -> u64 {
 /// (A reader thread overlapping reads with scans was tried: no gain on 2 cores, where the
 /// scan already runs on both.)
 pub(crate) fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
-    load_backed_in(file, 16 << 20)
+    load_backed_in(file, 4 << 20)
 }
 
 /// [`load_backed`] with reads of `chunk` bytes (tests use tiny ones to cut every line).
