@@ -269,6 +269,15 @@ mod tests {
         }
     }
 
+    /// The branched lines for `from`, each spliced entry checked against a fresh scan.
+    fn spliced(t: &Tree, from: Option<&str>) -> Vec<String> {
+        let Branched::Lines(lines) = branch_lines(t, from, ids()) else {
+            panic!("expected lines");
+        };
+        check_resplice(t, &lines);
+        lines.into_iter().map(|l| l.text).collect()
+    }
+
     /// Respliced entries index exactly as a fresh scan of their new text does.
     fn check_resplice(t: &Tree, lines: &[NewLine]) {
         for l in lines {
@@ -297,13 +306,8 @@ mod tests {
             r#"{"type":"compaction","id":"c","parentId":"l1","timestamp":"3","summary":"s","firstKeptEntryId":"l1","tokensBefore":5}"#,
             r#"{"type":"message","id":"b","parentId":"c","timestamp":"4","message":{"role":"assistant","content":[]}}"#,
         ]);
-        let Branched::Lines(lines) = branch_lines(&t, None, ids()) else {
-            panic!("expected lines");
-        };
-        check_resplice(&t, &lines);
-        let lines: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
-            lines,
+            spliced(&t, None),
             vec![
                 r#"{"type":"message","id":"a","parentId":null,"timestamp":"1","message":{"role":"user","content":"é"}}"#,
                 r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"3","summary":"s","firstKeptEntryId":"c","tokensBefore":5}"#,
@@ -326,11 +330,7 @@ mod tests {
             r#"{"type":"compaction","id":"c","timestamp":"3","summary":"s","firstKeptEntryId":"l2","tokensBefore":5,"parentId":"l2"}"#,
             r#"{"type":"compaction","id":"d","firstKeptEntryId":"l1","parentId":"c","timestamp":"3","summary":"s"}"#,
         ]);
-        let Branched::Lines(lines) = branch_lines(&t, Some("d"), ids()) else {
-            panic!("expected lines");
-        };
-        check_resplice(&t, &lines);
-        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        let texts = spliced(&t, Some("d"));
         assert_eq!(
             texts[0],
             r#"{"type":"message","id":"a","timestamp":"1","message":{"role":"user","content":"x"},"parentId":null}"#
@@ -348,13 +348,8 @@ mod tests {
     #[test]
     fn missing_parent_key_is_appended_and_odd_lines_fall_back() {
         let t = tree(&[H, r#"{"type":"custom","id":"a","timestamp":"1"}"#]);
-        let Branched::Lines(lines) = branch_lines(&t, None, ids()) else {
-            panic!("expected lines");
-        };
-        check_resplice(&t, &lines);
-        let lines: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
-            lines,
+            spliced(&t, None),
             vec![r#"{"type":"custom","id":"a","timestamp":"1","parentId":null}"#]
         );
         let t = tree(&[H, r#"{"type":"custom", "id":"a","parentId":null}"#]);
