@@ -108,6 +108,18 @@ pub fn json_consistency(text: &str) {
     );
     let c = value::canonicalize(text).expect("canonicalize accepts what parse accepts");
     assert_eq!(c, v.to_json());
+    // createBranchedSession splices lines judged canonical: never a false "canonical", and
+    // the canonical form itself is mostly recognized; members are the top-level fields.
+    if crate::json::canonical::is_canonical(text) {
+        assert_eq!(c, text, "is_canonical accepted a non-canonical text");
+    }
+    if let Some(members) = crate::json::canonical::canonical_members(&c) {
+        let top = scan::scan_with(&c, None).expect("canonical text scans");
+        assert_eq!(members.len(), top.fields.len(), "member count: {c:?}");
+        for (m, f) in members.iter().zip(&top.fields) {
+            assert_eq!(&c[m.value.0..m.value.1], f.raw, "member value: {c:?}");
+        }
+    }
     let c2 = value::canonicalize(&c)
         .unwrap_or_else(|| panic!("canonical text rejected: {c:?} (from {text:?})"));
     assert_eq!(c, c2, "canonicalize is not idempotent (from {text:?})");
