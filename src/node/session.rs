@@ -60,7 +60,14 @@ impl Prefetch {
             if size >= budget {
                 break;
             }
-            let t = entries.get(i as usize).map(|e| e.text.clone());
+            let t = entries.get(i as usize).map(|e| &e.text);
+            // Shared and file-backed texts clone as reference counts; an owned text (appended,
+            // spliced, migrated) would be copied here on the JS thread, which is the work the
+            // thread is meant to take off it: lay such batches out in the next call instead.
+            if matches!(t, Some(Text::Owned(_))) {
+                return None;
+            }
+            let t = t.cloned();
             size += t.as_ref().map_or(0, |t| t.len());
             texts.push(t);
         }
