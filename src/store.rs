@@ -579,31 +579,33 @@ mod tests {
 
 #[cfg(test)]
 mod perf {
-    /// `cargo test --release --lib append_cost -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn append_cost() {
+    /// 10,000 message lines of ~2 KB each.
+    fn message_lines() -> Vec<String> {
         let text = "x".repeat(2000);
-        let mut s = super::Store::new(false);
-        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
-            .expect("header");
-        let lines: Vec<String> = (0..10_000)
+        (0..10_000)
             .map(|i| {
                 format!(
                     r#"{{"type":"message","id":"a{i}","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":{i}}}}}"#
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    /// `cargo test --release --lib append_cost -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn append_cost() {
+        let mut s = super::Store::new(false);
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
+        let lines = message_lines();
         let t = std::time::Instant::now();
         for l in lines {
             s.append(l).expect("append");
         }
         println!("in-memory append x10k (2 KB): {:?}", t.elapsed());
     }
-}
 
-#[cfg(test)]
-mod persisted_cost {
     /// Cost of a persisted append and of its two syscalls alone:
     /// `cargo test --release --lib persisted_append_cost -- --ignored --nocapture`
     #[test]
@@ -613,10 +615,7 @@ mod persisted_cost {
         let dir = std::env::temp_dir().join(format!("psn-cost-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("s.jsonl");
-        let text = "x".repeat(2000);
-        let lines: Vec<String> = (0..10_000)
-            .map(|i| format!(r#"{{"type":"message","id":"a{i}","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":{i}}}}}"#))
-            .collect();
+        let lines = message_lines();
         let mut s = super::Store::new(true);
         s.fsync = super::FsyncMode::Never;
         s.file = Some(path.clone());
