@@ -91,6 +91,14 @@ impl Prefetch {
     }
 }
 
+impl NativeSession {
+    /// Replace every entry; a batch laid out ahead for the old ones is dropped.
+    fn replace_entries(&mut self, entries: Vec<Entry>) {
+        self.prefetch = None;
+        self.store.replace(entries);
+    }
+}
+
 /// The context plan: selected entry indices with their latest edit (or -1) and whether
 /// they are silent (an older compaction), plus where model and thinking level come from.
 #[napi(object)]
@@ -161,8 +169,7 @@ impl NativeSession {
                 repaired = true;
             }
             let t1 = std::time::Instant::now();
-            self.prefetch = None;
-            self.store.replace(loaded.entries);
+            self.replace_entries(loaded.entries);
             if std::env::var_os("PI_SESSION_NATIVE_PROFILE").is_some() {
                 eprintln!(
                     "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}",
@@ -206,8 +213,7 @@ impl NativeSession {
                 .ok_or_else(|| Error::from_reason("internal: migrated entry is not valid JSON"))?;
             entries.push(e);
         }
-        self.prefetch = None;
-        self.store.replace(entries);
+        self.replace_entries(entries);
         Ok(true)
     }
 
@@ -225,8 +231,7 @@ impl NativeSession {
                 .ok_or_else(|| Error::from_reason("internal: invalid entry JSON"))?;
             entries.push(e);
         }
-        self.prefetch = None;
-        self.store.replace(entries);
+        self.replace_entries(entries);
         Ok(())
     }
 
@@ -281,8 +286,7 @@ impl NativeSession {
                 None => return Ok(0),
             }
         }
-        self.prefetch = None;
-        self.store.replace(entries);
+        self.replace_entries(entries);
         Ok(1)
     }
 
