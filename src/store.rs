@@ -277,10 +277,9 @@ impl Store {
                 .len(),
         };
         let text = last.text.read().map_err(|e| fs_error(&e, "read", path))?;
-        let mut buf = Vec::with_capacity(text.len() + 1);
-        buf.extend_from_slice(text.as_bytes());
-        buf.push(b'\n');
-        let mut result = durability::write_data(&mut h.file, &buf).map_err(|e| (e, "write"));
+        let line_len = text.len() as u64 + 1;
+        let mut result =
+            durability::write_line(&mut h.file, text.as_bytes()).map_err(|e| (e, "write"));
         if result.is_ok() {
             match mode {
                 FsyncMode::Always => result = h.file.sync_data().map_err(|e| (e, "fsync")),
@@ -304,7 +303,7 @@ impl Store {
         }
         match result {
             Ok(()) => {
-                h.min_len = before + buf.len() as u64;
+                h.min_len = before + line_len;
                 Ok(())
             }
             Err((e, syscall)) => {

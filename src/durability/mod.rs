@@ -90,6 +90,36 @@ pub fn write_data(f: &mut File, buf: &[u8]) -> std::io::Result<()> {
     f.write_all(buf)
 }
 
+/// Write `text` and a newline as one line, without copying the text into a new buffer
+/// (one `writev`; a partial write is continued like `write_all`), with the test-only fault
+/// hook of [`write_data`].
+pub fn write_line(f: &mut File, text: &[u8]) -> std::io::Result<()> {
+    #[cfg(test)]
+    if FAULT_AFTER.with(|c| c.get()).is_some() {
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        buf.extend_from_slice(text);
+        buf.push(b'\n');
+        return write_data(f, &buf);
+    }
+    let total = text.len() + 1;
+    let mut done = 0;
+    while done < total {
+        let step = match text.get(done..) {
+            Some(rest) if !rest.is_empty() => {
+                f.write_vectored(&[std::io::IoSlice::new(rest), std::io::IoSlice::new(b"\n")])
+            }
+            _ => f.write(b"\n"),
+        };
+        match step {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// fsync a directory so a rename/link in it survives power loss. Best effort: some
 /// filesystems refuse to fsync directories, which changes nothing about atomicity.
 pub fn sync_dir(dir: &Path) {

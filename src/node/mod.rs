@@ -16,3 +16,4 @@ pub fn uuidv7() -> String {
 }
 pub mod check;
 pub mod discovery;
+pub mod utf8_arg;

@@ -238,10 +238,10 @@ impl NativeSession {
     /// Append one serialized entry, persisting it by the reference's rules; returns its
     /// index (saves JS a call for `length`).
     #[napi(catch_unwind)]
-    pub fn append(&mut self, line: String) -> Result<u32> {
+    pub fn append(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<u32> {
         // A batch laid out ahead belongs to the entries as they were.
         self.prefetch = None;
-        self.store.append(line).map_err(to_js)?;
+        self.store.append(line.0).map_err(to_js)?;
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
