@@ -1,10 +1,14 @@
-// Listing runs off the main thread: timers keep firing while a large listing is in flight.
+// Listing runs off the main thread: timers keep firing while a large listing is in flight,
+// and progress reaches JS from the workers while the pass runs (not replayed at the end).
 import { test, expect } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { nat, tmp } from "./helpers.mjs";
+import { nat, ref, tmp } from "./helpers.mjs";
 
-test("a timer keeps firing during a large native listing (no event-loop blocking)", async () => {
+/** A dir of 150 sessions of ~0.8 MB each (~120 MB), created once. */
+let bigDir = null;
+function makeBigDir() {
+  if (bigDir) return bigDir;
   const dir = join(tmp("psn-async-"), "s");
   mkdirSync(dir);
   const body = "x".repeat(2000);
@@ -18,6 +22,22 @@ test("a timer keeps firing during a large native listing (no event-loop blocking
     }
     writeFileSync(join(dir, `2025-01-01T00-00-00-000Z_s${f}.jsonl`), lines.join("\n") + "\n");
   }
+  bigDir = dir;
+  return dir;
+}
+
+/** Run `fn` without the sidecar index (every file is scanned). */
+async function noIndex(fn) {
+  process.env.PI_SESSION_NATIVE_NO_INDEX = "1";
+  try {
+    return await fn();
+  } finally {
+    delete process.env.PI_SESSION_NATIVE_NO_INDEX;
+  }
+}
+
+test("a timer keeps firing during a large native listing (no event-loop blocking)", async () => {
+  const dir = makeBigDir();
   process.env.PI_SESSION_NATIVE_NO_INDEX = "1";
   try {
     let ticks = 0;
@@ -33,4 +53,68 @@ test("a timer keeps firing during a large native listing (no event-loop blocking
   } finally {
     delete process.env.PI_SESSION_NATIVE_NO_INDEX;
   }
+});
+
+test("progress calls arrive while the workers run (timers fire between them)", async () => {
+  const dir = makeBigDir();
+  await noIndex(async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const seen = [];
+    let settled = false;
+    const p = nat.SessionManager.listAll(dir, (loaded, total, partial) => {
+      seen.push({ loaded, total, ticks, settled, partial: partial?.length });
+    });
+    p.then(() => (settled = true));
+    const sessions = await p;
+    clearInterval(timer);
+    expect(sessions).toHaveLength(150);
+    expect(seen.map((c) => c.loaded)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+    expect(seen.every((c) => c.total === 150 && !c.settled)).toBe(true);
+    // A replay after the pass would make every call in one synchronous loop (same tick count).
+    expect(seen.at(-1).ticks).toBeGreaterThan(seen[0].ticks);
+    // Partial lists at the reference's publish points (file 0 loaded, every 100th, last).
+    const published = seen.filter((c) => c.partial !== undefined);
+    expect(published.at(-1)).toMatchObject({ loaded: 150, partial: 150 });
+  });
+});
+
+test("an abort from inside onProgress stops the pass and rejects with the reason (as the reference)", async () => {
+  const dir = makeBigDir();
+  await noIndex(async () => {
+    for (const SM of [ref.SessionManager, nat.SessionManager]) {
+      const controller = new AbortController();
+      const reason = new Error("stop listing");
+      let calls = 0;
+      let err = null;
+      try {
+        await SM.list("/w", dir, () => {
+          calls++;
+          if (calls === 1) controller.abort(reason);
+        }, controller.signal);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBe(reason);
+      expect(calls).toBeGreaterThanOrEqual(1);
+      expect(calls).toBeLessThan(150);
+    }
+  });
+});
+
+test("a throwing onProgress makes the listing resolve to [] (as the reference)", async () => {
+  const dir = makeBigDir();
+  await noIndex(async () => {
+    for (const SM of [ref.SessionManager, nat.SessionManager]) {
+      const throwingAtCall3 = () => {
+        let calls = 0;
+        return () => {
+          calls++;
+          if (calls === 3) throw new Error("boom");
+        };
+      };
+      expect(await SM.list("/w", dir, throwingAtCall3())).toEqual([]);
+      expect(await SM.listAll(dir, throwingAtCall3())).toEqual([]);
+    }
+  });
 });

@@ -15,15 +15,14 @@
 // - An optional per-directory sidecar index (`<dir>/.pi-session-index`) caches records
 //   keyed by (size, mtime ns, inode); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
 //
-// Progress: the reference loads 10 files at a time and reports each as it completes.
-// Here all records arrive together and the onProgress calls are replayed in file order:
-// the same number of calls, the same (loaded, total) pairs and the same publish points
-// (list: loaded 1, every 10th, last; listAll: index 0 (first), every 100th, last). The
-// partial lists hold the first `loaded` files' sessions in file order (the reference's
-// hold whichever files happened to complete first), sorted the same way.
+// Progress: as in the reference, onProgress runs as each file completes (completion order),
+// with the same counts and publish points (list: loaded 1, every 10th, last; listAll: file
+// 0 loaded, every 100th, last) and sorted partial lists. The workers hand each finished
+// record to JS through a thread-safe function (queued, never blocking a worker); which
+// files a partial list holds depends on completion order, as in the reference.
 // Abort: the signal is checked before starting, and an abort during the native pass stops
 // the workers between files (and between chunks of a file); the promise rejects with
-// signal.reason, as throwIfAborted does. No progress calls are made for an aborted pass.
+// signal.reason, as throwIfAborted does. No progress calls are made after the abort.
 
 const { closeSync, existsSync, openSync, readSync, readdirSync, statSync } = require("node:fs");
 const { readdir } = require("node:fs/promises");
@@ -276,8 +275,18 @@ function remember(path, r) {
   memoChars += chars;
 }
 
-/** Per-file SessionInfo (or null) for `files` ({ path, stats? }), in order. */
-async function buildSessionInfos(files, signal) {
+/**
+ * Per-file SessionInfo (or null) for `files` ({ path, stats? }), in order.
+ *
+ * With `onInfo(info, index)`, each file is reported as it completes, in completion order,
+ * like the reference's buildSessionInfosWithConcurrency callback: the workers hand finished
+ * records to a thread-safe function in batches (whatever finished since the last batch), so
+ * conversion and progress run on this thread while the workers go on. Records the native
+ * pass still holds at the end are reported then, in file order. If `onInfo` throws, the
+ * pass is aborted and the error is rethrown (the callers turn it into `[]`, as the
+ * reference's rejected Promise.all does).
+ */
+async function buildSessionInfos(files, signal, onInfo) {
   if (files.length === 0) return [];
   signal?.throwIfAborted();
   const memoOn = useIndex();
@@ -286,6 +295,41 @@ async function buildSessionInfos(files, signal) {
   const listen = signal && typeof signal.addEventListener === "function";
   if (listen) signal.addEventListener("abort", onAbort);
   const prof = PROFILE ? performance.now() : 0;
+  const out = new Array(files.length).fill(null);
+  const lost = [];
+  let stopped = false;
+  let failure = null;
+  const take = (i, r) => {
+    const path = files[i].path;
+    if (r === true) {
+      r = memo.get(path).rec;
+    } else if (memoOn) {
+      remember(path, r);
+    }
+    return toSessionInfo(path, r, files[i].stats);
+  };
+  const report = (i) => {
+    try {
+      onInfo(out[i], i);
+    } catch (error) {
+      stopped = true;
+      failure = { error };
+      abort.abort();
+    }
+  };
+  const onRecord = onInfo
+    ? (batch) => {
+        for (let k = 0; k + 1 < batch.length; k += 2) {
+          const i = batch[k];
+          if (batch[k + 1] === undefined) {
+            lost.push(i); // failed to convert: listed again below
+            continue;
+          }
+          out[i] = take(i, batch[k + 1]);
+          if (!stopped && !signal?.aborted) report(i);
+        }
+      }
+    : undefined;
   let res;
   try {
     res = await native.discoveryExtract(
@@ -293,24 +337,38 @@ async function buildSessionInfos(files, signal) {
       files.map((f) => (memoOn ? (memo.get(f.path)?.key ?? "") : "")),
       memoOn,
       abort,
+      onRecord,
     );
   } finally {
+    stopped = true;
     if (listen) signal.removeEventListener("abort", onAbort);
   }
+  if (failure) throw failure.error;
   if (res.aborted || signal?.aborted) signal?.throwIfAborted();
   const prof2 = PROFILE ? performance.now() : 0;
   const records = res.records;
-  const out = new Array(files.length);
+  const late = [];
   for (let i = 0; i < files.length; i++) {
-    const path = files[i].path;
-    let r = records[i];
-    if (r === true) {
-      r = memo.get(path).rec;
-    } else if (memoOn) {
-      remember(path, r);
-    }
-    out[i] = toSessionInfo(path, r, files[i].stats);
+    const r = records[i];
     records[i] = null;
+    if (r === false) continue; // handed to onRecord
+    out[i] = take(i, r);
+    late.push(i);
+  }
+  if (lost.length > 0) {
+    const again = await buildSessionInfos(lost.map((i) => files[i]), signal);
+    lost.forEach((i, k) => {
+      out[i] = again[k];
+    });
+    late.push(...lost);
+    late.sort((x, y) => x - y);
+  }
+  if (onInfo) {
+    stopped = false;
+    for (const i of late) {
+      report(i);
+      if (failure) throw failure.error;
+    }
   }
   if (PROFILE) {
     const t = performance.now();
@@ -347,16 +405,16 @@ async function listSessionsFromDir(dir, onProgress, signal) {
       .sort((a, b) => b.localeCompare(a))
       .map((file) => ({ path: join(dir, file) }));
     const total = files.length;
-    const results = await buildSessionInfos(files, signal);
     const partialSessions = [];
     let loaded = 0;
-    for (const info of results) {
+    const onInfo = (info) => {
       loaded++;
       if (info) partialSessions.push(info);
       const publishPartial =
         loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
-      onProgress?.(loaded, total, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
-    }
+      onProgress(loaded, total, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+    };
+    const results = await buildSessionInfos(files, signal, onProgress ? onInfo : undefined);
     return results.filter((info) => info !== null);
   } catch {
     signal?.throwIfAborted();
@@ -427,20 +485,19 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     }));
     candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name));
     const totalFiles = candidates.length;
-    const results = await buildSessionInfos(candidates, abortSignal);
     let loaded = 0;
     let firstCandidateLoaded = false;
     const partialSessions = [];
-    for (let index = 0; index < results.length; index++) {
-      const info = results[index];
+    const onInfo = (info, index) => {
       loaded++;
       if (index === 0) firstCandidateLoaded = true;
       if (info) partialSessions.push(info);
       const publishPartial =
         firstCandidateLoaded &&
         (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === totalFiles);
-      progress?.(loaded, totalFiles, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
-    }
+      progress(loaded, totalFiles, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+    };
+    const results = await buildSessionInfos(candidates, abortSignal, progress ? onInfo : undefined);
     return sortSessionInfos(results.filter((info) => info !== null));
   } catch {
     abortSignal?.throwIfAborted();

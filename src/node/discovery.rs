@@ -3,8 +3,9 @@
 
 use crate::discovery::text::Text;
 use crate::discovery::{self, First, Header, Record, index};
-use napi::bindgen_prelude::{AsyncTask, ToNapiValue, TypeName, ValueType};
-use napi::{Env, Result, Task, sys};
+use napi::bindgen_prelude::{AsyncTask, Function, ToNapiValue, TypeName, Unknown, ValueType};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Result, Status, Task, sys};
 use napi_derive::napi;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +65,117 @@ impl Default for DiscoveryAbort {
 pub struct DiscoveryResult {
     records: Vec<Out>,
     aborted: bool,
+    /// How many records went to the `onRecord` callback instead (their slots are `false`).
+    sent: u32,
+}
+
+/// `onRecord(batch)`: finished files as a flat `[index, record, index, record, ...]` array.
+type RecordFn = ThreadsafeFunction<(), Unknown<'static>, Batch, Status, false>;
+
+/// Finished files on their way to JS while the workers run.
+///
+/// Workers push each finished file here and queue one call of the thread-safe function if
+/// none is pending; the call, when the JS thread runs it, takes everything gathered so far.
+/// So at most one call waits in the queue, and the event loop gets a turn between batches
+/// (one queued call per file kept Node's dispatcher busy for the whole pass, starving
+/// timers, when JS converted records more slowly than 2 workers produced them).
+#[derive(Default)]
+struct Outbox {
+    state: Mutex<OutboxState>,
+}
+
+#[derive(Default)]
+struct OutboxState {
+    items: Vec<(u32, Out)>,
+    /// A call is queued and has not drained yet.
+    pending: bool,
+    /// The pass is over: what is left goes back in the task's result.
+    closed: bool,
+    /// Indices handed to JS.
+    drained: Vec<u32>,
+}
+
+impl Outbox {
+    /// Add a finished file; `true` when the caller must queue a call.
+    fn push(&self, i: usize, o: &Out) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        if st.closed {
+            return false;
+        }
+        st.items
+            .push((u32::try_from(i).unwrap_or(u32::MAX), o.clone()));
+        !std::mem::replace(&mut st.pending, true)
+    }
+
+    /// On the JS thread: everything gathered since the last drain.
+    fn drain(&self) -> Vec<(u32, Out)> {
+        let Ok(mut st) = self.state.lock() else {
+            return Vec::new();
+        };
+        st.pending = false;
+        if st.closed {
+            return Vec::new();
+        }
+        let items = std::mem::take(&mut st.items);
+        st.drained.extend(items.iter().map(|(i, _)| *i));
+        items
+    }
+
+    /// End of the pass: the indices JS already has (the rest stay in the task's result).
+    fn close(&self) -> Vec<u32> {
+        match self.state.lock() {
+            Ok(mut st) => {
+                st.closed = true;
+                st.items.clear();
+                std::mem::take(&mut st.drained)
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+/// A drained batch as one JS array. A record that fails to convert becomes `undefined`
+/// (JS lists that file again) rather than failing the call, which N-API would raise as an
+/// uncaught exception.
+pub struct Batch(Vec<(u32, Out)>);
+
+impl ToNapiValue for Batch {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        unsafe {
+            let mut undef = std::ptr::null_mut();
+            check(sys::napi_get_undefined(env, &mut undef))?;
+            let mut arr = std::ptr::null_mut();
+            check(sys::napi_create_array_with_length(
+                env,
+                val.0.len() * 2,
+                &mut arr,
+            ))?;
+            for (k, (i, o)) in val.0.iter().enumerate() {
+                let idx = js_f64(env, f64::from(*i))?;
+                let rec = js_out(env, o, undef).unwrap_or(undef);
+                check(sys::napi_set_element(env, arr, (2 * k) as u32, idx))?;
+                check(sys::napi_set_element(env, arr, (2 * k + 1) as u32, rec))?;
+            }
+            Ok(arr)
+        }
+    }
+}
+
+/// A record array, `true` (unchanged) or `null` (not a session); `false` (sent) never
+/// travels through here.
+unsafe fn js_out(env: sys::napi_env, o: &Out, undef: sys::napi_value) -> Result<sys::napi_value> {
+    let mut v = std::ptr::null_mut();
+    unsafe {
+        match o {
+            Out::Rec(r, key) => return js_record(env, r, key, undef),
+            Out::Same => check(sys::napi_get_boolean(env, true, &mut v))?,
+            Out::Sent => check(sys::napi_get_boolean(env, false, &mut v))?,
+            Out::None => check(sys::napi_get_null(env, &mut v))?,
+        }
+    }
+    Ok(v)
 }
 
 fn check(status: sys::napi_status) -> Result<()> {
@@ -151,7 +263,7 @@ unsafe fn js_record(
 
 impl TypeName for DiscoveryResult {
     fn type_name() -> &'static str {
-        "{ records: Array<[string, string | undefined, number, number, string | undefined, string | number, string, string | undefined] | true | null>; aborted: boolean }"
+        "{ records: Array<[string, string | undefined, number, number, string | undefined, string | number, string, string | undefined] | boolean | null>; aborted: boolean; sent: number }"
     }
     fn value_type() -> ValueType {
         ValueType::Object
@@ -163,10 +275,6 @@ impl ToNapiValue for DiscoveryResult {
         unsafe {
             let mut undef = std::ptr::null_mut();
             check(sys::napi_get_undefined(env, &mut undef))?;
-            let mut null = std::ptr::null_mut();
-            check(sys::napi_get_null(env, &mut null))?;
-            let mut yes = std::ptr::null_mut();
-            check(sys::napi_get_boolean(env, true, &mut yes))?;
             let mut arr = std::ptr::null_mut();
             check(sys::napi_create_array_with_length(
                 env,
@@ -174,11 +282,7 @@ impl ToNapiValue for DiscoveryResult {
                 &mut arr,
             ))?;
             for (i, r) in val.records.iter().enumerate() {
-                let v = match r {
-                    Out::Rec(r, key) => js_record(env, r, key, undef)?,
-                    Out::Same => yes,
-                    Out::None => null,
-                };
+                let v = js_out(env, r, undef)?;
                 check(sys::napi_set_element(env, arr, i as u32, v))?;
             }
             let mut obj = std::ptr::null_mut();
@@ -197,6 +301,13 @@ impl ToNapiValue for DiscoveryResult {
                 c"aborted".as_ptr(),
                 b,
             ))?;
+            let sent = js_f64(env, f64::from(val.sent))?;
+            check(sys::napi_set_named_property(
+                env,
+                obj,
+                c"sent".as_ptr(),
+                sent,
+            ))?;
             Ok(obj)
         }
     }
@@ -207,6 +318,7 @@ pub struct ExtractTask {
     known: Vec<String>,
     use_index: bool,
     abort: Arc<AtomicBool>,
+    stream: Option<(RecordFn, Arc<Outbox>)>,
 }
 
 fn split(path: &str) -> (PathBuf, String) {
@@ -228,17 +340,23 @@ enum Out {
     Same,
     /// A record, with its stamp key when the caller may reuse it later.
     Rec(Arc<Record>, Option<String>),
+    /// Already handed to the caller's `onRecord` callback.
+    Sent,
 }
 
 fn stamp_key(s: &index::Stamp) -> String {
     format!("{}:{}:{}", s.size, s.mtime_ns, s.ino)
 }
 
+/// Hands one finished file to JS as it completes.
+type Send<'a> = &'a (dyn Fn(usize, &Out) + Sync);
+
 fn run(
     paths: &[String],
     known: &[String],
     use_index: bool,
     abort: &AtomicBool,
+    send: Option<Send<'_>>,
 ) -> (Vec<Out>, bool) {
     let prof = std::env::var_os("PI_SESSION_NATIVE_PROFILE").is_some();
     let t0 = std::time::Instant::now();
@@ -317,6 +435,12 @@ fn run(
     }
     let next = AtomicUsize::new(0);
     let aborted = AtomicBool::new(false);
+    // Files the caller already holds complete at once (in index order, before the rest).
+    if let Some(f) = send {
+        for i in (0..n).filter(|&i| same[i]) {
+            f(i, &Out::Same);
+        }
+    }
     let threads = std::thread::available_parallelism()
         .map(|v| v.get())
         .unwrap_or(2)
@@ -343,6 +467,9 @@ fn run(
             if abort.load(Ordering::Relaxed) {
                 aborted.store(true, Ordering::Relaxed);
                 return;
+            }
+            if let Some(f) = send {
+                f(i, &res.0);
             }
             if let Ok(mut r) = results.lock()
                 && let Some(slot) = r.get_mut(i)
@@ -456,11 +583,37 @@ impl Task for ExtractTask {
         let known = std::mem::take(&mut self.known);
         let abort = self.abort.clone();
         let use_index = self.use_index;
-        let (records, aborted) =
-            std::panic::catch_unwind(move || run(&paths, &known, use_index, &abort)).map_err(
-                |_| napi::Error::from_reason("pi-session-native: discovery worker panicked"),
-            )?;
-        Ok(DiscoveryResult { records, aborted })
+        let stream = self.stream.take();
+        let send = |i: usize, o: &Out| {
+            if let Some((f, outbox)) = &stream
+                && outbox.push(i, o)
+            {
+                // A failed call (the function is closing) leaves the file in the outbox,
+                // and so in the task's result.
+                let _ = f.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        };
+        let (mut records, aborted) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let send: Option<Send<'_>> = if stream.is_some() { Some(&send) } else { None };
+            run(&paths, &known, use_index, &abort, send)
+        }))
+        .map_err(|_| napi::Error::from_reason("pi-session-native: discovery worker panicked"))?;
+        let mut sent = 0u32;
+        if let Some((f, outbox)) = stream {
+            for i in outbox.close() {
+                if let Some(slot) = records.get_mut(i as usize) {
+                    *slot = Out::Sent;
+                    sent += 1;
+                }
+            }
+            // Released here; a call still queued drains nothing (the outbox is closed).
+            drop(f);
+        }
+        Ok(DiscoveryResult {
+            records,
+            aborted,
+            sent,
+        })
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -498,11 +651,25 @@ pub fn discovery_extract(
     known: Vec<String>,
     use_index: bool,
     abort: &DiscoveryAbort,
-) -> AsyncTask<ExtractTask> {
-    AsyncTask::new(ExtractTask {
+    on_record: Option<Function<'_, Batch, Unknown<'static>>>,
+) -> Result<AsyncTask<ExtractTask>> {
+    let stream = match on_record {
+        Some(f) => {
+            let outbox = Arc::new(Outbox::default());
+            let drain = outbox.clone();
+            let tsfn = f
+                .build_threadsafe_function::<()>()
+                .callee_handled::<false>()
+                .build_callback(move |_ctx| Ok(Batch(drain.drain())))?;
+            Some((tsfn, outbox))
+        }
+        None => None,
+    };
+    Ok(AsyncTask::new(ExtractTask {
         paths,
         known,
         use_index,
         abort: abort.flag.clone(),
-    })
+        stream,
+    }))
 }
