@@ -101,24 +101,9 @@ pub fn array_elements(raw: &str) -> Vec<&str> {
     out
 }
 
-/// First `"` or `\\` at or after `i`. The text is validated JSON, so a string body holds no
-/// control bytes and the scanner's SIMD search for "special" bytes finds exactly these.
-#[inline]
-fn find_quote_or_backslash(b: &[u8], i: usize) -> Option<usize> {
-    crate::json::scan::find_special(b, i)
-}
-
 /// End (exclusive) of the string literal whose opening quote is at `i`, in validated text.
-fn skip_string(b: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while i < b.len() {
-        match find_quote_or_backslash(b, i) {
-            Some(p) if b[p] == b'\\' => i = p + 2,
-            Some(p) => return p + 1,
-            None => return b.len(),
-        }
-    }
-    b.len()
+fn skip_string(b: &[u8], i: usize) -> usize {
+    crate::json::scan::string_end(b, i + 1).map_or(b.len(), |(end, _)| end)
 }
 
 /// End (exclusive) of the value starting at `i` in validated JSON text.

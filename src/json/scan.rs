@@ -104,6 +104,103 @@ pub(crate) fn find_special(s: &[u8], mut i: usize) -> Option<usize> {
     None
 }
 
+/// End (just past the closing quote) of the JSON string whose body starts at `i` (just after
+/// the opening quote), and whether it has escapes; `None` if the string is invalid (bad
+/// escape, raw control byte) or unterminated.
+///
+/// Session text is dense with escapes (`\n`, `\"` every ~50 bytes of tool output), so on
+/// x86_64 the body is classified 64 bytes at a time into one bit mask and every special byte
+/// of the block is handled from the mask, instead of restarting a search after each escape.
+#[inline]
+pub(crate) fn string_end(s: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    #[cfg(target_arch = "x86_64")]
+    while let Some(block) = s.get(i..i + 64) {
+        let base = i;
+        let mut mask = special_mask64(block);
+        loop {
+            if mask == 0 {
+                i = base + 64;
+                break;
+            }
+            let k = mask.trailing_zeros() as usize;
+            match block[k] {
+                b'"' => return Some((base + k + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    let next = escape_end(s, base + k)?;
+                    if next - base >= 64 {
+                        i = next;
+                        break;
+                    }
+                    // Keep only the specials at or after `next`.
+                    mask &= !0u64 << (next - base);
+                }
+                _ => return None,
+            }
+        }
+    }
+    // The tail (or every byte, off x86_64).
+    loop {
+        i = find_special(s, i)?;
+        match s[i] {
+            b'"' => return Some((i + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                i = escape_end(s, i)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// End of the escape sequence whose backslash is at `i`, if it is a valid JSON escape.
+#[inline(always)]
+fn escape_end(s: &[u8], i: usize) -> Option<usize> {
+    match *s.get(i + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 2),
+        b'u' => {
+            let hex = s.get(i + 2..i + 6)?;
+            hex.iter().all(u8::is_ascii_hexdigit).then_some(i + 6)
+        }
+        _ => None,
+    }
+}
+
+/// Bit k set when byte k of the 64-byte `block` is `"`, `\\` or below 0x20.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_mask64(block: &[u8]) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    if block.len() < 64 {
+        return 0;
+    }
+    // SAFETY: `block` has at least 64 readable bytes (checked above), and each unaligned
+    // load reads 16 of them at offsets 0, 16, 32 and 48, inside the slice. The other
+    // intrinsics compute on registers only. All are SSE2, part of the x86_64 baseline.
+    unsafe {
+        let p = block.as_ptr();
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let low = _mm_set1_epi8(0x1F);
+        let one = |v: __m128i| {
+            let q = _mm_cmpeq_epi8(v, quote);
+            let b = _mm_cmpeq_epi8(v, backslash);
+            // Unsigned b <= 0x1F  <=>  max(b, 0x1F) == 0x1F.
+            let c = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) as u32 as u64
+        };
+        let a = one(_mm_loadu_si128(p.cast()));
+        let b = one(_mm_loadu_si128(p.add(16).cast()));
+        let c = one(_mm_loadu_si128(p.add(32).cast()));
+        let d = one(_mm_loadu_si128(p.add(48).cast()));
+        a | (b << 16) | (c << 32) | (d << 48)
+    }
+}
+
 /// Bit k set when byte k of the 16-byte `chunk` is `"`, `\\` or below 0x20.
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -157,33 +254,9 @@ impl<'a> Cursor<'a> {
     /// Scan a string starting at the opening quote; returns whether it contains escapes.
     fn string(&mut self) -> Option<bool> {
         debug_assert_eq!(self.peek(), Some(b'"'));
-        self.i += 1;
-        let mut escaped = false;
-        loop {
-            self.i = find_special(self.s, self.i)?;
-            match self.s[self.i] {
-                b'"' => {
-                    self.i += 1;
-                    return Some(escaped);
-                }
-                b'\\' => {}
-                // Control characters are not allowed unescaped inside strings.
-                _ => return None,
-            }
-            escaped = true;
-            self.i += 1;
-            match self.peek()? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
-                b'u' => {
-                    let hex = self.s.get(self.i + 1..self.i + 5)?;
-                    if !hex.iter().all(|b| b.is_ascii_hexdigit()) {
-                        return None;
-                    }
-                    self.i += 5;
-                }
-                _ => return None,
-            }
-        }
+        let (end, escaped) = string_end(self.s, self.i + 1)?;
+        self.i = end;
+        Some(escaped)
     }
 
     fn number(&mut self) -> Option<()> {
