@@ -111,13 +111,80 @@ pub(crate) fn find_special(s: &[u8], mut i: usize) -> Option<usize> {
 /// Session text is dense with escapes (`\n`, `\"` every ~50 bytes of tool output), so on
 /// x86_64 the body is classified 64 bytes at a time into one bit mask and every special byte
 /// of the block is handled from the mask, instead of restarting a search after each escape.
+/// The mask is computed with AVX2 when the CPU has it (checked once), else with SSE2.
 #[inline]
-pub(crate) fn string_end(s: &[u8], mut i: usize) -> Option<(usize, bool)> {
-    let mut escaped = false;
+pub(crate) fn string_end(s: &[u8], i: usize) -> Option<(usize, bool)> {
     #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: `string_end_avx2` only requires the AVX2 target feature, and the CPU
+            // running this code has it (runtime check just above).
+            return unsafe { string_end_avx2(s, i) };
+        }
+        string_end_with::<Sse2>(s, i)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    string_end_with(s, i)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    // 0: unknown, 1: no, 2: yes (the detection macro caches too; this keeps it one load).
+    static AVX2: AtomicU8 = AtomicU8::new(0);
+    match AVX2.load(Ordering::Relaxed) {
+        0 => {
+            let yes = std::arch::is_x86_feature_detected!("avx2");
+            AVX2.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+        v => v == 2,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn string_end_avx2(s: &[u8], i: usize) -> Option<(usize, bool)> {
+    string_end_with::<Avx2>(s, i)
+}
+
+/// How a 64-byte block becomes its mask of special bytes.
+#[cfg(target_arch = "x86_64")]
+trait BlockMask {
+    /// Bit k set when byte k of the 64-byte `block` is `"`, `\\` or below 0x20.
+    fn mask(block: &[u8]) -> u64;
+}
+
+#[cfg(target_arch = "x86_64")]
+struct Sse2;
+
+#[cfg(target_arch = "x86_64")]
+impl BlockMask for Sse2 {
+    #[inline(always)]
+    fn mask(block: &[u8]) -> u64 {
+        special_mask64(block)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl BlockMask for Avx2 {
+    #[inline(always)]
+    fn mask(block: &[u8]) -> u64 {
+        // SAFETY: only reached from `string_end_avx2`, which runs only on CPUs with AVX2.
+        unsafe { special_mask64_avx2(block) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn string_end_with<M: BlockMask>(s: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
     while let Some(block) = s.get(i..i + 64) {
         let base = i;
-        let mut mask = special_mask64(block);
+        let mut mask = M::mask(block);
         loop {
             if mask == 0 {
                 i = base + 64;
@@ -140,7 +207,19 @@ pub(crate) fn string_end(s: &[u8], mut i: usize) -> Option<(usize, bool)> {
             }
         }
     }
-    // The tail (or every byte, off x86_64).
+    string_tail(s, i, escaped)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn string_end_with(s: &[u8], i: usize) -> Option<(usize, bool)> {
+    string_tail(s, i, false)
+}
+
+/// The rest of a string body from `i`, a byte-search at a time (the last < 64 bytes on
+/// x86_64; every byte elsewhere).
+#[inline(always)]
+fn string_tail(s: &[u8], mut i: usize, mut escaped: bool) -> Option<(usize, bool)> {
     loop {
         i = find_special(s, i)?;
         match s[i] {
@@ -199,6 +278,39 @@ fn special_mask64(block: &[u8]) -> u64 {
         let d = one(_mm_loadu_si128(p.add(48).cast()));
         a | (b << 16) | (c << 32) | (d << 48)
     }
+}
+
+/// [`special_mask64`] with two 32-byte AVX2 compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn special_mask64_avx2(block: &[u8]) -> u64 {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
+    };
+    if block.len() < 64 {
+        return 0;
+    }
+    let quote = _mm256_set1_epi8(b'"' as i8);
+    let backslash = _mm256_set1_epi8(b'\\' as i8);
+    let low = _mm256_set1_epi8(0x1F);
+    let one = |v: __m256i| {
+        let q = _mm256_cmpeq_epi8(v, quote);
+        let b = _mm256_cmpeq_epi8(v, backslash);
+        let c = _mm256_cmpeq_epi8(_mm256_max_epu8(v, low), low);
+        _mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(q, b), c)) as u32 as u64
+    };
+    // SAFETY: `block` has at least 64 readable bytes (checked above); the two unaligned
+    // loads read 32 bytes each at offsets 0 and 32, inside the slice.
+    let (a, b) = unsafe {
+        let p = block.as_ptr();
+        (
+            _mm256_loadu_si256(p.cast()),
+            _mm256_loadu_si256(p.add(32).cast()),
+        )
+    };
+    one(a) | (one(b) << 32)
 }
 
 /// Bit k set when byte k of the 16-byte `chunk` is `"`, `\\` or below 0x20.
@@ -585,6 +697,80 @@ pub fn is_truthy(raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The block-mask string scan (AVX2 and SSE2) agrees with the byte-search one on strings
+    /// whose specials, escapes and `\\u` sequences fall on and across 64-byte boundaries.
+    #[test]
+    fn string_end_block_paths_agree_with_the_byte_search() {
+        let pieces: [&[u8]; 12] = [
+            b"a",
+            b"bcdefgh",
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\u00e9",
+            b"\\u12",
+            b"\\x",
+            b"\x01",
+            b"\"",
+            b"\xc3\xa9",
+            b"                              ",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut valid, mut invalid) = (0, 0);
+        for _ in 0..20_000 {
+            let mut body = Vec::new();
+            let len = (next() % 60) as usize;
+            for _ in 0..len {
+                // Mostly plain runs, so strings reach several blocks.
+                let r = next() % 40;
+                let p = if r < 28 {
+                    pieces[(r % 2) as usize + 10]
+                } else {
+                    pieces[(r - 28) as usize]
+                };
+                body.extend_from_slice(p);
+            }
+            if next() % 4 != 0 {
+                body.push(b'"');
+            }
+            let start = (next() % 3) as usize;
+            let mut s = vec![b' '; start];
+            s.extend_from_slice(&body);
+            let want = string_tail(&s, start, false);
+            if want.is_some_and(|(end, _)| end > start + 64) {
+                valid += 1;
+            } else if want.is_none() {
+                invalid += 1;
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(
+                    string_end_with::<Sse2>(&s, start),
+                    want,
+                    "sse2 {:?}",
+                    String::from_utf8_lossy(&s)
+                );
+                if has_avx2() {
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    let got = unsafe { string_end_avx2(&s, start) };
+                    assert_eq!(got, want, "avx2 {:?}", String::from_utf8_lossy(&s));
+                }
+            }
+            assert_eq!(string_end(&s, start), want);
+        }
+        // Both outcomes, with valid strings longer than a block, are well represented.
+        assert!(
+            valid > 1000 && invalid > 1000,
+            "valid {valid}, invalid {invalid}"
+        );
+    }
 
     fn ok(s: &str) -> bool {
         scan(s).is_some()
