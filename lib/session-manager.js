@@ -29,21 +29,24 @@ function assertValidSessionId(id) {
 
 const ERRNO = { EPERM: -1, ENOENT: -2, EIO: -5, EBADF: -9, EACCES: -13, EEXIST: -17, ENOTDIR: -20, EISDIR: -21, EMFILE: -24, EFBIG: -27, ENOSPC: -28, EROFS: -30, EDQUOT: -122 };
 
+/** A native filesystem error with Node's error fields (errno, code, syscall, path). */
+function fsError(err) {
+  const m = /^(E[A-Z]+): .*, (\w+)(?: '(.*)')?$/s.exec(err?.message ?? "");
+  if (!m) return err;
+  const e = new Error(err.message);
+  e.errno = ERRNO[m[1]] ?? -5;
+  e.code = m[1];
+  e.syscall = m[2];
+  if (m[3] !== undefined) e.path = m[3];
+  return e;
+}
+
 /** Run a native call that may fail on the filesystem; rethrow with Node's error fields. */
 function fsCall(fn) {
   try {
     return fn();
   } catch (err) {
-    const m = /^(E[A-Z]+): .*, (\w+)(?: '(.*)')?$/s.exec(err?.message ?? "");
-    if (m) {
-      const e = new Error(err.message);
-      e.errno = ERRNO[m[1]] ?? -5;
-      e.code = m[1];
-      e.syscall = m[2];
-      if (m[3] !== undefined) e.path = m[3];
-      throw e;
-    }
-    throw err;
+    throw fsError(err);
   }
 }
 
@@ -299,7 +302,12 @@ class SessionManager {
 
   _appendEntry(entry) {
     const line = stringifyEntry(entry);
-    const i = fsCall(() => this._native.append(line));
+    let i;
+    try {
+      i = this._native.append(line);
+    } catch (err) {
+      throw fsError(err);
+    }
     this._objs[i] = entry;
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this._byIdCache.set(entry.id, entry);

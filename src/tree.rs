@@ -15,7 +15,9 @@ use std::collections::HashMap;
 #[derive(Default, Clone, Debug)]
 pub struct OrderedMap<V> {
     slots: Vec<Option<V>>,
-    pos: HashMap<Key, usize>,
+    /// foldhash: several times cheaper than SipHash per id, still seeded per process
+    /// (ids come from files, so a fixed-seed hash would let a crafted file collide them).
+    pos: HashMap<Key, usize, foldhash::fast::RandomState>,
 }
 
 impl<V> OrderedMap<V> {
