@@ -374,17 +374,41 @@ pub struct Record {
 /// Lines of a reader split like `readline` with `crlfDelay: Infinity` (`\r\n`, `\n`, `\r`);
 /// empty pieces are harmless (blank lines are skipped). Holds at most one line.
 fn for_each_line<R: Read>(
+    r: R,
+    f: impl FnMut(&[u8]) -> Result<bool, Invalid>,
+    abort: &dyn Fn() -> bool,
+) -> Result<(), Invalid> {
+    thread_local! {
+        // One read buffer per worker thread, reused across its files: a fresh 256 KiB
+        // allocation per file is a fresh mmap whose 64 pages all fault on the first read
+        // (~2 µs each here), more than scanning a small session costs.
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() != READ_BUF {
+                *buf = vec![0u8; READ_BUF];
+            }
+            lines_with(r, &mut buf, f, abort)
+        }
+        Err(_) => lines_with(r, &mut vec![0u8; READ_BUF], f, abort),
+    })
+}
+
+const READ_BUF: usize = 256 * 1024;
+
+fn lines_with<R: Read>(
     mut r: R,
+    buf: &mut [u8],
     mut f: impl FnMut(&[u8]) -> Result<bool, Invalid>,
     abort: &dyn Fn() -> bool,
 ) -> Result<(), Invalid> {
-    let mut buf = vec![0u8; 256 * 1024];
     let mut line: Vec<u8> = Vec::new();
     loop {
         if abort() {
             return Err(Invalid);
         }
-        let n = match r.read(&mut buf) {
+        let n = match r.read(buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
