@@ -144,14 +144,7 @@ pub struct Batch(Vec<(u32, Out)>);
 impl ToNapiValue for Batch {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         unsafe {
-            let mut undef = std::ptr::null_mut();
-            check(sys::napi_get_undefined(env, &mut undef))?;
-            let mut arr = std::ptr::null_mut();
-            check(sys::napi_create_array_with_length(
-                env,
-                val.0.len() * 2,
-                &mut arr,
-            ))?;
+            let (undef, arr) = undefined_and_array(env, val.0.len() * 2)?;
             for (k, (i, o)) in val.0.iter().enumerate() {
                 let idx = js_f64(env, f64::from(*i))?;
                 let rec = js_out(env, o, undef).unwrap_or(undef);
@@ -217,6 +210,18 @@ unsafe fn js_text(env: sys::napi_env, t: &Text) -> Result<sys::napi_value> {
     }
 }
 
+/// `undefined` and a new array of `len` slots: what every record list starts from.
+unsafe fn undefined_and_array(
+    env: sys::napi_env,
+    len: usize,
+) -> Result<(sys::napi_value, sys::napi_value)> {
+    let mut undef = std::ptr::null_mut();
+    check(unsafe { sys::napi_get_undefined(env, &mut undef) })?;
+    let mut arr = std::ptr::null_mut();
+    check(unsafe { sys::napi_create_array_with_length(env, len, &mut arr) })?;
+    Ok((undef, arr))
+}
+
 unsafe fn js_f64(env: sys::napi_env, n: f64) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
     check(unsafe { sys::napi_create_double(env, n, &mut v) })?;
@@ -273,14 +278,7 @@ impl TypeName for DiscoveryResult {
 impl ToNapiValue for DiscoveryResult {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         unsafe {
-            let mut undef = std::ptr::null_mut();
-            check(sys::napi_get_undefined(env, &mut undef))?;
-            let mut arr = std::ptr::null_mut();
-            check(sys::napi_create_array_with_length(
-                env,
-                val.records.len(),
-                &mut arr,
-            ))?;
+            let (undef, arr) = undefined_and_array(env, val.records.len())?;
             for (i, r) in val.records.iter().enumerate() {
                 let v = js_out(env, r, undef)?;
                 check(sys::napi_set_element(env, arr, i as u32, v))?;
