@@ -3,16 +3,18 @@
 // reference's `migrateSessionEntries` contract). v1 -> v2 gives entries ids and a linear
 // parent chain and turns `firstKeptEntryIndex` into `firstKeptEntryId`; v2 -> v3 renames
 // the `hookMessage` role to `custom`.
-const { randomUUID } = require("node:crypto");
+// Looked up at call time (not destructured) so a test can stub `crypto.randomUUID`, as it can for the
+// reference after `syncBuiltinESMExports()`.
+const crypto = require("node:crypto");
 
 const CURRENT_SESSION_VERSION = 3;
 
 function freshId(taken) {
   for (let i = 0; i < 100; i++) {
-    const id = randomUUID().slice(0, 8);
+    const id = crypto.randomUUID().slice(0, 8);
     if (!taken.has(id)) return id;
   }
-  return randomUUID();
+  return crypto.randomUUID();
 }
 
 function toV2(entries) {

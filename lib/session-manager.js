@@ -5,7 +5,9 @@
 // entry objects for appends exactly as the reference does (so JSON.stringify gives the same
 // bytes), keeps a cache of materialized entry objects (parsed lazily, once, so repeated calls
 // return the same objects), and turns Rust's index answers into objects.
-const { randomUUID } = require("node:crypto");
+// Looked up at call time (not destructured) so a test can stub `crypto.randomUUID`, as it can for the
+// reference after `syncBuiltinESMExports()`.
+const crypto = require("node:crypto");
 const { existsSync, mkdirSync, statSync } = require("node:fs");
 const { join, resolve } = require("node:path");
 const native = require("./native.js");
@@ -171,11 +173,16 @@ class SessionManager {
   }
 
   _generateId() {
-    for (let i = 0; i < 100; i++) {
-      const id = randomUUID().slice(0, 8);
+    return this._generateIdFrom(0);
+  }
+
+  /** The reference's id loop from try `first` on (100 tries, then a full UUID). */
+  _generateIdFrom(first) {
+    for (let i = first; i < 100; i++) {
+      const id = crypto.randomUUID().slice(0, 8);
       if (this._native.indexOf(id) < 0) return id;
     }
-    return randomUUID();
+    return crypto.randomUUID();
   }
 
   // ---------------------------------------------------------------------------------------
@@ -300,11 +307,25 @@ class SessionManager {
     void entry;
   }
 
-  _appendEntry(entry) {
-    const line = stringifyEntry(entry);
+  /**
+   * Append `entry`. With `freshId`, `entry.id` is an unchecked first candidate (see `_base`):
+   * Rust checks it in the same call and answers -1 when it is taken; the id is then redrawn
+   * by the rest of the reference's loop. Same ids as the reference, one call per append.
+   */
+  _appendEntry(entry, freshId) {
+    let line = stringifyEntry(entry);
     let i;
     try {
-      i = this._native.append(line);
+      if (freshId) {
+        i = this._native.appendNew(line);
+        if (i < 0) {
+          entry.id = this._generateIdFrom(1);
+          line = stringifyEntry(entry);
+          i = this._native.append(line);
+        }
+      } else {
+        i = this._native.append(line);
+      }
     } catch (err) {
       throw fsError(err);
     }
@@ -314,21 +335,22 @@ class SessionManager {
     this.leafId = entry.id;
   }
 
+  /** A new entry's common fields; its id is the first, unchecked candidate (`_appendEntry(e, true)`). */
   _base(type) {
-    return { type, id: this._generateId(), parentId: this.leafId, timestamp: new Date().toISOString() };
+    return { type, id: crypto.randomUUID().slice(0, 8), parentId: this.leafId, timestamp: new Date().toISOString() };
   }
 
   appendMessage(message) {
     const entry = this._base("message");
     entry.message = message;
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry.id;
   }
 
   appendThinkingLevelChange(thinkingLevel) {
     const entry = this._base("thinking_level_change");
     entry.thinkingLevel = thinkingLevel;
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry.id;
   }
 
@@ -336,14 +358,14 @@ class SessionManager {
     const entry = this._base("model_change");
     entry.provider = provider;
     entry.modelId = modelId;
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry.id;
   }
 
   appendUsage(kind, provider, model, usage, note) {
     const entry = this._base("usage");
     Object.assign(entry, { kind, provider, model, usage }, note ? { note } : {});
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry;
   }
 
@@ -377,7 +399,7 @@ class SessionManager {
   appendSessionInfo(name) {
     const entry = this._base("session_info");
     entry.name = name.replace(/[\r\n]+/g, " ").trim();
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry.id;
   }
 
@@ -429,7 +451,7 @@ class SessionManager {
     const entry = this._base("context_edit");
     entry.targetId = targetId;
     entry.replacement = normalized;
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry.id;
   }
 
@@ -468,7 +490,7 @@ class SessionManager {
     const entry = this._base("label");
     entry.targetId = targetId;
     entry.label = label;
-    this._appendEntry(entry);
+    this._appendEntry(entry, true);
     return entry.id;
   }
 
@@ -674,7 +696,7 @@ class SessionManager {
     let parentId = pathWithoutLabels[pathWithoutLabels.length - 1]?.id || null;
     for (const { targetId, label, timestamp: labelTimestamp } of labelsToWrite) {
       let id;
-      do id = randomUUID().slice(0, 8);
+      do id = crypto.randomUUID().slice(0, 8);
       while (pathEntryIds.has(id));
       pathEntryIds.add(id);
       labelEntries.push({ type: "label", id, parentId, timestamp: labelTimestamp, targetId, label });

@@ -141,6 +141,22 @@ impl Store {
     /// Append one serialized entry and persist it (`_appendEntry` + `_persist`).
     pub fn append(&mut self, line: String) -> Result<(), StoreError> {
         let entry = self.parse_line(line).ok_or(StoreError::InvalidLine)?;
+        self.append_entry(entry)
+    }
+
+    /// [`Store::append`] for an entry whose id is a fresh candidate: when an entry with that
+    /// id exists, nothing is appended and the answer is `Ok(false)` (the caller draws another
+    /// id, as the reference's `generateId` loop does before it builds the entry).
+    pub fn append_if_new_id(&mut self, line: String) -> Result<bool, StoreError> {
+        let entry = self.parse_line(line).ok_or(StoreError::InvalidLine)?;
+        if self.tree.by_id.get(&entry.id).is_some() {
+            return Ok(false);
+        }
+        self.append_entry(entry)?;
+        Ok(true)
+    }
+
+    fn append_entry(&mut self, entry: Entry) -> Result<(), StoreError> {
         let undo = self.tree.undo_info(&entry);
         let previous_leaf: Option<Key> = self.tree.leaf.clone();
         self.tree.push(entry);

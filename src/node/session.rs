@@ -245,6 +245,18 @@ impl NativeSession {
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
+    /// `append` for an entry carrying a fresh, unchecked id candidate: -1 (nothing appended)
+    /// when an entry with that id exists. Saves the per-append `indexOf` round trip of the id
+    /// check; the caller redraws on -1.
+    #[napi(catch_unwind)]
+    pub fn append_new(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<i32> {
+        self.prefetch = None;
+        if !self.store.append_if_new_id(line.0).map_err(to_js)? {
+            return Ok(-1);
+        }
+        Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+    }
+
     /// `createBranchedSession` on text: replace the entries with `header` followed by the
     /// path to `from` (or the leaf) without labels, re-chained, and its labels re-created
     /// (see `crate::branch`). Returns 1 when done, -1 when the path is empty, and 0 when a
