@@ -441,6 +441,41 @@ mod tests {
     }
 
     #[test]
+    fn append_if_new_id_refuses_a_taken_id_and_writes_nothing() {
+        let path = tmp("fresh-id");
+        let mut s = Store::new(true);
+        s.fsync = FsyncMode::Never;
+        s.file = Some(path.clone());
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
+        let user =
+            r#"{"type":"message","id":"aaaaaaaa","parentId":null,"message":{"role":"user"}}"#;
+        assert!(s.append_if_new_id(user.into()).expect("first"));
+        let before = std::fs::read_to_string(&path).expect("read");
+        let again =
+            r#"{"type":"message","id":"aaaaaaaa","parentId":"aaaaaaaa","message":{"role":"user"}}"#;
+        assert!(!s.append_if_new_id(again.into()).expect("taken"));
+        assert_eq!(s.tree.entries.len(), 2);
+        assert_eq!(s.tree.leaf.as_deref(), Some("aaaaaaaa"));
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), before);
+        let other =
+            r#"{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","message":{"role":"user"}}"#;
+        assert!(s.append_if_new_id(other.into()).expect("new"));
+        assert_eq!(s.tree.entries.len(), 3);
+        assert_eq!(
+            std::fs::read_to_string(&path)
+                .expect("read")
+                .lines()
+                .count(),
+            3
+        );
+        assert!(matches!(
+            s.append_if_new_id("{not json".into()),
+            Err(StoreError::InvalidLine)
+        ));
+    }
+
+    #[test]
     fn failed_write_restores_memory() {
         let path = tmp("fail").with_file_name("missing-dir").join("s.jsonl");
         let mut s = Store::new(true);
