@@ -106,7 +106,7 @@ describe("entry ids with a repeating randomUUID", () => {
   });
 });
 
-test("session file name uses the same path in both (sanity for the persisted runs)", () => {
+test("a persisted native session file lives in the session dir the persisted runs read from", () => {
   const d = tmp();
   const sm = nat.SessionManager.create("/tmp/proj", d);
   expect(sm.getSessionFile().startsWith(join(d, ""))).toBe(true);
