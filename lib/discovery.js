@@ -400,10 +400,8 @@ async function listSessionsFromDir(dir, onProgress, signal) {
   if (!existsSync(dir)) return [];
   try {
     const dirEntries = await readdir(dir);
-    const files = dirEntries
-      .filter((file) => file.endsWith(".jsonl"))
-      .sort((a, b) => b.localeCompare(a))
-      .map((file) => ({ path: join(dir, file) }));
+    const names = dirEntries.filter((file) => file.endsWith(".jsonl"));
+    const files = names.map((file) => ({ path: join(dir, file) }));
     const total = files.length;
     const partialSessions = [];
     let loaded = 0;
@@ -414,8 +412,13 @@ async function listSessionsFromDir(dir, onProgress, signal) {
         loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
       onProgress(loaded, total, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
     };
-    const results = await buildSessionInfos(files, signal, onProgress ? onInfo : undefined);
-    return results.filter((info) => info !== null);
+    // The native pass starts in directory order; the reference's name order (descending
+    // localeCompare) is computed while the workers run. The first localeCompare of a process
+    // initializes ICU (~8 ms here), which a first-ever listing would otherwise wait for.
+    const pending = buildSessionInfos(files, signal, onProgress ? onInfo : undefined);
+    const order = names.map((_, i) => i).sort((a, b) => names[b].localeCompare(names[a]));
+    const results = await pending;
+    return order.map((i) => results[i]).filter((info) => info !== null);
   } catch {
     signal?.throwIfAborted();
     return [];
