@@ -5,6 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
+import { spawnSync } from "node:child_process";
 
 const require = createRequire(import.meta.url);
 const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "pi-disc-"));
@@ -259,6 +260,65 @@ describe("headers, findById, findMostRecentSession, continueRecent", () => {
     expect(() => disc.readSessionHeader(exact)).toThrow(/scan limit/);
     fs.writeFileSync(exact, line1.slice(1));
     expect(disc.readSessionHeader(exact)).toBe(null);
+  });
+});
+
+describe("index: appended files are resumed from their indexed size", () => {
+  // Each listing runs in a fresh process (no in-process memo), with the native profile line
+  // telling how many files were resumed instead of re-read.
+  function listInChild(dir) {
+    const code = `require(${JSON.stringify(path.resolve("lib/discovery.js"))}).list("/proj/a", ${JSON.stringify(dir)}).then((r) => process.stdout.write(JSON.stringify(r.map((s) => s.path))))`;
+    const r = spawnSync(process.execPath, ["-e", code], {
+      env: { ...process.env, PI_SESSION_NATIVE_PROFILE: "1", PI_SESSION_NATIVE_NO_INDEX: "" },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const m = /resumed so far (\d+)/.exec(r.stderr);
+    return { paths: JSON.parse(r.stdout), resumed: m ? Number(m[1]) : NaN };
+  }
+
+  it("grown in place: resumed, same results as the reference; rewritten or truncated: re-read", async () => {
+    delete process.env.PI_SESSION_NATIVE_NO_INDEX;
+    const dir = fs.mkdtempSync(path.join(ROOT, "resume-"));
+    const f = path.join(dir, "s.jsonl");
+    const big = "word ".repeat(2000);
+    const lines = [hdr("grow"), msg("assistant", big), msg("user", [{ type: "text", text: "first \ud83d q" }], { timestamp: ts(7) }), line({ type: "session_info", name: "before" })];
+    fs.writeFileSync(f, lines.join("\n") + "\n");
+    fs.writeFileSync(path.join(dir, "other.jsonl"), hdr("other") + "\n" + msg("user", "o") + "\n");
+    for (const p of [f, path.join(dir, "other.jsonl")]) fs.utimesSync(p, PAST, PAST);
+    const same = async () => expect(norm(await disc.list("/proj/a", dir))).toEqual(norm(await SessionManager.list("/proj/a", dir)));
+
+    expect(listInChild(dir).resumed).toBe(0); // writes the index
+    // pi appends: a user message, a name clear and a new name, more text.
+    fs.appendFileSync(f, [msg("user", "appended", { timestamp: ts(50) }), line({ type: "session_info", name: null }), msg("assistant", [{ type: "text", text: "more" }], { timestamp: "2024/05/06 07:08" })].join("\n") + "\n");
+    fs.utimesSync(f, PAST + 10, PAST + 10);
+    const grown = listInChild(dir);
+    expect(grown.resumed).toBe(1);
+    expect(grown.paths).toEqual((await SessionManager.list("/proj/a", dir)).map((s) => s.path));
+    await same();
+
+    // Still being written (modified just now, so not cached): resumed from the indexed size.
+    fs.appendFileSync(f, line({ type: "session_info", name: "live" }) + "\n");
+    expect(listInChild(dir).resumed).toBe(1);
+    await same();
+    expect((await disc.list("/proj/a", dir)).find((s) => s.id === "grow").name).toBe("live");
+
+    // Rewritten in place (same inode) with a different beginning, and longer: read whole.
+    fs.utimesSync(f, PAST + 20, PAST + 20);
+    listInChild(dir); // index the current state
+    const text = fs.readFileSync(f, "utf8");
+    fs.writeFileSync(f, text.replace('"grow"', '"grew"') + msg("user", "x") + "\n");
+    fs.utimesSync(f, PAST + 30, PAST + 30);
+    expect(listInChild(dir).resumed).toBe(0);
+    await same();
+    expect((await disc.list("/proj/a", dir)).some((s) => s.id === "grew")).toBe(true);
+
+    // Truncated and regrown past the old size with other lines: read whole.
+    listInChild(dir);
+    fs.writeFileSync(f, [hdr("regrown"), msg("user", "y".repeat(fs.statSync(f).size))].join("\n") + "\n");
+    fs.utimesSync(f, PAST + 40, PAST + 40);
+    expect(listInChild(dir).resumed).toBe(0);
+    await same();
   });
 });
 

@@ -15,7 +15,7 @@
 // Setup (opening a session, copying files, building messages) is not timed unless it is the operation.
 
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -243,6 +243,31 @@ if (withStore) {
 	const cwd = storeProjectCwd(LIST_PROJECT);
 	op({ name: `SessionManager.list (cold) proj${LIST_PROJECT}: 100 sessions`, child: { op: "list", cwd }, check: (r) => r.n });
 	op({ name: `SessionManager.list (warm) proj${LIST_PROJECT}: 100 sessions`, run: (SM) => SM.list(cwd), check: (r) => r.length });
+	// pi appends to the session it works in; the next /resume lists that directory again.
+	// A copy of proj1 (101 sessions, one of 125 MB, timestamps kept so the index may cache
+	// them) is listed once untimed; each run appends one ~2 KB message to the 125 MB session
+	// (untimed) and lists the directory (timed).
+	let grownDir;
+	const grownCwd = storeProjectCwd(1);
+	op({
+		name: "SessionManager.list after an append to its 125 MB session (proj1: 101 sessions)",
+		setup: async (SM) => {
+			if (!grownDir) {
+				const root = tmpDir();
+				process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+				grownDir = join(root, "proj1");
+				cpSync(join(storeDir(DATA), "sessions", "--home-u-proj1--"), grownDir, { recursive: true, preserveTimestamps: true });
+				rmSync(join(grownDir, ".pi-session-index"), { force: true });
+			}
+			await SM.list(grownCwd, grownDir);
+			const big = readdirSync(grownDir).map((f) => join(grownDir, f)).filter((f) => f.endsWith(".jsonl")).sort((a, b) => statSync(b).size - statSync(a).size)[0];
+			const [m] = makeMessages(1);
+			appendFileSync(big, `${JSON.stringify({ type: "message", id: Math.random().toString(16).slice(2, 10), parentId: null, timestamp: new Date().toISOString(), message: m })}\n`);
+			return SM;
+		},
+		run: (SM) => SM.list(grownCwd, grownDir),
+		check: (r) => r.length,
+	});
 	op({ name: "SessionManager.listAll (cold) store: 1,003 sessions", child: { op: "listAll" }, check: (r) => r.n });
 	op({ name: "SessionManager.listAll (warm) store: 1,003 sessions", run: (SM) => SM.listAll(), check: (r) => r.length });
 }

@@ -15,7 +15,7 @@ use super::text::Text;
 use super::{First, Record};
 
 pub const INDEX_FILE: &str = ".pi-session-index";
-const MAGIC: &str = "pi-session-index 2";
+const MAGIC: &str = "pi-session-index 3";
 
 /// Identity of a file's content as far as the cache is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,14 @@ impl Stamp {
 pub struct Cached {
     pub stamp: Stamp,
     pub record: Option<Arc<Record>>,
+    /// Fingerprint of the `stamp.size` bytes the record describes, when a later listing
+    /// may resume from them (see [`super::resume`]).
+    pub resume: Option<u64>,
+    /// The record answers a listing that finds the same stamp. False for a file modified
+    /// within a second of its listing (a coarse clock could hide a same-size rewrite), whose
+    /// entry only serves as a base to resume from once the file has grown: the session pi
+    /// is writing to is always such a file.
+    pub exact: bool,
 }
 
 /// Nanoseconds since the epoch, for the "recently modified" rule.
@@ -81,8 +89,8 @@ pub fn load(dir: &Path) -> HashMap<String, Cached> {
     parse(&bytes).unwrap_or_default()
 }
 
-// Format: MAGIC "\n", then per entry: name (str), size u64, mtime i128, ino u64, kind u8
-// (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
+// Format: MAGIC "\n", then per entry: name (str), size u64, mtime i128, ino u64, use u8
+// (0 exact, no fingerprint; 1 exact + u64 fingerprint; 2 resume-only + u64), kind u8 (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
 // activity f64, deferred (opt str), first (0 + text | 1 + u64 prefix units), all (text);
 // then the entry count (u64) and END. Little-endian; str = u64 length + UTF-8;
 // text = u8 (0 UTF-8, 1 UTF-16LE) + u64 byte length + bytes.
@@ -149,6 +157,12 @@ fn parse(bytes: &[u8]) -> Option<HashMap<String, Cached>> {
             mtime_ns: r.i128()?,
             ino: r.u64()?,
         };
+        let (resume, exact) = match r.u8()? {
+            0 => (None, true),
+            1 => (Some(r.u64()?), true),
+            2 => (Some(r.u64()?), false),
+            _ => return None,
+        };
         let record = match r.u8()? {
             0 => None,
             1 => {
@@ -175,7 +189,15 @@ fn parse(bytes: &[u8]) -> Option<HashMap<String, Cached>> {
             }
             _ => return None,
         };
-        map.insert(name, Cached { stamp, record });
+        map.insert(
+            name,
+            Cached {
+                stamp,
+                record,
+                resume,
+                exact,
+            },
+        );
     }
     // A torn or foreign file is rejected as a whole.
     (map.len() as u64 == count).then_some(map)
@@ -221,10 +243,24 @@ pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)
     let mut n = 0u64;
     for (name, c) in entries {
         n += 1;
+        let at = out.len();
         put_str(&mut out, name);
         put_u64(&mut out, c.stamp.size);
         out.extend_from_slice(&c.stamp.mtime_ns.to_le_bytes());
         put_u64(&mut out, c.stamp.ino);
+        match (c.resume, c.exact) {
+            (None, true) => out.push(0),
+            (Some(f), exact) => {
+                out.push(if exact { 1 } else { 2 });
+                put_u64(&mut out, f);
+            }
+            // Neither a hit nor a base: nothing to keep.
+            (None, false) => {
+                n -= 1;
+                out.truncate(at);
+                continue;
+            }
+        }
         match &c.record {
             None => out.push(0),
             Some(r) => {
@@ -287,15 +323,38 @@ mod tests {
                 ino: 7,
             },
             record: Some(Arc::new(rec.clone())),
+            resume: Some(0xfeed_beef),
+            exact: true,
         };
         let n = Cached {
             record: None,
+            resume: None,
             ..c.clone()
         };
-        store(&dir, [("a\tb.jsonl", &c), ("n.jsonl", &n)].into_iter());
+        let base = Cached {
+            resume: Some(42),
+            exact: false,
+            ..c.clone()
+        };
+        let useless = Cached {
+            resume: None,
+            exact: false,
+            ..c.clone()
+        };
+        let all = [
+            ("a\tb.jsonl", &c),
+            ("n.jsonl", &n),
+            ("base.jsonl", &base),
+            ("useless.jsonl", &useless),
+        ];
+        store(&dir, all.into_iter());
         let m = load(&dir);
-        assert_eq!(m.len(), 2);
+        assert_eq!(m.len(), 3);
+        assert!(m["a\tb.jsonl"].exact && !m["base.jsonl"].exact);
+        assert_eq!(m["base.jsonl"].resume, Some(42));
         assert_eq!(m["a\tb.jsonl"].record.as_deref(), Some(&rec));
+        assert_eq!(m["a\tb.jsonl"].resume, Some(0xfeed_beef));
+        assert_eq!(m["n.jsonl"].resume, None);
         assert!(m["n.jsonl"].record.is_none());
         let full = fs::read(dir.join(INDEX_FILE)).unwrap_or_default();
         let _ = fs::write(dir.join(INDEX_FILE), &full[..full.len() - 3]);

@@ -7,8 +7,10 @@
 //!   layer turns into a `SessionInfo` (raw JSON values are embedded verbatim, so
 //!   `JSON.parse` on the JS side reproduces the reference's values exactly).
 //! - [`index`]: an optional sidecar cache of those records per directory.
+//! - [`resume`]: continuing a cached record over the lines appended since.
 
 pub mod index;
+pub mod resume;
 pub mod text;
 
 use crate::json::scan::{self, Kind, Scanned};
@@ -125,6 +127,8 @@ struct Builder {
     header: Option<HeaderRaw>,
     /// Raw JSON string literal of the latest `session_info` name (None: undefined).
     name: Option<String>,
+    /// A `session_info` line was seen (its name, even a cleared one, is the latest).
+    name_seen: bool,
     count: u64,
     /// JSON string body (escaped) of the first user text.
     first: String,
@@ -201,6 +205,7 @@ impl Builder {
             return Ok(Step::Continue);
         }
         if str_field_is(&s, "type", "session_info") {
+            self.name_seen = true;
             // `entry.name?.trim() || undefined`: the trim is done in JS on the raw literal.
             self.name = match s.get("name") {
                 None => None,
@@ -445,6 +450,21 @@ fn lines_with<R: Read>(
 pub fn extract(path: &Path, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
     let f = File::open(path).map_err(|_| Invalid)?;
     extract_from(f, abort)
+}
+
+/// [`extract`] on an open file, reading at most `limit` bytes when given (the size a cache
+/// entry will be stamped with, so that the record describes exactly those bytes).
+pub fn extract_file(
+    mut file: File,
+    limit: Option<u64>,
+    abort: &dyn Fn() -> bool,
+) -> Result<Option<Record>, Invalid> {
+    // From the start, wherever an earlier look at the file (a fingerprint) left it.
+    io::Seek::rewind(&mut file).map_err(|_| Invalid)?;
+    match limit {
+        Some(n) => extract_from(file.take(n), abort),
+        None => extract_from(file, abort),
+    }
 }
 
 /// [`extract`] on any reader.

@@ -342,6 +342,13 @@ enum Out {
     Sent,
 }
 
+/// How far a file still being written may grow past its cached resume base before the
+/// base is moved up (which rewrites the directory's index).
+const REBASE_BYTES: u64 = 4 << 20;
+
+/// Files whose cached record was resumed instead of re-read (process total, for profiling).
+static RESUMED: AtomicUsize = AtomicUsize::new(0);
+
 fn stamp_key(s: &index::Stamp) -> String {
     format!("{}:{}:{}", s.size, s.mtime_ns, s.ino)
 }
@@ -520,11 +527,12 @@ fn run(
     }
     if prof {
         eprintln!(
-            "discovery(rust): {n} files, {} dirs: stat + index load {:?}, files {:?}, index store {:?}",
+            "discovery(rust): {n} files, {} dirs: stat + index load {:?}, files {:?}, index store {:?}, resumed so far {}",
             dirs.len(),
             t_load,
             t_work - t_load,
-            t0.elapsed() - t_work
+            t0.elapsed() - t_work,
+            RESUMED.load(Ordering::Relaxed)
         );
     }
     (
@@ -554,19 +562,64 @@ fn one(
         None => Out::None,
     };
     if let Some(c) = old
+        && c.exact
         && c.stamp == stamp
     {
         return (out(&c.record), Some(c.clone()), true);
     }
     let check = || abort.load(Ordering::Relaxed);
-    match discovery::extract(Path::new(path), &check) {
+    let Ok(file) = std::fs::File::open(path) else {
+        return (Out::None, None, false);
+    };
+    // A record that will be cached describes exactly the bytes its stamp counts (a file
+    // still being written is read up to the size it had when stamped).
+    let limit = use_index.then_some(stamp.size);
+    let fingerprint = if use_index {
+        discovery::resume::fingerprint(&file, stamp.size)
+    } else {
+        None
+    };
+    // Exact entries for settled files; a resume base for the others (pi's active session).
+    let keep = use_index && (cacheable || fingerprint.is_some());
+    // The same file grown since its cached record (or, for a resume base, not grown), with
+    // that record's bytes unchanged: read only what was appended.
+    let grown = old.filter(|c| {
+        use_index
+            && c.stamp.ino == stamp.ino
+            && (c.stamp.size < stamp.size || (!c.exact && c.stamp.size == stamp.size))
+            && c.resume.is_some()
+    });
+    let resumable = grown.and_then(|c| {
+        let rec = c.record.as_ref()?;
+        (discovery::resume::fingerprint(&file, c.stamp.size) == c.resume).then_some((rec, c))
+    });
+    let result = match resumable {
+        Some((rec, c)) => {
+            RESUMED.fetch_add(1, Ordering::Relaxed);
+            let r = discovery::resume::extract_after(file, rec, c.stamp.size, limit, &check);
+            // A file still being written keeps its base while it has grown little: the
+            // index (which holds every record of the directory) is not rewritten at each
+            // listing for a few appended lines, which the next listing reads again.
+            if let Ok(r) = &r
+                && !cacheable
+                && stamp.size - c.stamp.size <= REBASE_BYTES
+            {
+                return (out(&Some(Arc::new(r.clone()))), Some(c.clone()), true);
+            }
+            r.map(Some)
+        }
+        None => discovery::extract_file(file, limit, &check),
+    };
+    match result {
         Ok(record) => {
             let record = record.map(Arc::new);
-            let keep = (use_index && cacheable).then(|| index::Cached {
+            let cached = keep.then(|| index::Cached {
                 stamp,
                 record: record.clone(),
+                resume: fingerprint,
+                exact: cacheable,
             });
-            (out(&record), keep, false)
+            (out(&record), cached, false)
         }
         Err(_) => (Out::None, None, false),
     }
