@@ -102,8 +102,11 @@ class SessionManager {
   // Materialization cache
 
   _resetCache() {
-    /** File index -> entry object (sparse). */
-    this._objs = [];
+    /**
+     * File index -> entry object (sparse). Sized to the entries up front: an empty array
+     * written first at an index past ~1,024 turns into a slow dictionary-mode array in V8.
+     */
+    this._objs = new Array(this._native.length);
     /** getEntries() result once fully materialized (copied on return). */
     this._entriesArr = null;
     /** id -> entry object for ids already looked up. */
