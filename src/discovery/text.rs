@@ -103,7 +103,7 @@ pub fn array_elements(raw: &str) -> Vec<&str> {
 
 /// End (exclusive) of the string literal whose opening quote is at `i`, in validated text.
 fn skip_string(b: &[u8], i: usize) -> usize {
-    crate::json::scan::string_end(b, i + 1).map_or(b.len(), |(end, _)| end)
+    crate::json::scan::string_end_trusted(b, i + 1)
 }
 
 /// End (exclusive) of the value starting at `i` in validated JSON text.

@@ -282,6 +282,56 @@ fn string_end_with<M: BlockMask>(s: &[u8], mut i: usize) -> Option<(usize, bool)
     string_tail(s, i, any_escape)
 }
 
+/// End (just past the closing quote) of a string body starting at `i` in text already
+/// validated (or `s.len()` if unterminated): only unescaped quotes are looked for. Walks
+/// over validated lines (content blocks re-read after the validating pass) use it.
+pub(crate) fn string_end_trusted(s: &[u8], i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: `trusted_end_avx2` only requires the AVX2 target feature, and the CPU
+            // running this code has it (runtime check just above).
+            return unsafe { trusted_end_avx2(s, i) };
+        }
+        trusted_end_with::<Sse2>(s, i)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    trusted_tail(s, i)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn trusted_end_avx2(s: &[u8], i: usize) -> usize {
+    trusted_end_with::<Avx2>(s, i)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn trusted_end_with<M: BlockMask>(s: &[u8], mut i: usize) -> usize {
+    let mut carry = 0u64;
+    while let Some(block) = s.get(i..i + 64) {
+        let m = M::masks(block);
+        let quotes = m.quote & !escaped_positions(m.backslash, &mut carry);
+        if quotes != 0 {
+            return i + quotes.trailing_zeros() as usize + 1;
+        }
+        i += 64;
+    }
+    // The previous block's last backslash escapes the first byte here.
+    trusted_tail(s, i + carry as usize)
+}
+
+fn trusted_tail(s: &[u8], mut i: usize) -> usize {
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'"' => return i + 1,
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    s.len()
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn string_end_with(s: &[u8], i: usize) -> Option<(usize, bool)> {
@@ -849,6 +899,9 @@ mod tests {
                 }
             }
             assert_eq!(string_end(&s, start), want);
+            if let Some((end, _)) = want {
+                assert_eq!(string_end_trusted(&s, start), end, "trusted");
+            }
         }
         // Both outcomes, with valid strings longer than a block, are well represented.
         assert!(
