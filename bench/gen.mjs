@@ -518,3 +518,27 @@ if (resolve(process.argv[1] ?? "") === fileURLToPath(import.meta.url)) {
 		quick: args.includes("--quick"),
 	});
 }
+
+/** ~2 KB messages, alternating user / assistant (the appendMessage workload). */
+export function makeMessages(n) {
+	const filler = "The quick brown fox refactors the session manager while the tests keep passing. ".repeat(30);
+	const msgs = [];
+	for (let i = 0; i < n; i++) {
+		const text = `${i}: ${filler.slice(0, 1900 + (i % 200))}`;
+		msgs.push(
+			i % 2 === 0
+				? { role: "user", content: [{ type: "text", text }], timestamp: 1748768585106 + i }
+				: {
+						role: "assistant",
+						content: [{ type: "text", text }],
+						api: "anthropic-messages",
+						provider: "anthropic",
+						model: "claude-sonnet-4-5",
+						usage: { input: 100, output: 200, cacheRead: 0, cacheWrite: 0, totalTokens: 300, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+						stopReason: "stop",
+						timestamp: 1748768585106 + i,
+					},
+		);
+	}
+	return msgs;
+}

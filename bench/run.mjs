@@ -22,7 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { DEFAULT_DATA_DIR, generate, singlePath, storeDir, storeProjectCwd } from "./gen.mjs";
+import { DEFAULT_DATA_DIR, generate, makeMessages, singlePath, storeDir, storeProjectCwd } from "./gen.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -126,30 +126,6 @@ function runChild(impl, spec, timeoutMs = 600_000) {
 // ---------------------------------------------------------------------------
 // workloads
 // ---------------------------------------------------------------------------
-function makeMessages(n) {
-	// ~2 KB messages, alternating user / assistant, prebuilt (untimed)
-	const filler = "The quick brown fox refactors the session manager while the tests keep passing. ".repeat(30);
-	const msgs = [];
-	for (let i = 0; i < n; i++) {
-		const text = `${i}: ${filler.slice(0, 1900 + (i % 200))}`;
-		msgs.push(
-			i % 2 === 0
-				? { role: "user", content: [{ type: "text", text }], timestamp: 1748768585106 + i }
-				: {
-						role: "assistant",
-						content: [{ type: "text", text }],
-						api: "anthropic-messages",
-						provider: "anthropic",
-						model: "claude-sonnet-4-5",
-						usage: { input: 100, output: 200, cacheRead: 0, cacheWrite: 0, totalTokens: 300, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-						stopReason: "stop",
-						timestamp: 1748768585106 + i,
-					},
-		);
-	}
-	return msgs;
-}
-
 const quick = flag("--quick");
 const withStore = !quick || flag("--store");
 const big = flag("--big");

@@ -237,13 +237,32 @@ fn put_text(out: &mut Vec<u8>, t: &Text) {
 
 /// Write the index atomically; errors are ignored (the cache is optional).
 pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)>) {
-    let mut out: Vec<u8> = Vec::new();
-    out.extend_from_slice(MAGIC.as_bytes());
-    out.push(b'\n');
+    let tmp = dir.join(format!(
+        "{INDEX_FILE}.{}.{}.tmp",
+        std::process::id(),
+        now_ns()
+    ));
+    let ok = fs::File::create(&tmp)
+        .and_then(|f| write_entries(f, entries))
+        .and_then(|_| fs::rename(&tmp, dir.join(INDEX_FILE)));
+    if ok.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+}
+
+/// Stream the index to `file`, one entry at a time (an index holds every listed text of its
+/// directory: it is never built whole in memory).
+fn write_entries<'a>(
+    file: fs::File,
+    entries: impl Iterator<Item = (&'a str, &'a Cached)>,
+) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::with_capacity(256 * 1024, file);
+    w.write_all(MAGIC.as_bytes())?;
+    w.write_all(b"\n")?;
     let mut n = 0u64;
+    let mut out: Vec<u8> = Vec::new();
     for (name, c) in entries {
-        n += 1;
-        let at = out.len();
+        out.clear();
         put_str(&mut out, name);
         put_u64(&mut out, c.stamp.size);
         out.extend_from_slice(&c.stamp.mtime_ns.to_le_bytes());
@@ -255,11 +274,7 @@ pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)
                 put_u64(&mut out, f);
             }
             // Neither a hit nor a base: nothing to keep.
-            (None, false) => {
-                n -= 1;
-                out.truncate(at);
-                continue;
-            }
+            (None, false) => continue,
         }
         match &c.record {
             None => out.push(0),
@@ -283,20 +298,13 @@ pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)
                 put_text(&mut out, &r.all);
             }
         }
+        w.write_all(&out)?;
+        n += 1;
     }
-    put_u64(&mut out, n);
-    out.extend_from_slice(END);
-    let tmp = dir.join(format!(
-        "{INDEX_FILE}.{}.{}.tmp",
-        std::process::id(),
-        now_ns()
-    ));
-    let ok = fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(&out))
-        .and_then(|_| fs::rename(&tmp, dir.join(INDEX_FILE)));
-    if ok.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
+    w.write_all(&n.to_le_bytes())?;
+    w.write_all(END)?;
+    w.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -279,8 +279,11 @@ impl ToNapiValue for DiscoveryResult {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         unsafe {
             let (undef, arr) = undefined_and_array(env, val.records.len())?;
-            for (i, r) in val.records.iter().enumerate() {
-                let v = js_out(env, r, undef)?;
+            // Each record is dropped once it is a JS value: the texts are not held twice
+            // (Rust and V8) for the whole listing, which halves the peak for a large store.
+            for (i, r) in val.records.into_iter().enumerate() {
+                let v = js_out(env, &r, undef)?;
+                drop(r);
                 check(sys::napi_set_element(env, arr, i as u32, v))?;
             }
             let mut obj = std::ptr::null_mut();
