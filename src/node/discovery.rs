@@ -603,11 +603,11 @@ fn one(
             // A file still being written keeps its base while it has grown little: the
             // index (which holds every record of the directory) is not rewritten at each
             // listing for a few appended lines, which the next listing reads again.
-            if let Ok(r) = &r
-                && !cacheable
-                && stamp.size - c.stamp.size <= REBASE_BYTES
-            {
-                return (out(&Some(Arc::new(r.clone()))), Some(c.clone()), true);
+            if !cacheable && stamp.size - c.stamp.size <= REBASE_BYTES {
+                return match r {
+                    Ok(r) => (out(&Some(Arc::new(r))), Some(c.clone()), true),
+                    Err(_) => (Out::None, None, false),
+                };
             }
             r.map(Some)
         }
