@@ -2,7 +2,7 @@
 //! `findById` / `findMostRecentSession`, with the reference's exact rules.
 //!
 //! - [`read_header`]: `readSessionHeader` (bounded 1 MiB scan, first parsed entry).
-//! - [`extract`]: `buildSessionInfo`'s per-line work, streamed with a bounded buffer
+//! - [`extract_file`]: `buildSessionInfo`'s per-line work, streamed with a bounded buffer
 //!   (only the current line is held), producing a compact JSON record that the JS
 //!   layer turns into a `SessionInfo` (raw JSON values are embedded verbatim, so
 //!   `JSON.parse` on the JS side reproduces the reference's values exactly).
@@ -445,15 +445,10 @@ fn lines_with<R: Read>(
     Ok(())
 }
 
-/// `buildSessionInfo`'s file pass: `Ok(None)` for "not a session", `Err` for an error
-/// (also `null` in the reference), `Ok(Some(record))` otherwise.
-pub fn extract(path: &Path, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
-    let f = File::open(path).map_err(|_| Invalid)?;
-    extract_from(f, abort)
-}
-
-/// [`extract`] on an open file, reading at most `limit` bytes when given (the size a cache
-/// entry will be stamped with, so that the record describes exactly those bytes).
+/// `buildSessionInfo`'s file pass over an open file: `Ok(None)` for "not a session", `Err`
+/// for an error (also `null` in the reference), `Ok(Some(record))` otherwise. At most
+/// `limit` bytes are read when given (the size a cache entry will be stamped with, so that
+/// the record describes exactly those bytes).
 pub fn extract_file(
     mut file: File,
     limit: Option<u64>,
@@ -467,7 +462,7 @@ pub fn extract_file(
     }
 }
 
-/// [`extract`] on any reader.
+/// [`extract_file`] on any reader.
 pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
     let mut b = Builder::default();
     let mut not_session = false;
@@ -563,7 +558,9 @@ mod perf {
             let n = memchr::memchr_iter(b'\n', &data).count();
             let nl = t.elapsed();
             let t = std::time::Instant::now();
-            let r = super::extract(&p, &|| false);
+            let r = std::fs::File::open(&p)
+                .map_err(|_| super::Invalid)
+                .and_then(|f| super::extract_file(f, None, &|| false));
             let ex = t.elapsed();
             let len = r.ok().flatten().map(|s| s.all.units()).unwrap_or(0);
             eprintln!(
