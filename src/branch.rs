@@ -190,7 +190,7 @@ pub fn branch_lines(
     } else {
         parent_raw
     };
-    let mut taken: HashSet<String> = kept_ids.iter().cloned().collect();
+    let mut taken: HashSet<String> = kept_ids.iter().map(|k| k.to_string()).collect();
     for &li in tree.labels.iter() {
         let Some(le) = tree.entries.get(li) else {
             return Branched::Fallback;

@@ -164,7 +164,7 @@ impl Text {
 /// A key in the id space. JS compares ids with `===` / `Map` keys; string ids are the normal
 /// case, anything else (missing, numbers, null...) gets a tagged key so that equality
 /// behaves like the reference's `Map<any, entry>` for primitives.
-pub type Key = String;
+pub type Key = compact_str::CompactString;
 
 /// Key for an absent (`undefined`) field.
 pub const UNDEFINED: &str = "\u{0}undefined";
@@ -172,19 +172,23 @@ pub const UNDEFINED: &str = "\u{0}undefined";
 /// Map a raw JSON value (or its absence) to a key with JS equality semantics.
 pub fn key_of(raw: Option<&str>, unique: usize) -> Key {
     let Some(raw) = raw else {
-        return UNDEFINED.to_string();
+        return Key::const_new(UNDEFINED);
     };
     match scan::kind_of(raw) {
-        Kind::String => scan::decode_str(raw).unwrap_or_default(),
+        // Ids are short: a `Key` holds up to 24 bytes inline, without a heap block.
+        Kind::String => match raw.get(1..raw.len().saturating_sub(1)) {
+            Some(body) if !body.contains('\\') => Key::from(body),
+            _ => scan::decode_str(raw).unwrap_or_default().into(),
+        },
         Kind::Number => match raw.parse::<f64>() {
-            Ok(n) => format!("\u{0}n{}", ryu_js::Buffer::new().format(n)),
-            Err(_) => format!("\u{0}n{raw}"),
+            Ok(n) => compact_str::format_compact!("\u{0}n{}", ryu_js::Buffer::new().format(n)),
+            Err(_) => compact_str::format_compact!("\u{0}n{raw}"),
         },
         Kind::True => "\u{0}true".into(),
         Kind::False => "\u{0}false".into(),
         Kind::Null => "\u{0}null".into(),
         // Objects and arrays are compared by identity in JS: never equal to anything else.
-        Kind::Object | Kind::Array => format!("\u{0}obj{unique}"),
+        Kind::Object | Kind::Array => compact_str::format_compact!("\u{0}obj{unique}"),
     }
 }
 
@@ -403,8 +407,8 @@ impl Entry {
             text: Text::Owned(Box::from("")),
             is_object: scanned.kind == Kind::Object,
             etype: EntryType::Other,
-            id: UNDEFINED.to_string(),
-            parent: Parent::Key(UNDEFINED.to_string()),
+            id: Key::const_new(UNDEFINED),
+            parent: Parent::Key(Key::const_new(UNDEFINED)),
             role: Role::Other,
             target: None,
             label_truthy: false,

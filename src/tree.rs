@@ -271,7 +271,7 @@ impl Tree {
     pub fn branch(&self, from: Option<&str>) -> Vec<u32> {
         // `fromId ?? this.leafId`, then a falsy start id means an empty path.
         let start = match from {
-            Some(f) => Some(f.to_string()),
+            Some(f) => Some(Key::from(f)),
             None => self.leaf.clone(),
         };
         match start

@@ -441,12 +441,12 @@ impl NativeSession {
     /// entry that has the leaf id, so JS can read the id value from it.
     #[napi(catch_unwind)]
     pub fn leaf_key(&self) -> Option<String> {
-        self.store.tree.leaf.clone()
+        self.store.tree.leaf.as_ref().map(|k| k.to_string())
     }
 
     #[napi(catch_unwind)]
     pub fn set_leaf(&mut self, key: Option<String>) {
-        self.store.tree.leaf = key;
+        self.store.tree.leaf = key.map(Into::into);
     }
 
     /// `getLeafEntry()` index or -1.
