@@ -159,6 +159,12 @@ struct Masks {
     backslash: u64,
     /// Bit k set when byte k is below 0x20 (never allowed raw in a JSON string).
     control: u64,
+    /// Bit k clear when byte k cannot follow a backslash (all set: not computed, every
+    /// escape is checked one by one).
+    escape_ok: u64,
+    /// Bit k set when byte k may be the `u` of a `\uXXXX` escape (whose four hex digits are
+    /// checked one by one); all set when not computed.
+    unicode: u64,
 }
 
 /// How a 64-byte block becomes its [`Masks`].
@@ -267,7 +273,11 @@ fn string_end_with<M: BlockMask>(s: &[u8], mut i: usize) -> Option<(usize, bool)
         } else {
             (quotes & quotes.wrapping_neg()) - 1
         };
-        if m.control & before != 0 || !escapes_valid(s, i, escaped & before) {
+        let escapes = escaped & before;
+        if m.control & before != 0
+            || escapes & !m.escape_ok != 0
+            || !escapes_valid(s, i, escapes & m.unicode)
+        {
             return None;
         }
         any_escape |= (m.backslash & before) != 0;
@@ -380,6 +390,8 @@ fn string_masks64(block: &[u8]) -> Masks {
         quote: 0,
         backslash: 0,
         control: 0,
+        escape_ok: u64::MAX,
+        unicode: u64::MAX,
     };
     if block.len() < 64 {
         return none;
@@ -413,17 +425,41 @@ fn string_masks64(block: &[u8]) -> Masks {
 #[inline]
 fn string_masks64_avx2(block: &[u8]) -> Masks {
     use std::arch::x86_64::{
-        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
-        _mm256_set1_epi8,
+        __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
+        _mm256_max_epu8, _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setr_epi8,
+        _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
     };
     let mut m = Masks {
         quote: 0,
         backslash: 0,
         control: 0,
+        escape_ok: 0,
+        unicode: 0,
     };
     if block.len() < 64 {
         return m;
     }
+    // Escape characters by nibble lookup (one `vpshufb` per nibble, tables repeated per
+    // 128-bit lane): a byte may follow a backslash when the bits of its low and high
+    // nibbles meet. Bit 0: `"` `/` (0x2_); bit 1: `\\` (0x5_); bit 2: `b` `f` `n` (0x6_);
+    // bit 3: `r` `t` (0x7_); bit 4: `u` (0x7_).
+    const LO: [i8; 16] = [
+        0, 0, 0b1101, 0, 0b1000, 0b1_0000, 0b100, 0, 0, 0, 0, 0, 0b10, 0, 0b100, 0b1,
+    ];
+    const HI: [i8; 16] = [
+        0, 0, 0b1, 0, 0, 0b10, 0b100, 0b1_1000, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    let table = |t: [i8; 16]| {
+        _mm256_setr_epi8(
+            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13],
+            t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11],
+            t[12], t[13], t[14], t[15],
+        )
+    };
+    let (lo_table, hi_table) = (table(LO), table(HI));
+    let nibble = _mm256_set1_epi8(0x0F);
+    let u_bit = _mm256_set1_epi8(0b1_0000);
+    let zero = _mm256_setzero_si256();
     let quote = _mm256_set1_epi8(b'"' as i8);
     let backslash = _mm256_set1_epi8(b'\\' as i8);
     let low = _mm256_set1_epi8(0x1F);
@@ -443,6 +479,15 @@ fn string_masks64_avx2(block: &[u8]) -> Masks {
             (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, backslash)) as u32 as u64) << shift;
         m.control |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, low), low)) as u32
             as u64)
+            << shift;
+        let class = _mm256_and_si256(
+            _mm256_shuffle_epi8(lo_table, _mm256_and_si256(v, nibble)),
+            _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)),
+        );
+        m.escape_ok |=
+            (_mm256_movemask_epi8(_mm256_cmpgt_epi8(class, zero)) as u32 as u64) << shift;
+        m.unicode |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(class, u_bit), u_bit))
+            as u32 as u64)
             << shift;
     }
     m
@@ -839,7 +884,11 @@ mod tests {
     /// whose specials, escapes and `\\u` sequences fall on and across 64-byte boundaries.
     #[test]
     fn string_end_block_paths_agree_with_the_byte_search() {
-        let pieces: [&[u8]; 13] = [
+        let pieces: [&[u8]; 17] = [
+            b"\\/",
+            b"\\t",
+            b"\\e",
+            b"\\U",
             b"\\",
             b"a",
             b"bcdefgh",
@@ -867,9 +916,9 @@ mod tests {
             let len = (next() % 60) as usize;
             for _ in 0..len {
                 // Mostly plain runs, so strings reach several blocks.
-                let r = next() % 41;
+                let r = next() % 45;
                 let p = if r < 28 {
-                    pieces[(r % 2) as usize + 11]
+                    pieces[(r % 2) as usize + 15]
                 } else {
                     pieces[(r - 28) as usize]
                 };
