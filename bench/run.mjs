@@ -220,9 +220,9 @@ if (withStore) {
 	op({ name: `SessionManager.list (cold) proj${LIST_PROJECT}: 100 sessions`, child: { op: "list", cwd }, check: (r) => r.n });
 	op({ name: `SessionManager.list (warm) proj${LIST_PROJECT}: 100 sessions`, run: (SM) => SM.list(cwd), check: (r) => r.length });
 	// pi appends to the session it works in; the next /resume lists that directory again.
-	// A copy of proj1 (101 sessions, one of 125 MB, timestamps kept so the index may cache
-	// them) is listed once untimed; each run appends one ~2 KB message to the 125 MB session
-	// (untimed) and lists the directory (timed).
+	// On a copy of proj1 (101 sessions, one of 125 MB; timestamps kept so the index may cache
+	// them), each run lists the directory (untimed: the previous /resume), appends one ~2 KB
+	// message to the 125 MB session (untimed) and lists the directory again (timed).
 	let grownDir;
 	const grownCwd = storeProjectCwd(1);
 	op({
