@@ -322,6 +322,44 @@ describe("index: appended files are resumed from their indexed size", () => {
   });
 });
 
+describe("a record that cannot become a JS value", () => {
+  // PI_SESSION_NATIVE_TEST_UNCONVERTIBLE=<id> makes that session's record fail to convert,
+  // as a text past V8's string length limit would. The reference answers null for such a
+  // file (its buildSessionInfo catches); the rest of the listing must stand, with and
+  // without progress (the streamed record is lost, listed again, and comes back null).
+  it("is left out; the other sessions and the progress counts are the reference's", async () => {
+    delete process.env.PI_SESSION_NATIVE_NO_INDEX;
+    const dir = fs.mkdtempSync(path.join(ROOT, "unconv-"));
+    for (let i = 0; i < 25; i++) {
+      const id = i === 7 ? "unconv" : `ok${i}`;
+      fs.writeFileSync(path.join(dir, `s${String(i).padStart(2, "0")}.jsonl`), [hdr(id, { timestamp: ts(i) }), msg("user", `q${i}`, { timestamp: ts(i + 1) })].join("\n") + "\n");
+    }
+    const code = `
+      const d = require(${JSON.stringify(path.resolve("lib/discovery.js"))});
+      (async () => {
+        const calls = [];
+        const withProgress = await d.list("/proj/a", ${JSON.stringify(dir)}, (l, t) => calls.push([l, t]));
+        const plain = await d.list("/proj/a", ${JSON.stringify(dir)});
+        process.stdout.write(JSON.stringify({ withProgress: withProgress.map((s) => s.path), plain: plain.map((s) => s.path), calls }));
+      })();`;
+    for (const index of ["", "1"]) {
+      const r = spawnSync(process.execPath, ["-e", code], {
+        env: { ...process.env, PI_SESSION_NATIVE_TEST_UNCONVERTIBLE: "unconv", PI_SESSION_NATIVE_NO_INDEX: index },
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const got = JSON.parse(r.stdout);
+      const calls = [];
+      const ref = await SessionManager.list("/proj/a", dir, (l, t) => calls.push([l, t]));
+      const want = ref.map((s) => s.path).filter((p) => !p.endsWith("s07.jsonl"));
+      expect(want.length).toBe(24);
+      expect(got.withProgress).toEqual(want);
+      expect(got.plain).toEqual(want);
+      expect(got.calls).toEqual(calls);
+    }
+  });
+});
+
 describe("abort", () => {
   it("pre-aborted and mid-flight aborts reject with signal.reason", async () => {
     const reason = new Error("stop");

@@ -228,12 +228,34 @@ unsafe fn js_f64(env: sys::napi_env, n: f64) -> Result<sys::napi_value> {
     Ok(v)
 }
 
+/// Test hook: `PI_SESSION_NATIVE_TEST_UNCONVERTIBLE=<session id>` makes that session's
+/// record fail to convert to JS, as a text past V8's string length limit (~512 MiB) does,
+/// so that tests reach the paths that handle it. Read once per process.
+fn unconvertible(r: &Record) -> bool {
+    static NEEDLE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NEEDLE
+        .get_or_init(|| {
+            std::env::var("PI_SESSION_NATIVE_TEST_UNCONVERTIBLE")
+                .ok()
+                .filter(|id| !id.is_empty())
+                .map(|id| format!("\"id\":\"{id}\""))
+        })
+        .as_deref()
+        .is_some_and(|needle| r.header.contains(needle))
+}
+
 unsafe fn js_record(
     env: sys::napi_env,
     r: &Record,
     key: &Option<String>,
     undef: sys::napi_value,
 ) -> Result<sys::napi_value> {
+    if unconvertible(r) {
+        return Err(napi::Error::new(
+            Status::GenericFailure,
+            "record does not convert to JS (test hook)".to_string(),
+        ));
+    }
     let mut arr = std::ptr::null_mut();
     check(unsafe { sys::napi_create_array_with_length(env, 8, &mut arr) })?;
     let vals = unsafe {
@@ -282,7 +304,17 @@ impl ToNapiValue for DiscoveryResult {
             // Each record is dropped once it is a JS value: the texts are not held twice
             // (Rust and V8) for the whole listing, which halves the peak for a large store.
             for (i, r) in val.records.into_iter().enumerate() {
-                let v = js_out(env, &r, undef)?;
+                // A record that cannot be a JS value (a text past V8's string length limit)
+                // is `null`, as the reference's buildSessionInfo answers for that file; the
+                // rest of the listing stands.
+                let v = match js_out(env, &r, undef) {
+                    Ok(v) => v,
+                    Err(_) => {
+                        let mut null = std::ptr::null_mut();
+                        check(sys::napi_get_null(env, &mut null))?;
+                        null
+                    }
+                };
                 drop(r);
                 check(sys::napi_set_element(env, arr, i as u32, v))?;
             }
