@@ -390,6 +390,7 @@ describe("real fixtures", () => {
       console.log(`skip: ${FIX} is absent`);
       return;
     }
+    delete process.env.PI_SESSION_NATIVE_NO_INDEX;
     const dir = fs.mkdtempSync(path.join(ROOT, "real-"));
     for (const f of fs.readdirSync(FIX).filter((f) => f.endsWith(".jsonl"))) fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
     for (let i = 0; i < 2; i++) {
@@ -399,5 +400,16 @@ describe("real fixtures", () => {
       expect(b.length).toBeGreaterThan(0);
       for (const s of a) expect(disc.findById("/x", s.id, dir)).toBe(SessionManager.findById("/x", s.id, dir));
     }
+    // Settled, indexed, then grown as pi grows them: the listing resumes each file from the
+    // index and still equals the reference (active, then settled again).
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).map((f) => path.join(dir, f));
+    for (const f of files) fs.utimesSync(f, PAST, PAST);
+    expect(norm(await disc.listAll(dir))).toEqual(norm(await SessionManager.listAll(dir)));
+    for (const f of files) {
+      fs.appendFileSync(f, [msg("user", [{ type: "text", text: "appended \u00e9 \ud83d\ude00" }], { timestamp: new Date().toISOString() }), line({ type: "session_info", name: " resumed " })].join("\n") + "\n");
+    }
+    expect(norm(await disc.listAll(dir))).toEqual(norm(await SessionManager.listAll(dir)));
+    for (const f of files) fs.utimesSync(f, PAST + 60, PAST + 60);
+    expect(norm(await disc.listAll(dir))).toEqual(norm(await SessionManager.listAll(dir)));
   });
 });
