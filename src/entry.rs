@@ -60,26 +60,39 @@ impl FileSource {
         self.file.seek_read(buf, offset)
     }
 
-    #[cfg(unix)]
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        self.file.read_exact_at(buf, offset)
+        read_exact_at(&self.file, buf, offset)
     }
-    #[cfg(not(unix))]
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        use std::os::windows::fs::FileExt;
-        let mut done = 0;
-        while done < buf.len() {
-            let n = self
-                .file
-                .seek_read(&mut buf[done..], offset + done as u64)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            done += n;
+}
+
+/// Fill `buf` from `file` at `offset` without moving the file's cursor (positioned reads).
+#[cfg(unix)]
+pub(crate) fn read_exact_at(
+    file: &std::fs::File,
+    buf: &mut [u8],
+    offset: u64,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+/// Fill `buf` from `file` at `offset` (on Windows `seek_read` also moves the cursor).
+#[cfg(not(unix))]
+pub(crate) fn read_exact_at(
+    file: &std::fs::File,
+    buf: &mut [u8],
+    offset: u64,
+) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file.seek_read(&mut buf[done..], offset + done as u64)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
-        Ok(())
+        done += n;
     }
+    Ok(())
 }
 
 /// Reads many file-backed texts in file order with few syscalls: one large read serves every

@@ -454,7 +454,8 @@ pub fn extract_file(
     limit: Option<u64>,
     abort: &dyn Fn() -> bool,
 ) -> Result<Option<Record>, Invalid> {
-    // From the start, wherever an earlier look at the file (a fingerprint) left it.
+    // From the start (a fingerprint's positioned reads on Unix leave the cursor alone;
+    // Windows' `seek_read` does not).
     io::Seek::rewind(&mut file).map_err(|_| Invalid)?;
     match limit {
         Some(n) => extract_from(file.take(n), abort),

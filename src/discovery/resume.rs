@@ -14,6 +14,7 @@
 
 use super::text::{self, Text};
 use super::{Builder, First, Invalid, Record, for_each_line};
+use crate::entry::read_exact_at;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
@@ -29,11 +30,6 @@ fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
-fn read_exact_at(mut file: &File, at: u64, buf: &mut [u8]) -> Option<()> {
-    file.seek(SeekFrom::Start(at)).ok()?;
-    file.read_exact(buf).ok()
-}
-
 /// Fingerprint of the first `size` bytes of `file`, or `None` when they cannot be resumed
 /// from (empty, unreadable, or not ending with a newline).
 pub fn fingerprint(file: &File, size: u64) -> Option<u64> {
@@ -44,8 +40,8 @@ pub fn fingerprint(file: &File, size: u64) -> Option<u64> {
     let tail_at = size.saturating_sub(EDGE);
     let mut head = vec![0u8; usize::try_from(head_len).ok()?];
     let mut tail = vec![0u8; usize::try_from(size - tail_at).ok()?];
-    read_exact_at(file, 0, &mut head)?;
-    read_exact_at(file, tail_at, &mut tail)?;
+    read_exact_at(file, &mut head, 0).ok()?;
+    read_exact_at(file, &mut tail, tail_at).ok()?;
     if tail.last() != Some(&b'\n') {
         return None;
     }
