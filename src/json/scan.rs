@@ -167,10 +167,11 @@ struct Masks {
     unicode: u64,
 }
 
-/// How a 64-byte block becomes its [`Masks`].
+/// How a 64-byte block becomes its [`Masks`]; with `escapes` false the escape classes are
+/// left "not computed" (the trusted walk looks only for unescaped quotes).
 #[cfg(target_arch = "x86_64")]
 trait BlockMask {
-    fn masks(block: &[u8]) -> Masks;
+    fn masks(block: &[u8], escapes: bool) -> Masks;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -179,7 +180,7 @@ struct Sse2;
 #[cfg(target_arch = "x86_64")]
 impl BlockMask for Sse2 {
     #[inline(always)]
-    fn masks(block: &[u8]) -> Masks {
+    fn masks(block: &[u8], _escapes: bool) -> Masks {
         string_masks64(block)
     }
 }
@@ -190,9 +191,10 @@ struct Avx2;
 #[cfg(target_arch = "x86_64")]
 impl BlockMask for Avx2 {
     #[inline(always)]
-    fn masks(block: &[u8]) -> Masks {
-        // SAFETY: only reached from `string_end_avx2`, which runs only on CPUs with AVX2.
-        unsafe { string_masks64_avx2(block) }
+    fn masks(block: &[u8], escapes: bool) -> Masks {
+        // SAFETY: only reached from `string_end_avx2` / `trusted_end_avx2`, which run only on
+        // CPUs with AVX2.
+        unsafe { string_masks64_avx2(block, escapes) }
     }
 }
 
@@ -264,7 +266,7 @@ fn string_end_with<M: BlockMask>(s: &[u8], mut i: usize) -> Option<(usize, bool)
     let mut any_escape = false;
     let mut carry = 0u64;
     while let Some(block) = s.get(i..i + 64) {
-        let m = M::masks(block);
+        let m = M::masks(block, true);
         let escaped = escaped_positions(m.backslash, &mut carry);
         let quotes = m.quote & !escaped;
         // Bits before the closing quote (all of them if the string goes on).
@@ -321,7 +323,7 @@ fn trusted_end_avx2(s: &[u8], i: usize) -> usize {
 fn trusted_end_with<M: BlockMask>(s: &[u8], mut i: usize) -> usize {
     let mut carry = 0u64;
     while let Some(block) = s.get(i..i + 64) {
-        let m = M::masks(block);
+        let m = M::masks(block, false);
         let quotes = m.quote & !escaped_positions(m.backslash, &mut carry);
         if quotes != 0 {
             return i + quotes.trailing_zeros() as usize + 1;
@@ -423,7 +425,7 @@ fn string_masks64(block: &[u8]) -> Masks {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn string_masks64_avx2(block: &[u8]) -> Masks {
+fn string_masks64_avx2(block: &[u8], escapes: bool) -> Masks {
     use std::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
         _mm256_max_epu8, _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setr_epi8,
@@ -480,6 +482,11 @@ fn string_masks64_avx2(block: &[u8]) -> Masks {
         m.control |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, low), low)) as u32
             as u64)
             << shift;
+        if !escapes {
+            m.escape_ok = u64::MAX;
+            m.unicode = u64::MAX;
+            continue;
+        }
         let class = _mm256_and_si256(
             _mm256_shuffle_epi8(lo_table, _mm256_and_si256(v, nibble)),
             _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble)),
