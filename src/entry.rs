@@ -326,7 +326,15 @@ impl Entry {
     /// (`null`, `false`, `0`, `""` are skipped by the reference's `if (entry)`).
     /// `unique` disambiguates object-valued ids.
     pub fn parse(text: String, unique: usize) -> Option<Entry> {
-        let mut e = Entry::index(&text, unique)?;
+        let mut e = Entry::index(&text, unique, false)?;
+        e.text = Text::Owned(text.into_boxed_str());
+        Some(e)
+    }
+
+    /// [`Entry::parse`] for the output of `JSON.stringify` (always valid JSON): string values
+    /// are not validated again (see [`scan::scan_trusted`]).
+    pub fn parse_stringified(text: String, unique: usize) -> Option<Entry> {
+        let mut e = Entry::index(&text, unique, true)?;
         e.text = Text::Owned(text.into_boxed_str());
         Some(e)
     }
@@ -339,7 +347,7 @@ impl Entry {
         unique: usize,
     ) -> Option<Entry> {
         let line = base.get(start..end)?;
-        let mut e = Entry::index(line, unique)?;
+        let mut e = Entry::index(line, unique, false)?;
         e.text = Text::Shared {
             base: Arc::clone(base),
             start,
@@ -404,7 +412,7 @@ impl Entry {
         len: u32,
         unique: usize,
     ) -> Option<Entry> {
-        let mut e = Entry::index(line, unique)?;
+        let mut e = Entry::index(line, unique, false)?;
         e.text = Text::File {
             src: Arc::clone(src),
             start,
@@ -414,8 +422,12 @@ impl Entry {
     }
 
     /// Scan a line and extract the index fields (the text is attached by the caller).
-    fn index(text: &str, unique: usize) -> Option<Entry> {
-        let scanned = scan::scan_with(text, Some("message"))?;
+    fn index(text: &str, unique: usize, stringified: bool) -> Option<Entry> {
+        let scanned = if stringified {
+            scan::scan_trusted(text, Some("message"))?
+        } else {
+            scan::scan_with(text, Some("message"))?
+        };
         let mut e = Entry {
             text: Text::Owned(Box::from("")),
             is_object: scanned.kind == Kind::Object,
@@ -511,6 +523,29 @@ impl Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Indexing a line through the trusted (stringified) path never panics, even when the
+    /// trust is misplaced: garbage with bad escapes and multi-byte characters right after
+    /// backslashes, where the raw spans would be decoded later.
+    #[test]
+    fn stringified_parse_of_garbage_does_not_panic() {
+        for line in [
+            r#"{"type":"label","id":"a","parentId":null,"targetId":"\é","label":"\u12é"}"#,
+            r#"{"type":"message","id":"\u","parentId":"\","message":{"role":"\é"}}"#,
+            r#"{"type":"model_change","id":"m","provider":"\u+1é","modelId":"x\"#,
+            r#"{"type":"compaction","id":"c","firstKeptEntryId":"\ud83d\u"}"#,
+            "{\"type\":\"message\",\"id\":\"é",
+        ] {
+            // Ids, parents, targets, roles and types are decoded while indexing.
+            let e = Entry::parse_stringified(line.to_string(), 1);
+            let tree = crate::tree::Tree::from_entries(e.into_iter().collect());
+            let _ = tree.session_path();
+        }
+        let good = r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user"}}"#;
+        let e = Entry::parse_stringified(good.to_string(), 1).expect("valid line");
+        assert_eq!(e.id.as_str(), "a1");
+        assert_eq!(e.role, Role::User);
+    }
 
     #[test]
     fn extracts_index_fields() {

@@ -536,6 +536,9 @@ fn is_ws(b: u8) -> bool {
 struct Cursor<'a> {
     s: &'a [u8],
     i: usize,
+    /// The text is known to be valid JSON (see [`scan_trusted`]): string values are skipped
+    /// by their closing quote without validating their content.
+    trusted: bool,
 }
 
 impl<'a> Cursor<'a> {
@@ -556,6 +559,21 @@ impl<'a> Cursor<'a> {
         let (end, escaped) = string_end(self.s, self.i + 1)?;
         self.i = end;
         Some(escaped)
+    }
+
+    /// Skip a string value (its escape flag is not needed).
+    #[inline]
+    fn value_string(&mut self) -> Option<()> {
+        if !self.trusted {
+            return self.string().map(|_| ());
+        }
+        let end = string_end_trusted(self.s, self.i + 1);
+        // Unterminated (only possible if the trust was misplaced): reject, never guess.
+        if end <= self.i + 1 || self.s.get(end - 1) != Some(&b'"') {
+            return None;
+        }
+        self.i = end;
+        Some(())
     }
 
     fn number(&mut self) -> Option<()> {
@@ -614,8 +632,24 @@ pub fn scan(text: &str) -> Option<Scanned<'_>> {
 /// Like [`scan`], and also records the direct fields of the object under the top-level key
 /// `nested` (e.g. an entry's `message`) in [`Scanned::nested`], in the same single pass.
 pub fn scan_with<'a>(text: &'a str, nested: Option<&str>) -> Option<Scanned<'a>> {
+    scan_impl(text, nested, false)
+}
+
+/// [`scan_with`] for text known to be valid JSON, such as the output of `JSON.stringify`
+/// (the lines our own `append*` methods write): the structure is walked the same way, but
+/// string values are skipped by their closing quote, without validating escapes or control
+/// bytes. On text that is not valid JSON the answer may be wrong (or `None`), never a panic.
+pub fn scan_trusted<'a>(text: &'a str, nested: Option<&str>) -> Option<Scanned<'a>> {
+    scan_impl(text, nested, true)
+}
+
+fn scan_impl<'a>(text: &'a str, nested: Option<&str>, trusted: bool) -> Option<Scanned<'a>> {
     let bytes = text.as_bytes();
-    let mut c = Cursor { s: bytes, i: 0 };
+    let mut c = Cursor {
+        s: bytes,
+        i: 0,
+        trusted,
+    };
     // Stack of open containers: true = object, false = array. Sized for a session entry
     // up front: grown from empty, these vectors cost several reallocations per line, which
     // showed as ~10% of a 100 MB open in malloc/realloc/free.
@@ -679,9 +713,7 @@ pub fn scan_with<'a>(text: &'a str, nested: Option<&str>) -> Option<Scanned<'a>>
                     continue 'value;
                 }
             }
-            b'"' => {
-                c.string()?;
-            }
+            b'"' => c.value_string()?,
             b't' => c.literal(b"true")?,
             b'f' => c.literal(b"false")?,
             b'n' => c.literal(b"null")?,
@@ -828,7 +860,11 @@ fn decode_string_body(body: &str) -> String {
             b't' => out.push('\t'),
             b'u' => {
                 let unit = hex4(b, i);
-                i += 4;
+                // Four hex digits (ASCII) are skipped only when they are there: on text that
+                // was not validated, a bad escape must not leave `i` inside a character.
+                if unit.is_some() {
+                    i += 4;
+                }
                 match unit {
                     Some(hi @ 0xD800..=0xDBFF) => {
                         // A pair only if a low surrogate escape follows immediately.
@@ -849,7 +885,13 @@ fn decode_string_body(body: &str) -> String {
                     None => out.push('\u{FFFD}'),
                 }
             }
-            other => out.push(other as char),
+            other if other.is_ascii() => out.push(other as char),
+            _ => {
+                // `\` before a non-ASCII character (never in validated text): the character
+                // is kept, starting the next segment at its first byte.
+                out.push('\u{FFFD}');
+                i -= 1;
+            }
         }
         seg = i.min(b.len());
     }
@@ -967,6 +1009,173 @@ mod tests {
             valid > 1000 && invalid > 1000,
             "valid {valid}, invalid {invalid}"
         );
+    }
+
+    /// xorshift64: deterministic random for the property tests below.
+    fn rng(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
+    /// A random JSON string literal as `JSON.stringify` writes them: escapes (`\n`, `\"`,
+    /// `\\`, `\u001b`, lone-surrogate `\udXXX`), multi-byte characters, long plain runs.
+    fn json_string(next: &mut impl FnMut() -> u64, out: &mut String) {
+        const PIECES: [&str; 10] = [
+            "\\n", "\\\"", "\\\\", "\\u001b", "\\ud83d", "é", "🙂", "{[,:]}", "\\t", "/",
+        ];
+        out.push('"');
+        for _ in 0..next() % 12 {
+            if next().is_multiple_of(3) {
+                out.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            } else {
+                let n = (next() % 90) as usize;
+                out.extend(std::iter::repeat_n('x', n));
+            }
+        }
+        out.push('"');
+    }
+
+    /// A random entry-like JSON object (nested `message` object, arrays, numbers, literals).
+    fn json_value(next: &mut impl FnMut() -> u64, depth: u32, out: &mut String) {
+        let pick = if depth > 4 { next() % 4 } else { next() % 7 };
+        match pick {
+            0 => json_string(next, out),
+            1 => out.push_str(["0", "-1.5e3", "42", "3.25"][(next() % 4) as usize]),
+            2 => out.push_str(["true", "false", "null"][(next() % 3) as usize]),
+            3 => out.push_str("\"plain\""),
+            4 | 5 => {
+                out.push('{');
+                for k in 0..next() % 6 {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    let keys = [
+                        "\"role\"",
+                        "\"content\"",
+                        "\"model\"",
+                        "\"x\\\"y\"",
+                        "\"message\"",
+                    ];
+                    out.push_str(keys[(next() % keys.len() as u64) as usize]);
+                    out.push(':');
+                    json_value(next, depth + 1, out);
+                }
+                out.push('}');
+            }
+            _ => {
+                out.push('[');
+                for k in 0..next() % 5 {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    json_value(next, depth + 1, out);
+                }
+                out.push(']');
+            }
+        }
+    }
+
+    fn entry_line(next: &mut impl FnMut() -> u64) -> String {
+        let mut s = String::from(r#"{"type":"message","id":"a1b2c3d4","parentId":null,"message":"#);
+        json_value(next, 1, &mut s);
+        s.push_str(r#","timestamp":"2025-01-01T00:00:00.000Z""#);
+        if next().is_multiple_of(2) {
+            s.push_str(r#","extra":"#);
+            json_value(next, 1, &mut s);
+        }
+        s.push('}');
+        s
+    }
+
+    fn same_scan(a: &Scanned<'_>, b: &Scanned<'_>) -> bool {
+        let pairs = |f: &[Field<'_>]| -> Vec<(String, String)> {
+            f.iter()
+                .map(|x| (x.key.to_string(), x.raw.to_string()))
+                .collect()
+        };
+        a.kind == b.kind
+            && pairs(&a.fields) == pairs(&b.fields)
+            && pairs(&a.nested) == pairs(&b.nested)
+    }
+
+    /// On valid JSON (what `JSON.stringify` produces) the trusted scan finds exactly what the
+    /// validating one finds.
+    #[test]
+    fn trusted_scan_agrees_with_the_validating_scan_on_valid_json() {
+        let mut next = rng(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            let line = entry_line(&mut next);
+            let v = scan_with(&line, Some("message")).expect("generated lines are valid JSON");
+            let t = scan_trusted(&line, Some("message")).expect("trusted scan of valid JSON");
+            assert!(same_scan(&v, &t), "{line}");
+        }
+    }
+
+    /// On text that is not valid JSON (the trust misplaced) the trusted scan may answer
+    /// differently, but never panics, and neither does decoding what it found; whenever the
+    /// mutated text is still valid, both scans agree.
+    #[test]
+    fn trusted_scan_of_invalid_text_never_panics() {
+        let mut next = rng(0x9e37_79b9_7f4a_7c15);
+        let junk = [
+            "\\", "\"", "é", "\\u12", "\\é", "{", "]", ",", ":", "\u{1}", "\\u",
+        ];
+        let (mut agreed, mut rejected) = (0, 0);
+        for _ in 0..20_000 {
+            let mut line = entry_line(&mut next);
+            for _ in 0..1 + next() % 3 {
+                let mut at = (next() as usize) % (line.len() + 1);
+                while !line.is_char_boundary(at) {
+                    at -= 1;
+                }
+                if next().is_multiple_of(4) {
+                    line.truncate(at);
+                } else {
+                    line.insert_str(at, junk[(next() % junk.len() as u64) as usize]);
+                }
+            }
+            let t = scan_trusted(&line, Some("message"));
+            if let Some(t) = &t {
+                for f in t.fields.iter().chain(&t.nested) {
+                    let _ = decode_str(f.raw);
+                }
+            }
+            match (scan_with(&line, Some("message")), t) {
+                (Some(v), Some(t)) => {
+                    assert!(same_scan(&v, &t), "{line}");
+                    agreed += 1;
+                }
+                (Some(_), None) => panic!("trusted scan rejected valid text: {line}"),
+                (None, _) => rejected += 1,
+            }
+        }
+        assert!(
+            agreed > 100 && rejected > 1000,
+            "agreed {agreed}, rejected {rejected}"
+        );
+    }
+
+    /// Decoding a string body never panics, whatever follows a backslash.
+    #[test]
+    fn decoding_bad_escapes_does_not_panic() {
+        for body in [
+            "\\é",
+            "a\\u12é",
+            "\\u",
+            "\\",
+            "x\\ud83d\\u",
+            "\\u+1é",
+            "é\\\u{1F642}",
+        ] {
+            let _ = decode_string_body(body);
+        }
+        assert_eq!(decode_string_body("a\\é"), "a\u{FFFD}é");
+        assert_eq!(decode_string_body("\\u12é"), "\u{FFFD}12é");
+        assert_eq!(decode_string_body("\\u00e9\\n"), "é\n");
     }
 
     fn ok(s: &str) -> bool {

@@ -236,12 +236,13 @@ impl NativeSession {
     }
 
     /// Append one serialized entry, persisting it by the reference's rules; returns its
-    /// index (saves JS a call for `length`).
+    /// index (saves JS a call for `length`). `line` is the `JSON.stringify` output of the
+    /// entry object (valid JSON by construction; its strings are not validated again).
     #[napi(catch_unwind)]
     pub fn append(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<u32> {
         // A batch laid out ahead belongs to the entries as they were.
         self.prefetch = None;
-        self.store.append(line.0).map_err(to_js)?;
+        self.store.append_stringified(line.0).map_err(to_js)?;
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
@@ -251,7 +252,11 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn append_new(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<i32> {
         self.prefetch = None;
-        if !self.store.append_if_new_id(line.0).map_err(to_js)? {
+        if !self
+            .store
+            .append_stringified_if_new_id(line.0)
+            .map_err(to_js)?
+        {
             return Ok(-1);
         }
         Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
