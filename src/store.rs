@@ -133,6 +133,12 @@ impl Store {
         Entry::parse(line, self.unique)
     }
 
+    /// [`Store::parse_line`] for `JSON.stringify` output (see [`Entry::parse_stringified`]).
+    fn parse_stringified_line(&mut self, line: String) -> Result<Entry, StoreError> {
+        self.unique += 1;
+        Entry::parse_stringified(line, self.unique).ok_or(StoreError::InvalidLine)
+    }
+
     /// Replace all entries (new session, loaded file, branched session).
     pub fn replace(&mut self, entries: Vec<Entry>) {
         self.tree = Tree::from_entries(entries);
@@ -148,8 +154,7 @@ impl Store {
     /// `append*` methods send): the line is valid JSON by construction, so its strings are
     /// not validated again (~20% of the scan of a 2 KB message line).
     pub fn append_stringified(&mut self, line: String) -> Result<(), StoreError> {
-        self.unique += 1;
-        let entry = Entry::parse_stringified(line, self.unique).ok_or(StoreError::InvalidLine)?;
+        let entry = self.parse_stringified_line(line)?;
         self.append_entry(entry)
     }
 
@@ -158,8 +163,7 @@ impl Store {
     /// caller draws another id, as the reference's `generateId` loop does before it builds
     /// the entry).
     pub fn append_stringified_if_new_id(&mut self, line: String) -> Result<bool, StoreError> {
-        self.unique += 1;
-        let entry = Entry::parse_stringified(line, self.unique).ok_or(StoreError::InvalidLine)?;
+        let entry = self.parse_stringified_line(line)?;
         if self.tree.by_id.get(&entry.id).is_some() {
             return Ok(false);
         }
