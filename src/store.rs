@@ -152,7 +152,7 @@ impl Store {
 
     /// [`Store::append`] for the `JSON.stringify` output of an entry object (what the JS
     /// `append*` methods send): the line is valid JSON by construction, so its strings are
-    /// not validated again (~20% of the scan of a 2 KB message line).
+    /// not validated again (10–20% of the scan of a 2 KB message line, BENCHMARKS.md).
     pub fn append_stringified(&mut self, line: String) -> Result<(), StoreError> {
         let entry = self.parse_stringified_line(line)?;
         self.append_entry(entry)
