@@ -212,6 +212,54 @@ describe("durability", () => {
     }
   });
 
+  it("truncated in place mid-file: appended entries (kept only in the file) come back from their objects", () => {
+    const dir = tmp("psn-trunc-mid-");
+    const sm = nat.SessionManager.create("/tmp", dir);
+    sm.appendMessage(user("one"));
+    for (let i = 0; i < 200; i++) sm.appendCustomEntry("k", { i, pad: "é".repeat(i) });
+    const file = sm.getSessionFile();
+    const before = fs.readFileSync(file, "utf8");
+    fs.truncateSync(file, Math.floor(before.length / 3));
+    const id = sm.appendCustomEntry("k", { last: true });
+    const after = fs.readFileSync(file, "utf8");
+    expect(after.startsWith(before)).toBe(true);
+    expect(after.slice(before.length)).toBe(`${JSON.stringify(sm.getEntry(id))}\n`);
+    expect(nat.SessionManager.open(file, dir, "/tmp").getEntries()).toEqual(sm.getEntries());
+    // Later appends go on normally.
+    sm.appendCustomEntry("k", { later: true });
+    expect(checkFile(file).lines).toBe(sm.getEntries().length + 1);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("truncated in place with entries nobody holds (large file, not materialized): the append fails, nothing is mixed in", () => {
+    const dir = tmp("psn-trunc-backed-");
+    const seed = nat.SessionManager.create("/tmp", dir);
+    seed.appendMessage(user("one"));
+    for (let i = 0; i < 20; i++) seed.appendCustomEntry("k", { i });
+    const file = seed.getSessionFile();
+    process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
+    let sm;
+    try {
+      sm = nat.SessionManager.open(file, dir, "/tmp");
+    } finally {
+      delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
+    }
+    sm.appendCustomEntry("k", { n: 0 });
+    fs.truncateSync(file, 100);
+    const cut = fs.readFileSync(file);
+    let err;
+    try {
+      sm.appendCustomEntry("k", { n: 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err?.message).toMatch(/, read '/);
+    expect(fs.readFileSync(file)).toEqual(cut);
+    expect(() => sm.appendCustomEntry("k", { n: 2 })).toThrow(/, read '/);
+    expect(fs.readFileSync(file)).toEqual(cut);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it("a vanished file is reported once on stderr", async () => {
     const dir = tmp("psn-vanish-msg-");
     const script = `

@@ -71,6 +71,9 @@ function keyOf(v) {
   }
 }
 
+/** The message of a native append that needs entry texts back (see `_nativeAppend`). */
+const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
+
 function stringifyEntry(entry) {
   const line = JSON.stringify(entry);
   return typeof line === "string" ? line : "{}";
@@ -320,14 +323,14 @@ class SessionManager {
     let i;
     try {
       if (freshId) {
-        i = this._native.appendNew(line);
+        i = this._nativeAppend(line, true);
         if (i < 0) {
           entry.id = this._generateIdFrom(1);
           line = stringifyEntry(entry);
-          i = this._native.append(line);
+          i = this._nativeAppend(line, false);
         }
       } else {
-        i = this._native.append(line);
+        i = this._nativeAppend(line, false);
       }
     } catch (err) {
       throw fsError(err);
@@ -336,6 +339,25 @@ class SessionManager {
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this._byIdCache.set(entry.id, entry);
     this.leafId = entry.id;
+  }
+
+  /**
+   * One native append. Appended entries keep only their place in the session file (Rust
+   * holds no copy of their text); if another program truncated that file in place, Rust
+   * cannot rewrite it alone and asks for the texts of those entries, which this layer holds
+   * as objects: they are handed back and the append retried once.
+   */
+  _nativeAppend(line, freshId) {
+    const call = () => (freshId ? this._native.appendNew(line) : this._native.append(line));
+    try {
+      return call();
+    } catch (err) {
+      if (err?.message !== NEEDS_TEXTS) throw err;
+      const indices = this._native.neededTexts();
+      const lines = Array.from(indices, (k) => (this._objs[k] === undefined ? null : stringifyEntry(this._objs[k])));
+      this._native.restoreTexts(Array.from(indices), lines);
+      return call();
+    }
   }
 
   /** A new entry's common fields; its id is the first, unchecked candidate (`_appendEntry(e, true)`). */

@@ -12,7 +12,7 @@
 
 use crate::durability::flusher::SyncTarget;
 use crate::durability::{self, Existing, FsyncMode, LockGuard};
-use crate::entry::{Entry, Key};
+use crate::entry::{Entry, FileSource, Key, Text};
 use crate::tree::Tree;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -70,6 +70,10 @@ pub enum StoreError {
     Fs(FsError),
     /// A line handed in for appending is not a JSON value the store can index.
     InvalidLine,
+    /// The session file was truncated in place behind our back, and these entries' texts
+    /// lived only in it. The caller hands their JSON back ([`Store::restore_texts`]; the
+    /// JS layer holds the objects of every entry it appended) and retries.
+    NeedsTexts(Vec<u32>),
 }
 
 impl std::fmt::Display for StoreError {
@@ -77,6 +81,11 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::Fs(e) => e.fmt(f),
             StoreError::InvalidLine => f.write_str("entry is not valid JSON"),
+            StoreError::NeedsTexts(v) => write!(
+                f,
+                "session file was truncated; {} entries must be restored from memory",
+                v.len()
+            ),
         }
     }
 }
@@ -87,11 +96,13 @@ impl From<FsError> for StoreError {
     }
 }
 
-/// An open `O_APPEND` handle on the session file, kept between appends.
+/// An open `O_APPEND` handle on the session file, kept between appends. It is opened for
+/// reading too: an appended entry keeps only its place in the file and is read back through
+/// it (see [`Store::append_last`]).
 #[derive(Debug)]
 struct AppendHandle {
     path: PathBuf,
-    file: File,
+    src: Arc<FileSource>,
     /// (device, inode) when opened.
     id: (u64, u64),
     /// The file is at least this long (our last write ended there; others may add more,
@@ -116,6 +127,9 @@ pub struct Store {
     pub lock: bool,
     handle: Option<AppendHandle>,
     held_lock: Option<LockGuard>,
+    /// [`Store::restore_texts`] ran: the next recovery of a truncated file proceeds with
+    /// what it has (an entry the caller could not give back fails the rewrite's read).
+    texts_restored: bool,
 }
 
 impl Store {
@@ -177,7 +191,7 @@ impl Store {
         self.tree.push(entry);
         if let Err(e) = self.persist_last() {
             self.tree.pop(previous_leaf, undo);
-            return Err(e.into());
+            return Err(e);
         }
         Ok(())
     }
@@ -210,7 +224,7 @@ impl Store {
         }
     }
 
-    fn persist_last(&mut self) -> Result<(), FsError> {
+    fn persist_last(&mut self) -> Result<(), StoreError> {
         if !self.persist {
             return Ok(());
         }
@@ -234,8 +248,11 @@ impl Store {
 
     /// Rewrite the whole file from memory after it vanished, was replaced or truncated.
     fn recover(&mut self, path: &Path, what: &str) -> Result<(), FsError> {
-        self.handle = None;
+        // The handle goes only once every text is read: if one cannot be (it lived in a
+        // file truncated in place), the next append sees the same problem again instead of
+        // appending to what is left.
         let bytes = entries_bytes(&self.tree.entries).map_err(|e| fs_error(&e, "read", path))?;
+        self.handle = None;
         durability::write_file_atomic(
             path,
             &bytes,
@@ -250,8 +267,64 @@ impl Store {
         Ok(())
     }
 
+    /// Entries whose text lives only in the file `h` is open on (appended through `h`, or
+    /// loaded file-backed from the same inode): after an in-place truncation their bytes are
+    /// gone or may be someone else's.
+    fn texts_in(&self, h: &AppendHandle) -> Vec<u32> {
+        let mut same: Option<(*const FileSource, bool)> = None;
+        let mut out = Vec::new();
+        for (i, e) in self.tree.entries.iter().enumerate() {
+            let Text::File { src, .. } = &e.text else {
+                continue;
+            };
+            let ptr = Arc::as_ptr(src);
+            let hit = match same {
+                Some((p, hit)) if p == ptr => hit,
+                _ => {
+                    let hit = Arc::ptr_eq(src, &h.src)
+                        || src
+                            .file
+                            .metadata()
+                            .is_ok_and(|m| durability::file_id(&m) == h.id);
+                    same = Some((ptr, hit));
+                    hit
+                }
+            };
+            if hit {
+                out.push(i as u32);
+            }
+        }
+        out
+    }
+
+    /// Give entries their JSON text back (after [`StoreError::NeedsTexts`]): `lines[k]` is the
+    /// `JSON.stringify` of entry `indices[k]`'s object, `None` when the caller has none. The
+    /// entry keeps its place in the tree (id, parent, label target); the rest of its index
+    /// is taken from the new text. A text of another entry type is ignored.
+    pub fn restore_texts(&mut self, indices: &[u32], lines: Vec<Option<String>>) {
+        self.texts_restored = true;
+        for (&i, line) in indices.iter().zip(lines) {
+            let Some(line) = line else { continue };
+            self.unique += 1;
+            let Some(mut fresh) = Entry::parse(line, self.unique) else {
+                continue;
+            };
+            let Some(old) = self.tree.entries.get_mut(i as usize) else {
+                continue;
+            };
+            if fresh.etype != old.etype {
+                continue;
+            }
+            fresh.id = old.id.clone();
+            fresh.parent = old.parent.clone();
+            fresh.target = old.target.clone();
+            *old = fresh;
+        }
+    }
+
     /// Append the last entry as one line on the kept `O_APPEND` handle.
-    fn append_last(&mut self, path: &Path) -> Result<(), FsError> {
+    fn append_last(&mut self, path: &Path) -> Result<(), StoreError> {
+        let restored = std::mem::take(&mut self.texts_restored);
         // Is the handle still the file at `path`, with everything we wrote?
         let current = std::fs::metadata(path);
         let mut problem: Option<&str> = None;
@@ -268,7 +341,7 @@ impl Store {
                 // fails with that OS error; do the same.
                 self.handle = None;
                 let last = self.tree.entries.last().and_then(|e| e.text.read().ok());
-                return append_line(path, last.as_deref().unwrap_or(""));
+                return Ok(append_line(path, last.as_deref().unwrap_or(""))?);
             }
             (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
                 problem = Some("vanished");
@@ -276,10 +349,23 @@ impl Store {
             _ => {}
         }
         if let Some(what) = problem {
-            return self.recover(path, what);
+            if what == "was truncated" && !restored {
+                // Texts that lived only in the truncated file come back from the caller
+                // first; the retried append then rewrites the file.
+                let lost = self
+                    .handle
+                    .as_ref()
+                    .map(|h| self.texts_in(h))
+                    .unwrap_or_default();
+                if !lost.is_empty() {
+                    return Err(StoreError::NeedsTexts(lost));
+                }
+            }
+            return Ok(self.recover(path, what)?);
         }
         if self.handle.is_none() {
             let file = OpenOptions::new()
+                .read(true)
                 .append(true)
                 .create(true)
                 .open(path)
@@ -287,14 +373,14 @@ impl Store {
             let m = file.metadata().map_err(|e| fs_error(&e, "open", path))?;
             self.handle = Some(AppendHandle {
                 path: path.to_path_buf(),
-                file,
                 id: durability::file_id(&m),
                 min_len: m.len(),
+                src: Arc::new(FileSource { file }),
                 sync: None,
             });
         }
         let mode = self.fsync;
-        let (Some(h), Some(last)) = (self.handle.as_mut(), self.tree.entries.last()) else {
+        let (Some(h), Some(last)) = (self.handle.as_mut(), self.tree.entries.last_mut()) else {
             return Ok(());
         };
         // The length seen by the identity check above is the length to cut back to on a
@@ -302,47 +388,68 @@ impl Store {
         let before = match current.as_ref().ok().map(|m| m.len()) {
             Some(len) if len >= h.min_len => len,
             _ => h
+                .src
                 .file
                 .metadata()
                 .map_err(|e| fs_error(&e, "write", path))?
                 .len(),
         };
         let text = last.text.read().map_err(|e| fs_error(&e, "read", path))?;
-        let line_len = text.len() as u64 + 1;
-        let mut result =
-            durability::write_line(&mut h.file, text.as_bytes()).map_err(|e| (e, "write"));
+        let text_len = text.len();
+        let line_len = text_len as u64 + 1;
+        let file = &h.src.file;
+        let mut result = durability::write_line(file, text.as_bytes()).map_err(|e| (e, "write"));
+        drop(text);
         if result.is_ok() {
-            match mode {
-                FsyncMode::Always => result = h.file.sync_data().map_err(|e| (e, "fsync")),
+            let synced = match mode {
+                FsyncMode::Always => file.sync_data().map_err(|e| (e, "fsync")),
                 FsyncMode::Batch => {
                     if h.sync.is_none() {
-                        h.sync = SyncTarget::new(&h.file);
+                        h.sync = SyncTarget::new(file);
                     }
                     match &h.sync {
                         // A failed background sync of earlier appends fails this one (cut
                         // back), as an inline sync failure did: the caller hears of it.
                         Some(t) => match t.take_error() {
-                            Some(e) => result = Err((e, "fsync")),
-                            None => t.schedule(),
+                            Some(e) => Err((e, "fsync")),
+                            None => {
+                                t.schedule();
+                                Ok(())
+                            }
                         },
                         // No second descriptor: sync inline.
-                        None => result = h.file.sync_data().map_err(|e| (e, "fsync")),
+                        None => file.sync_data().map_err(|e| (e, "fsync")),
                     }
                 }
-                FsyncMode::Never => {}
-            }
+                FsyncMode::Never => Ok(()),
+            };
+            result = result.and_then(|calls| synced.map(|()| calls));
         }
         match result {
-            Ok(()) => {
-                h.min_len = before + line_len;
+            Ok(calls) => {
+                let end = end_of_last_write(file);
+                h.min_len = (before + line_len).max(end.unwrap_or(0));
+                // The entry now lives in the file: keep only its place there (no copy of
+                // an appended session's text in memory; it is read back on demand through
+                // this handle, which keeps the inode readable even if the path is deleted
+                // or replaced). Only when the line is known to be contiguous at a known
+                // offset: one write call, and the position the kernel reports after it.
+                let start = end.and_then(|end| end.checked_sub(line_len));
+                if let (1, Some(start), Ok(len)) = (calls, start, u32::try_from(text_len)) {
+                    last.text = Text::File {
+                        src: Arc::clone(&h.src),
+                        start,
+                        len,
+                    };
+                }
                 Ok(())
             }
             Err((e, syscall)) => {
                 // No partial line: cut the file back to where it was.
-                if h.file.metadata().is_ok_and(|m| m.len() > before) {
-                    let _ = h.file.set_len(before);
+                if file.metadata().is_ok_and(|m| m.len() > before) {
+                    let _ = file.set_len(before);
                 }
-                Err(fs_error(&e, syscall, path))
+                Err(fs_error(&e, syscall, path).into())
             }
         }
     }
@@ -375,6 +482,21 @@ fn entries_bytes(entries: &[Entry]) -> std::io::Result<Vec<u8>> {
         buf.push(b'\n');
     }
     Ok(buf)
+}
+
+/// The file position after our last write on an `O_APPEND` handle: the end of the line we
+/// just appended (the kernel moves to the end of the file before each append, whoever else
+/// wrote there). Unix only: elsewhere appended entries keep their text in memory.
+#[cfg(unix)]
+fn end_of_last_write(file: &File) -> Option<u64> {
+    use std::io::Seek;
+    let mut f = file;
+    f.stream_position().ok()
+}
+
+#[cfg(not(unix))]
+fn end_of_last_write(_file: &File) -> Option<u64> {
+    None
 }
 
 /// Write all entries to a new file; fails with EEXIST if it exists (`openSync(path, "wx")`).
@@ -521,6 +643,115 @@ mod tests {
         s.append(r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user"}}"#.into())
             .expect("user");
         (s, path)
+    }
+
+    fn texts(s: &Store) -> Vec<String> {
+        s.tree
+            .entries
+            .iter()
+            .map(|e| e.text.read().expect("text").into_owned())
+            .collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn appended_entries_keep_only_their_place_in_the_file() {
+        let (mut s, path) = conversation("backed");
+        // The first flush writes the whole buffer: those texts stay in memory.
+        assert!(s.tree.entries.iter().all(|e| !e.text.is_file_backed()));
+        let lines: Vec<String> = (0..50)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"custom","id":"c{i}","parentId":"u","data":"é{}"}}"#,
+                    "x".repeat(i * 40)
+                )
+            })
+            .collect();
+        for l in &lines {
+            s.append_stringified(l.clone()).expect("append");
+        }
+        // Another writer appends between ours: offsets still come from the kernel.
+        append_line(&path, r#"{"type":"custom","id":"theirs","parentId":"u"}"#)
+            .expect("foreign append");
+        s.append_stringified(r#"{"type":"custom","id":"last","parentId":"u"}"#.into())
+            .expect("append after foreign");
+        assert!(s.tree.entries[2..].iter().all(|e| e.text.is_file_backed()));
+        let got = texts(&s);
+        assert_eq!(&got[2..52], &lines[..]);
+        assert_eq!(got[52], r#"{"type":"custom","id":"last","parentId":"u"}"#);
+        // Deleted path: the texts stay readable through the kept handle, and the next
+        // append rewrites the file from them.
+        std::fs::remove_file(&path).expect("rm");
+        s.append_stringified(r#"{"type":"custom","id":"after","parentId":"u"}"#.into())
+            .expect("append after delete");
+        let file = std::fs::read_to_string(&path).expect("read");
+        let mut want = texts(&s).join("\n");
+        want.push('\n');
+        assert_eq!(file, want);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn in_place_truncation_asks_for_the_texts_then_rewrites() {
+        let (mut s, path) = conversation("trunc");
+        for i in 0..5 {
+            s.append_stringified(format!(r#"{{"type":"custom","id":"c{i}","parentId":"u"}}"#))
+                .expect("append");
+        }
+        let full = std::fs::read_to_string(&path).expect("read");
+        let originals = texts(&s);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(10))
+            .expect("truncate");
+        let next = r#"{"type":"custom","id":"n","parentId":"c4"}"#;
+        let Err(StoreError::NeedsTexts(lost)) = s.append_stringified(next.into()) else {
+            panic!("expected NeedsTexts");
+        };
+        assert_eq!(lost, vec![2, 3, 4, 5, 6]);
+        // Memory is as before the failed append.
+        assert_eq!(s.tree.entries.len(), 7);
+        assert_eq!(s.tree.leaf.as_deref(), Some("c4"));
+        let given: Vec<Option<String>> = lost
+            .iter()
+            .map(|&i| Some(originals[i as usize].clone()))
+            .collect();
+        s.restore_texts(&lost, given);
+        s.append_stringified(next.into()).expect("retried append");
+        let mut want = full.clone();
+        want.push_str(next);
+        want.push('\n');
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), want);
+        assert_eq!(s.tree.get("c3").map(|e| e.id.as_str()), Some("c3"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn texts_nobody_gives_back_fail_the_rewrite_with_a_clear_error() {
+        let (mut s, path) = conversation("trunc-none");
+        s.append_stringified(r#"{"type":"custom","id":"c","parentId":"u"}"#.into())
+            .expect("append");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(0))
+            .expect("truncate");
+        let next = r#"{"type":"custom","id":"n","parentId":"c"}"#;
+        let Err(StoreError::NeedsTexts(lost)) = s.append_stringified(next.into()) else {
+            panic!("expected NeedsTexts");
+        };
+        s.restore_texts(&lost, vec![None; lost.len()]);
+        let err = s
+            .append_stringified(next.into())
+            .expect_err("cannot rewrite");
+        assert!(err.to_string().contains(", read '"), "{err}");
+        assert_eq!(s.tree.entries.len(), 3);
+        // A later append asks again rather than writing a mix.
+        assert!(matches!(
+            s.append_stringified(next.into()),
+            Err(StoreError::NeedsTexts(_))
+        ));
     }
 
     #[test]

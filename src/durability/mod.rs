@@ -81,7 +81,8 @@ thread_local! {
 }
 
 /// `write_all`, with the test-only fault hook.
-pub fn write_data(f: &mut File, buf: &[u8]) -> std::io::Result<()> {
+pub fn write_data(f: &File, buf: &[u8]) -> std::io::Result<()> {
+    let mut f = f;
     #[cfg(test)]
     if let Some(n) = FAULT_AFTER.with(|c| c.take()) {
         f.write_all(buf.get(..n).unwrap_or(buf))?;
@@ -92,18 +93,22 @@ pub fn write_data(f: &mut File, buf: &[u8]) -> std::io::Result<()> {
 
 /// Write `text` and a newline as one line, without copying the text into a new buffer
 /// (one `writev`; a partial write is continued like `write_all`), with the test-only fault
-/// hook of [`write_data`].
-pub fn write_line(f: &mut File, text: &[u8]) -> std::io::Result<()> {
+/// hook of [`write_data`]. Answers the number of `write` calls it took: with one, the line
+/// is contiguous in an `O_APPEND` file even if another process appends too.
+pub fn write_line(f: &File, text: &[u8]) -> std::io::Result<usize> {
+    let mut f = f;
     #[cfg(test)]
     if FAULT_AFTER.with(|c| c.get()).is_some() {
         let mut buf = Vec::with_capacity(text.len() + 1);
         buf.extend_from_slice(text);
         buf.push(b'\n');
-        return write_data(f, &buf);
+        return write_data(f, &buf).map(|()| 1);
     }
     let total = text.len() + 1;
     let mut done = 0;
+    let mut calls = 0;
     while done < total {
+        calls += 1;
         let step = match text.get(done..) {
             Some(rest) if !rest.is_empty() => {
                 f.write_vectored(&[std::io::IoSlice::new(rest), std::io::IoSlice::new(b"\n")])
@@ -117,7 +122,7 @@ pub fn write_line(f: &mut File, text: &[u8]) -> std::io::Result<()> {
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    Ok(calls)
 }
 
 /// fsync a directory so a rename/link in it survives power loss. Best effort: some
@@ -155,8 +160,8 @@ fn write_direct(path: &Path, bytes: &[u8], existing: Existing) -> Result<(), FsE
         Existing::Fail => opts.create_new(true),
         Existing::Replace => opts.create(true).truncate(true),
     };
-    let mut f = opts.open(path).map_err(|e| fs_error(&e, "open", path))?;
-    if let Err(e) = write_data(&mut f, bytes) {
+    let f = opts.open(path).map_err(|e| fs_error(&e, "open", path))?;
+    if let Err(e) = write_data(&f, bytes) {
         if existing == Existing::Fail {
             drop(f);
             let _ = std::fs::remove_file(path);
@@ -199,7 +204,7 @@ pub fn write_file_atomic(
     }
     let old_meta = std::fs::metadata(&target).ok().filter(|m| m.is_file());
     let tmp = temp_path(&target);
-    let mut f = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+    let f = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
         Ok(f) => f,
         // Directory not writable, missing, ...: the reference's write gives the answer.
         Err(_) => return write_direct(path, bytes, existing),
@@ -211,7 +216,7 @@ pub fn write_file_atomic(
         // Keep the replaced file's mode, as an in-place rewrite would.
         let _ = f.set_permissions(m.permissions());
     }
-    if let Err(e) = write_data(&mut f, bytes) {
+    if let Err(e) = write_data(&f, bytes) {
         drop(f);
         cleanup(&tmp);
         return Err(fs_error(&e, "write", path));

@@ -20,9 +20,16 @@ fn to_js(e: StoreError) -> Error {
     Error::from_reason(e.to_string())
 }
 
+/// Message of the error an append throws when the session file was truncated in place and
+/// some entries' texts lived only in it: the JS layer answers with `restoreTexts` for the
+/// indices `neededTexts()` lists, then retries the append once.
+const NEEDS_TEXTS: &str = "PI_SESSION_NATIVE_NEEDS_TEXTS";
+
 #[napi]
 pub struct NativeSession {
     store: Store,
+    /// Entries a failed append needs the texts of (see [`NEEDS_TEXTS`]).
+    needed: Vec<u32>,
     /// The next `linesText` batch, being laid out on a worker thread.
     prefetch: Option<Prefetch>,
 }
@@ -125,6 +132,7 @@ impl NativeSession {
     pub fn new(persist: bool) -> Self {
         NativeSession {
             store: Store::new(persist),
+            needed: Vec::new(),
             prefetch: None,
         }
     }
@@ -242,8 +250,34 @@ impl NativeSession {
     pub fn append(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<u32> {
         // A batch laid out ahead belongs to the entries as they were.
         self.prefetch = None;
-        self.store.append_stringified(line.0).map_err(to_js)?;
+        let done = self.store.append_stringified(line.0);
+        self.appended(done)?;
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
+    }
+
+    /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
+    fn appended<T>(&mut self, done: std::result::Result<T, StoreError>) -> Result<T> {
+        match done {
+            Err(StoreError::NeedsTexts(v)) => {
+                self.needed = v;
+                Err(Error::from_reason(NEEDS_TEXTS))
+            }
+            other => other.map_err(to_js),
+        }
+    }
+
+    /// The entries the last append that threw `PI_SESSION_NATIVE_NEEDS_TEXTS` needs.
+    #[napi(catch_unwind)]
+    pub fn needed_texts(&mut self) -> Uint32Array {
+        Uint32Array::new(std::mem::take(&mut self.needed))
+    }
+
+    /// Give entries their JSON text back: `lines[k]` is `JSON.stringify` of entry
+    /// `indices[k]`'s object, or null when there is none (see `Store::restore_texts`).
+    #[napi(catch_unwind)]
+    pub fn restore_texts(&mut self, indices: Vec<u32>, lines: Vec<Option<String>>) {
+        self.prefetch = None;
+        self.store.restore_texts(&indices, lines);
     }
 
     /// `append` for an entry carrying a fresh, unchecked id candidate: -1 (nothing appended)
@@ -252,11 +286,8 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn append_new(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<i32> {
         self.prefetch = None;
-        if !self
-            .store
-            .append_stringified_if_new_id(line.0)
-            .map_err(to_js)?
-        {
+        let done = self.store.append_stringified_if_new_id(line.0);
+        if !self.appended(done)? {
             return Ok(-1);
         }
         Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
