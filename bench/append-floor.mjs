@@ -10,7 +10,10 @@
 //   + appendFile   ... and appendFileSync(path, line): the reference's write (open, write,
 //                  close per call)
 //   reference      the reference's SessionManager.appendMessage
-//   native mem     native appendMessage on an in-memory session (no file)
+//   reference mem  the reference's appendMessage on an in-memory session (no file: it keeps
+//                  the object and never serializes it)
+//   native mem     native appendMessage on an in-memory session (no file; the text is
+//                  serialized and kept in Rust)
 //   native never   native, persisted, PI_SESSION_NATIVE_FSYNC=never (no background fsync)
 //   native         native, persisted, default fsync policy (batch)
 //
@@ -92,6 +95,7 @@ const workloads = {
 		}),
 	"+ appendFile": () => withFile((_, file) => entries((line) => appendFileSync(file, `${line}\n`))),
 	reference: () => withFile((dir, file) => appendMessages(Ref.open(file, dir))),
+	"reference mem": () => appendMessages(Ref.inMemory(os.tmpdir())),
 	"native mem": () => appendMessages(Native.inMemory(os.tmpdir())),
 	"native never": () => native("never"),
 	native: () => native("batch"),
