@@ -40,7 +40,6 @@ pub struct Splice {
     pub from: usize,
     pub parent_raw: String,
     pub first_kept_raw: Option<String>,
-    pub edits: Vec<(usize, isize)>,
 }
 
 /// One canonical object line with its top-level members located.
@@ -140,15 +139,8 @@ pub fn branch_lines(
             replacement.insert(l, id_raw.to_string());
         }
         let parent_span = f.span("parentId");
-        let mut edits: Vec<(usize, isize)> = Vec::new();
         let mut line = match parent_span {
-            Some(span) => {
-                edits.push((
-                    span.1,
-                    parent_raw.len() as isize - (span.1 - span.0) as isize,
-                ));
-                replace(text, span, &parent_raw)
-            }
+            Some(span) => replace(text, span, &parent_raw),
             None => push_member(text, "parentId", &parent_raw),
         };
         let mut first_kept_raw = None;
@@ -166,8 +158,6 @@ pub fn branch_lines(
                     _ => x,
                 };
                 line = replace(&line, (shift(s0), shift(e0)), new);
-                edits.push((e0, new.len() as isize - (e0 - s0) as isize));
-                edits.sort_unstable();
                 first_kept_raw = Some(new.clone());
             }
         }
@@ -178,7 +168,6 @@ pub fn branch_lines(
                 from: *index,
                 parent_raw: std::mem::replace(&mut parent_raw, id_raw.to_string()),
                 first_kept_raw,
-                edits,
             }),
         });
     }
@@ -287,7 +276,6 @@ mod tests {
                 l.text.clone(),
                 &s.parent_raw,
                 s.first_kept_raw.as_deref(),
-                &s.edits,
             );
             assert_eq!(format!("{:?}", e), format!("{:?}", fresh), "{}", l.text);
         }

@@ -6,7 +6,6 @@
 
 use crate::json::scan::{self, Kind};
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// The JSON text of one entry: its own allocation (appended entries), a slice of the decoded
@@ -278,9 +277,6 @@ pub enum Parent {
     Key(Key),
 }
 
-/// A byte range inside the entry's text (raw JSON of one field).
-pub type Span = Range<u32>;
-
 /// One file entry: its JSON text plus the extracted index fields.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -296,29 +292,12 @@ pub struct Entry {
     pub target: Option<Key>,
     /// label: whether `label` is truthy.
     pub label_truthy: bool,
-    /// label: raw value of `label`; compaction: unused.
-    pub label_raw: Option<Span>,
-    /// Raw `timestamp`.
-    pub timestamp_raw: Option<Span>,
     /// compaction: `firstKeptEntryId` key (undefined if absent).
     pub first_kept: Option<Key>,
     /// compaction: carries a `retainedTail` array (the spec's self-contained checkpoint).
     pub retained_tail: bool,
-    /// thinking_level_change: raw `thinkingLevel`; model_change: raw `provider`.
-    pub aux1: Option<Span>,
-    /// model_change: raw `modelId`.
-    pub aux2: Option<Span>,
-    /// assistant message: raw `message.provider` and `message.model` (absolute offsets).
-    pub msg_provider: Option<Span>,
-    pub msg_model: Option<Span>,
     /// session header: `id` is a string (a valid header needs it).
     pub id_is_string: bool,
-}
-
-fn span_in(text: &str, raw: &str) -> Span {
-    let base = text.as_ptr() as usize;
-    let start = raw.as_ptr() as usize - base;
-    (start as u32)..((start + raw.len()) as u32)
 }
 
 impl Entry {
@@ -358,26 +337,9 @@ impl Entry {
 
     /// This entry with a new text that differs from the old one only in the raw values of
     /// `parentId` (now `parent_raw`, maybe added at the end) and of `firstKeptEntryId` (now
-    /// `first_kept_raw` when given). `edits` lists each replaced value as (its end in the old
-    /// text, length change), in text order: the other index fields are taken over, their
-    /// spans shifted past the edits. Saves re-scanning lines spliced by `createBranchedSession`.
-    pub fn respliced(
-        &self,
-        text: String,
-        parent_raw: &str,
-        first_kept_raw: Option<&str>,
-        edits: &[(usize, isize)],
-    ) -> Entry {
-        let shift = |s: &Span| -> Span {
-            let mut d: isize = 0;
-            for &(end, delta) in edits {
-                if s.start as usize >= end {
-                    d += delta;
-                }
-            }
-            let m = |x: u32| (x as isize + d) as u32;
-            m(s.start)..m(s.end)
-        };
+    /// `first_kept_raw` when given): the other index fields are taken over. Saves re-scanning
+    /// lines spliced by `createBranchedSession`.
+    pub fn respliced(&self, text: String, parent_raw: &str, first_kept_raw: Option<&str>) -> Entry {
         let mut e = self.clone();
         e.text = Text::Owned(text.into_boxed_str());
         e.parent = if parent_raw == "null" {
@@ -387,19 +349,6 @@ impl Entry {
         };
         if let Some(raw) = first_kept_raw {
             e.first_kept = Some(key_of(Some(raw), 0));
-        }
-        for span in [
-            &mut e.label_raw,
-            &mut e.timestamp_raw,
-            &mut e.aux1,
-            &mut e.aux2,
-            &mut e.msg_provider,
-            &mut e.msg_model,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            *span = shift(span);
         }
         e
     }
@@ -437,14 +386,8 @@ impl Entry {
             role: Role::Other,
             target: None,
             label_truthy: false,
-            label_raw: None,
-            timestamp_raw: None,
             first_kept: None,
             retained_tail: false,
-            aux1: None,
-            aux2: None,
-            msg_provider: None,
-            msg_model: None,
             id_is_string: false,
         };
         if !e.is_object {
@@ -465,7 +408,6 @@ impl Entry {
             Some(r) if scan::kind_of(r) == Kind::Null => Parent::Null,
             r => Parent::Key(key_of(r, unique)),
         };
-        e.timestamp_raw = get("timestamp").map(|r| span_in(text, r));
         match e.etype {
             EntryType::Message
                 if get("message").is_some_and(|r| scan::kind_of(r) == Kind::Object) =>
@@ -478,16 +420,10 @@ impl Entry {
                     Some("system") => Role::System,
                     _ => Role::Other,
                 };
-                if e.role == Role::Assistant {
-                    e.msg_provider = scanned.get_nested("provider").map(|r| span_in(text, r));
-                    e.msg_model = scanned.get_nested("model").map(|r| span_in(text, r));
-                }
             }
             EntryType::Label => {
                 e.target = Some(key_of(get("targetId"), unique));
-                let l = get("label");
-                e.label_truthy = l.is_some_and(scan::is_truthy);
-                e.label_raw = l.map(|r| span_in(text, r));
+                e.label_truthy = get("label").is_some_and(scan::is_truthy);
             }
             EntryType::ContextEdit => {
                 e.target = Some(key_of(get("targetId"), unique));
@@ -496,13 +432,6 @@ impl Entry {
                 e.first_kept = Some(key_of(get("firstKeptEntryId"), unique));
                 e.retained_tail =
                     get("retainedTail").is_some_and(|r| scan::kind_of(r) == Kind::Array);
-            }
-            EntryType::ThinkingLevelChange => {
-                e.aux1 = get("thinkingLevel").map(|r| span_in(text, r));
-            }
-            EntryType::ModelChange => {
-                e.aux1 = get("provider").map(|r| span_in(text, r));
-                e.aux2 = get("modelId").map(|r| span_in(text, r));
             }
             _ => {}
         }
@@ -558,9 +487,6 @@ mod tests {
         assert_eq!(e.id, "a1");
         assert_eq!(e.parent, Parent::Null);
         assert_eq!(e.role, Role::Assistant);
-        let span = e.msg_provider.clone().expect("provider span");
-        let text = e.text.read().expect("text");
-        assert_eq!(&text[span.start as usize..span.end as usize], "\"p\"");
         assert!(e.is_conversation());
     }
 

@@ -321,12 +321,9 @@ impl NativeSession {
                 .as_ref()
                 .and_then(|s| self.store.tree.entries.get(s.from).map(|e| (e, s)));
             let e = match old {
-                Some((e, s)) => Some(e.respliced(
-                    line.text,
-                    &s.parent_raw,
-                    s.first_kept_raw.as_deref(),
-                    &s.edits,
-                )),
+                Some((e, s)) => {
+                    Some(e.respliced(line.text, &s.parent_raw, s.first_kept_raw.as_deref()))
+                }
                 None => self.store.parse_line(line.text),
             };
             match e {
