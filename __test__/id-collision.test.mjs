@@ -40,6 +40,9 @@ function appendAll(sm, short) {
     ids.push(sm.appendMessage({ role: "user", content: "one", timestamp: 1 }));
     ids.push(sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "two" }], timestamp: 2 }));
     ids.push(sm.appendMessage({ role: "user", content: "three", timestamp: 3 }));
+    // Ids drawn by generateId() and used as they are (also its unchecked full-UUID fallback).
+    ids.push(sm.appendCustomEntry("kind", { a: 1 }));
+    ids.push(sm.appendCustomMessageEntry("kind", "text", true));
     return ids;
   }
   ids.push(sm.appendMessage({ role: "user", content: "one", timestamp: 1 }));
@@ -47,6 +50,7 @@ function appendAll(sm, short) {
   ids.push(sm.appendThinkingLevelChange("high"));
   ids.push(sm.appendModelChange("anthropic", "claude"));
   ids.push(sm.appendCustomEntry("kind", { a: 1 }));
+  ids.push(sm.appendCustomMessageEntry("kind", "text", true));
   ids.push(sm.appendSessionInfo("named"));
   ids.push(sm.appendLabelChange(ids[0], "first"));
   ids.push(sm.appendCompaction("sum", ids[1], 100));

@@ -71,6 +71,35 @@ function keyOf(v) {
   }
 }
 
+/** `kind` codes of the native `appendFields` (src/node/session.rs). */
+const FIELD_KINDS = { message: 0, custom: 1, session_info: 2, thinking_level_change: 3, model_change: 4, custom_message: 5, usage: 6 };
+const ROLE_CODES = new Map([
+  ["user", 0],
+  ["assistant", 1],
+  ["toolResult", 2],
+  ["system", 3],
+]);
+const ROLE_OTHER = 4;
+
+/**
+ * The role code Rust's index would read from `JSON.stringify` of an entry holding `message`,
+ * or -1 when that is not certain without serializing (not a plain object, a `toJSON`, a
+ * non-string role): the caller then sends the text.
+ */
+function messageRole(message) {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return -1;
+  if (typeof message.toJSON === "function") return -1;
+  const role = message.role;
+  if (role === undefined) return ROLE_OTHER;
+  if (typeof role !== "string") return -1;
+  return ROLE_CODES.get(role) ?? ROLE_OTHER;
+}
+
+/** An id that reaches Rust as the same key its JSON text would give (no lone surrogates). */
+function plainId(id) {
+  return typeof id === "string" && !/[\ud800-\udfff]/.test(id);
+}
+
 /** The message of a native append that needs entry texts back (see `_nativeAppend`). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
 
@@ -335,10 +364,35 @@ class SessionManager {
     } catch (err) {
       throw fsError(err);
     }
+    this._appended(entry, i);
+  }
+
+  /** JS-side bookkeeping of an entry Rust appended at index `i`. */
+  _appended(entry, i) {
     this._objs[i] = entry;
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this._byIdCache.set(entry.id, entry);
     this.leafId = entry.id;
+  }
+
+  /**
+   * In-memory sessions: append `entry` by its fields (`kind`, see `FIELD_KINDS`; `role` for
+   * messages) instead of its text. The reference never serializes an entry it does not
+   * write, and Rust's index of these types needs nothing but type, id, parentId and role;
+   * this object is what every later read returns. False (nothing done) when the session is
+   * persisted or an id is not a plain string, so that the caller takes the text route.
+   * With `freshId`, `entry.id` is an unchecked candidate as in `_appendEntry(entry, true)`;
+   * without, it was drawn by `_generateId()` and is used as it is (as `_appendEntry(entry)`).
+   */
+  _appendFields(entry, kind, role, freshId) {
+    if (this.persist || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
+    let i = this._native.appendFields(kind, entry.id, entry.parentId, role, !freshId);
+    if (i < 0) {
+      entry.id = this._generateIdFrom(1);
+      i = this._native.appendFields(kind, entry.id, entry.parentId, role, true);
+    }
+    this._appended(entry, i);
+    return true;
   }
 
   /**
@@ -368,14 +422,15 @@ class SessionManager {
   appendMessage(message) {
     const entry = this._base("message");
     entry.message = message;
-    this._appendEntry(entry, true);
+    const role = messageRole(message);
+    if (role < 0 || !this._appendFields(entry, FIELD_KINDS.message, role, true)) this._appendEntry(entry, true);
     return entry.id;
   }
 
   appendThinkingLevelChange(thinkingLevel) {
     const entry = this._base("thinking_level_change");
     entry.thinkingLevel = thinkingLevel;
-    this._appendEntry(entry, true);
+    if (!this._appendFields(entry, FIELD_KINDS.thinking_level_change, ROLE_OTHER, true)) this._appendEntry(entry, true);
     return entry.id;
   }
 
@@ -383,14 +438,14 @@ class SessionManager {
     const entry = this._base("model_change");
     entry.provider = provider;
     entry.modelId = modelId;
-    this._appendEntry(entry, true);
+    if (!this._appendFields(entry, FIELD_KINDS.model_change, ROLE_OTHER, true)) this._appendEntry(entry, true);
     return entry.id;
   }
 
   appendUsage(kind, provider, model, usage, note) {
     const entry = this._base("usage");
     Object.assign(entry, { kind, provider, model, usage }, note ? { note } : {});
-    this._appendEntry(entry, true);
+    if (!this._appendFields(entry, FIELD_KINDS.usage, ROLE_OTHER, true)) this._appendEntry(entry, true);
     return entry;
   }
 
@@ -417,14 +472,14 @@ class SessionManager {
 
   appendCustomEntry(customType, data) {
     const entry = { type: "custom", customType, data, id: this._generateId(), parentId: this.leafId, timestamp: new Date().toISOString() };
-    this._appendEntry(entry);
+    if (!this._appendFields(entry, FIELD_KINDS.custom, ROLE_OTHER, false)) this._appendEntry(entry);
     return entry.id;
   }
 
   appendSessionInfo(name) {
     const entry = this._base("session_info");
     entry.name = name.replace(/[\r\n]+/g, " ").trim();
-    this._appendEntry(entry, true);
+    if (!this._appendFields(entry, FIELD_KINDS.session_info, ROLE_OTHER, true)) this._appendEntry(entry, true);
     return entry.id;
   }
 
@@ -445,7 +500,7 @@ class SessionManager {
       parentId: this.leafId,
       timestamp: new Date().toISOString(),
     };
-    this._appendEntry(entry);
+    if (!this._appendFields(entry, FIELD_KINDS.custom_message, ROLE_OTHER, false)) this._appendEntry(entry);
     return entry.id;
   }
 

@@ -25,6 +25,10 @@ pub enum Text {
         start: u64,
         len: u32,
     },
+    /// None here: an entry appended to an in-memory session, whose object the JS layer holds
+    /// and never serialized (the reference does not serialize there either). Reading it is
+    /// an error; every caller that may meet one has an object route (see `Store::append_fields`).
+    Js,
 }
 
 /// A read handle on a session file whose entries are file-backed.
@@ -143,6 +147,9 @@ impl Text {
             Text::Shared { base, start, end } => {
                 Ok(Cow::Borrowed(base.get(*start..*end).unwrap_or_default()))
             }
+            Text::Js => Err(std::io::Error::other(
+                "entry text is held by the JS layer (in-memory session)",
+            )),
             Text::File { src, start, len } => {
                 let mut buf = vec![0u8; *len as usize];
                 src.read_at(&mut buf, *start)?;
@@ -160,6 +167,7 @@ impl Text {
             Text::Owned(s) => s.len(),
             Text::Shared { start, end, .. } => end - start,
             Text::File { len, .. } => *len as usize,
+            Text::Js => 0,
         }
     }
 
@@ -368,6 +376,27 @@ impl Entry {
             len,
         };
         Some(e)
+    }
+
+    /// An entry appended to an in-memory session from its fields alone (`Text::Js`): a JSON
+    /// object with string `id`, `parentId` a string or null, and (for a message) the role.
+    /// These are all the index holds for the types it is used for (message, custom,
+    /// custom_message, session_info, thinking_level_change, model_change, usage): labels, context edits and
+    /// compactions carry more and always come as text.
+    pub fn from_fields(etype: EntryType, id: &str, parent: Option<&str>, role: Role) -> Entry {
+        Entry {
+            text: Text::Js,
+            is_object: true,
+            etype,
+            id: Key::from(id),
+            parent: parent.map_or(Parent::Null, |p| Parent::Key(Key::from(p))),
+            role,
+            target: None,
+            label_truthy: false,
+            first_kept: None,
+            retained_tail: false,
+            id_is_string: true,
+        }
     }
 
     /// Scan a line and extract the index fields (the text is attached by the caller).

@@ -76,6 +76,11 @@ pub fn batch<'a>(
                 b.push_text(s);
                 k + 1
             }
+            // The JS layer holds this entry's object (it never asks for its text).
+            Text::Js => {
+                b.push_unreadable();
+                k + 1
+            }
             Text::Shared { base, start, .. } => {
                 let (j, end) = run(&text_of, indices, k, room);
                 let src = base.get(*start..end).unwrap_or_default();
@@ -212,7 +217,7 @@ fn span_of(t: &Text) -> (usize, usize) {
     match t {
         Text::Shared { start, end, .. } => (*start, *end),
         Text::File { start, len, .. } => (*start as usize, *start as usize + *len as usize),
-        Text::Owned(_) => (0, 0),
+        Text::Owned(_) | Text::Js => (0, 0),
     }
 }
 

@@ -185,6 +185,22 @@ impl Store {
         Ok(true)
     }
 
+    /// Append an entry of an in-memory session from its fields ([`Entry::from_fields`]): no
+    /// text crosses the boundary. With `check`, `Ok(false)` (nothing appended) when the id is
+    /// taken, as in [`Store::append_stringified_if_new_id`]; without, appended as it comes
+    /// (the reference's last-resort full UUID is not checked either). Refused for a persisted
+    /// store, which must write the text.
+    pub fn append_fields(&mut self, entry: Entry, check: bool) -> Result<bool, StoreError> {
+        if self.persist {
+            return Err(StoreError::InvalidLine);
+        }
+        if check && self.tree.by_id.get(&entry.id).is_some() {
+            return Ok(false);
+        }
+        self.append_entry(entry)?;
+        Ok(true)
+    }
+
     fn append_entry(&mut self, entry: Entry) -> Result<(), StoreError> {
         let undo = self.tree.undo_info(&entry);
         let previous_leaf: Option<Key> = self.tree.leaf.clone();

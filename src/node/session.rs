@@ -255,6 +255,51 @@ impl NativeSession {
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
+    /// `appendNew` for an in-memory session, from the entry's fields instead of its text (the
+    /// JS layer keeps the object; see `Entry::from_fields`). `kind`: 0 message, 1 custom,
+    /// 2 session_info, 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage. `role`
+    /// (messages): 0 user,
+    /// 1 assistant, 2 toolResult, 3 system, 4 any other or none. -1 when the id is taken,
+    /// unless `unchecked` (an id the caller already drew through the reference's loop).
+    #[napi(catch_unwind)]
+    pub fn append_fields(
+        &mut self,
+        kind: u32,
+        id: String,
+        parent_id: Option<String>,
+        role: u32,
+        unchecked: bool,
+    ) -> Result<i32> {
+        use crate::entry::{EntryType, Role};
+        self.prefetch = None;
+        let etype = match kind {
+            0 => EntryType::Message,
+            1 => EntryType::Custom,
+            2 => EntryType::SessionInfo,
+            3 => EntryType::ThinkingLevelChange,
+            4 => EntryType::ModelChange,
+            5 => EntryType::CustomMessage,
+            6 => EntryType::Usage,
+            _ => {
+                return Err(Error::from_reason(format!(
+                    "appendFields: unknown kind {kind}"
+                )));
+            }
+        };
+        let role = match (etype, role) {
+            (EntryType::Message, 0) => Role::User,
+            (EntryType::Message, 1) => Role::Assistant,
+            (EntryType::Message, 2) => Role::ToolResult,
+            (EntryType::Message, 3) => Role::System,
+            _ => Role::Other,
+        };
+        let entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
+        if !self.store.append_fields(entry, !unchecked).map_err(to_js)? {
+            return Ok(-1);
+        }
+        Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+    }
+
     /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
     fn appended<T>(&mut self, done: std::result::Result<T, StoreError>) -> Result<T> {
         match done {
