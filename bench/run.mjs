@@ -187,6 +187,19 @@ op({
 	teardown: (c) => rmSync(c.dir, { recursive: true, force: true }),
 });
 op({
+	name: "appendMessage x 10,000 (~2 KB, in-memory session)",
+	setup: (SM) => {
+		const sm = SM.inMemory("/home/u/bench");
+		sm.getLeafId();
+		return { sm, msgs: makeMessages(10_000) };
+	},
+	run: (SM, c) => {
+		for (const m of c.msgs) c.sm.appendMessage(m);
+		return c.sm;
+	},
+	check: (sm) => sm.getEntries().length,
+});
+op({
 	name: "createBranchedSession(leaf) 10 MB",
 	setup: (SM) => {
 		const dir = tmpDir();
