@@ -706,6 +706,15 @@ mod tests {
         assert_eq!(file, want);
     }
 
+    /// What another program's `truncate(2)` does: same inode, shorter.
+    fn truncate_in_place(path: &Path, len: u64) {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(len))
+            .expect("truncate");
+    }
+
     #[cfg(unix)]
     #[test]
     fn in_place_truncation_asks_for_the_texts_then_rewrites() {
@@ -716,11 +725,7 @@ mod tests {
         }
         let full = std::fs::read_to_string(&path).expect("read");
         let originals = texts(&s);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_len(10))
-            .expect("truncate");
+        truncate_in_place(&path, 10);
         let next = r#"{"type":"custom","id":"n","parentId":"c4"}"#;
         let Err(StoreError::NeedsTexts(lost)) = s.append_stringified(next.into()) else {
             panic!("expected NeedsTexts");
@@ -748,11 +753,7 @@ mod tests {
         let (mut s, path) = conversation("trunc-none");
         s.append_stringified(r#"{"type":"custom","id":"c","parentId":"u"}"#.into())
             .expect("append");
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_len(0))
-            .expect("truncate");
+        truncate_in_place(&path, 0);
         let next = r#"{"type":"custom","id":"n","parentId":"c"}"#;
         let Err(StoreError::NeedsTexts(lost)) = s.append_stringified(next.into()) else {
             panic!("expected NeedsTexts");
