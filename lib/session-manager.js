@@ -380,12 +380,13 @@ class SessionManager {
    * messages) instead of its text. The reference never serializes an entry it does not
    * write, and Rust's index of these types needs nothing but type, id, parentId and role;
    * this object is what every later read returns. False (nothing done) when the session is
-   * persisted or an id is not a plain string, so that the caller takes the text route.
+   * persisted, `role` is -1 (see `messageRole`) or an id is not a plain string, so that the
+   * caller takes the text route.
    * With `freshId`, `entry.id` is an unchecked candidate as in `_appendEntry(entry, true)`;
    * without, it was drawn by `_generateId()` and is used as it is (as `_appendEntry(entry)`).
    */
   _appendFields(entry, kind, role, freshId) {
-    if (this.persist || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
+    if (this.persist || role < 0 || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
     let i = this._native.appendFields(kind, entry.id, entry.parentId, role, !freshId);
     if (i < 0) {
       entry.id = this._generateIdFrom(1);
@@ -422,8 +423,8 @@ class SessionManager {
   appendMessage(message) {
     const entry = this._base("message");
     entry.message = message;
-    const role = messageRole(message);
-    if (role < 0 || !this._appendFields(entry, FIELD_KINDS.message, role, true)) this._appendEntry(entry, true);
+    const role = this.persist ? -1 : messageRole(message);
+    if (!this._appendFields(entry, FIELD_KINDS.message, role, true)) this._appendEntry(entry, true);
     return entry.id;
   }
 

@@ -381,8 +381,8 @@ impl Entry {
     /// An entry appended to an in-memory session from its fields alone (`Text::Js`): a JSON
     /// object with string `id`, `parentId` a string or null, and (for a message) the role.
     /// These are all the index holds for the types it is used for (message, custom,
-    /// custom_message, session_info, thinking_level_change, model_change, usage): labels, context edits and
-    /// compactions carry more and always come as text.
+    /// custom_message, session_info, thinking_level_change, model_change, usage): labels,
+    /// context edits and compactions carry more and always come as text.
     pub fn from_fields(etype: EntryType, id: &str, parent: Option<&str>, role: Role) -> Entry {
         Entry {
             text: Text::Js,
@@ -484,7 +484,7 @@ mod tests {
 
     /// Indexing a line through the trusted (stringified) path never panics, even when the
     /// trust is misplaced: garbage with bad escapes and multi-byte characters right after
-    /// backslashes, where the raw spans would be decoded later.
+    /// backslashes, in the values the index decodes (ids, parents, targets, roles, types).
     #[test]
     fn stringified_parse_of_garbage_does_not_panic() {
         for line in [
