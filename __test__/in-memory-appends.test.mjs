@@ -1,4 +1,5 @@
-// In-memory sessions append by fields (type, id, parentId, role), not by text: the reference
+// Appends whose index fields JS knows exactly (type, id, parentId, role) hand them to Rust
+// instead of having the line scanned. In-memory sessions send no text at all: the reference
 // never serializes an entry it does not write, and neither do we. These tests check that the
 // results still equal the reference's, for message shapes the fast path takes and for those it
 // hands to the text path (toJSON, arrays, non-string roles), and through the operations that
@@ -93,17 +94,31 @@ describe("in-memory appends by fields", () => {
     expect(n.buildSessionContext().messages[0]).toBe(r.buildSessionContext().messages[0]);
   });
 
-  it("a persisted session takes the text path: every entry's line is in the file and readable", () => {
+  it("a persisted session writes every line; the given fields index it as a scan of the file does", () => {
     const dir = tmp("psn-mem-persisted-");
     const sm = nat.SessionManager.create("/tmp/mem", dir);
-    for (const m of messages.slice(0, 3)) sm.appendMessage(m);
+    for (const m of messages) sm.appendMessage(m);
+    sm.appendThinkingLevelChange("low");
+    sm.appendModelChange("prov", "model-y");
     sm.appendCustomEntry("kind", { a: 1 });
+    sm.appendCustomMessageEntry("kind", "shown", false);
+    sm.appendSessionInfo("persisted name");
+    sm.branch(sm.getEntries()[2].id);
+    sm.appendMessage({ role: "user", content: "branch", timestamp: 11 });
     const lines = readFileSync(sm.getSessionFile(), "utf8").trim().split("\n");
     expect(lines.length).toBe(sm.getEntries().length + 1);
     sm.getEntries().forEach((e, i) => {
       expect(lines[i + 1]).toBe(JSON.stringify(e));
       expect(sm._native.line(i + 1)).toBe(lines[i + 1]);
     });
+    // A reopened session indexes the same file by scanning it (objects compared as JSON: the
+    // live ones are the caller's, with a boxed role and a toJSON).
+    const again = nat.SessionManager.open(sm.getSessionFile(), dir, "/tmp/mem");
+    const j = (x) => JSON.parse(JSON.stringify(x));
+    expect(j(again.getTree())).toEqual(j(sm.getTree()));
+    expect(j(again.buildSessionContext())).toEqual(j(sm.buildSessionContext()));
+    expect(again.getSessionName()).toBe(sm.getSessionName());
+    expect(again._native.hasConversation()).toBe(sm._native.hasConversation());
     rmSync(dir, { recursive: true, force: true });
   });
 });

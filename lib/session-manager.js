@@ -84,7 +84,7 @@ const ROLE_OTHER = 4;
 /**
  * The role code Rust's index would read from `JSON.stringify` of an entry holding `message`,
  * or -1 when that is not certain without serializing (not a plain object, a `toJSON`, a
- * non-string role): the caller then sends the text.
+ * non-string role): the caller then sends the text to be scanned.
  */
 function messageRole(message) {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return -1;
@@ -376,34 +376,45 @@ class SessionManager {
   }
 
   /**
-   * In-memory sessions: append `entry` by its fields (`kind`, see `FIELD_KINDS`; `role` for
-   * messages) instead of its text. The reference never serializes an entry it does not
-   * write, and Rust's index of these types needs nothing but type, id, parentId and role;
-   * this object is what every later read returns. False (nothing done) when the session is
-   * persisted, `role` is -1 (see `messageRole`) or an id is not a plain string, so that the
-   * caller takes the text route.
+   * Append `entry` with its index fields given (`kind`, see `FIELD_KINDS`; `role` for
+   * messages), so that Rust does not scan its text: for these types the index holds nothing
+   * but type, id, parentId and role. In-memory sessions send no text at all — the reference
+   * never serializes an entry it does not write — and this object is what every later read
+   * returns; persisted ones send the line to write. False (nothing done) when `role` is -1
+   * (see `messageRole`) or an id is not a plain string: the caller then takes the text route.
    * With `freshId`, `entry.id` is an unchecked candidate as in `_appendEntry(entry, true)`;
    * without, it was drawn by `_generateId()` and is used as it is (as `_appendEntry(entry)`).
    */
   _appendFields(entry, kind, role, freshId) {
-    if (this.persist || role < 0 || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
-    let i = this._native.appendFields(kind, entry.id, entry.parentId, role, !freshId);
-    if (i < 0) {
-      entry.id = this._generateIdFrom(1);
-      i = this._native.appendFields(kind, entry.id, entry.parentId, role, true);
+    if (role < 0 || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
+    const call = (unchecked) =>
+      this._native.appendFields(kind, entry.id, entry.parentId, role, unchecked, this.persist ? stringifyEntry(entry) : null);
+    let i;
+    try {
+      i = this._retryWithTexts(() => call(!freshId));
+      if (i < 0) {
+        entry.id = this._generateIdFrom(1);
+        i = this._retryWithTexts(() => call(true));
+      }
+    } catch (err) {
+      throw fsError(err);
     }
     this._appended(entry, i);
     return true;
   }
 
+  /** One native append of a serialized entry (see `_retryWithTexts`). */
+  _nativeAppend(line, freshId) {
+    return this._retryWithTexts(() => (freshId ? this._native.appendNew(line) : this._native.append(line)));
+  }
+
   /**
-   * One native append. Appended entries keep only their place in the session file (Rust
+   * Run a native append. Appended entries keep only their place in the session file (Rust
    * holds no copy of their text); if another program truncated that file in place, Rust
    * cannot rewrite it alone and asks for the texts of those entries, which this layer holds
    * as objects: they are handed back and the append retried once.
    */
-  _nativeAppend(line, freshId) {
-    const call = () => (freshId ? this._native.appendNew(line) : this._native.append(line));
+  _retryWithTexts(call) {
     try {
       return call();
     } catch (err) {
@@ -423,8 +434,7 @@ class SessionManager {
   appendMessage(message) {
     const entry = this._base("message");
     entry.message = message;
-    const role = this.persist ? -1 : messageRole(message);
-    if (!this._appendFields(entry, FIELD_KINDS.message, role, true)) this._appendEntry(entry, true);
+    if (!this._appendFields(entry, FIELD_KINDS.message, messageRole(message), true)) this._appendEntry(entry, true);
     return entry.id;
   }
 

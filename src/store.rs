@@ -185,13 +185,13 @@ impl Store {
         Ok(true)
     }
 
-    /// Append an entry of an in-memory session from its fields ([`Entry::from_fields`]): no
-    /// text crosses the boundary. With `check`, `Ok(false)` (nothing appended) when the id is
-    /// taken, as in [`Store::append_stringified_if_new_id`]; without, appended as it comes
-    /// (the reference's last-resort full UUID is not checked either). Refused for a persisted
-    /// store, which must write the text.
+    /// Append an entry whose index fields were given, not scanned ([`Entry::from_fields`]).
+    /// In-memory stores take it without text (`Text::Js`); a persisted store needs its text
+    /// (it writes the line) and refuses one without. With `check`, `Ok(false)` (nothing
+    /// appended) when the id is taken, as in [`Store::append_stringified_if_new_id`]; without,
+    /// appended as it comes (the reference's last-resort full UUID is not checked either).
     pub fn append_fields(&mut self, entry: Entry, check: bool) -> Result<bool, StoreError> {
-        if self.persist {
+        if self.persist && matches!(entry.text, Text::Js) {
             return Err(StoreError::InvalidLine);
         }
         if check && self.tree.by_id.get(&entry.id).is_some() {

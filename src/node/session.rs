@@ -255,12 +255,14 @@ impl NativeSession {
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
     }
 
-    /// `appendNew` for an in-memory session, from the entry's fields instead of its text (the
-    /// JS layer keeps the object; see `Entry::from_fields`). `kind`: 0 message, 1 custom,
-    /// 2 session_info, 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage. `role`
-    /// (messages): 0 user,
-    /// 1 assistant, 2 toolResult, 3 system, 4 any other or none. -1 when the id is taken,
-    /// unless `unchecked` (an id the caller already drew through the reference's loop).
+    /// `appendNew` with the entry's index fields given instead of scanned (the JS layer
+    /// knows them exactly for these types; see `Entry::from_fields`). In-memory sessions send
+    /// no `line` and keep no text (`Text::Js`); persisted ones send the `JSON.stringify` line,
+    /// which is written as by `append` and not scanned. `kind`: 0 message, 1 custom,
+    /// 2 session_info, 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage.
+    /// `role` (messages): 0 user, 1 assistant, 2 toolResult, 3 system, 4 any other or none.
+    /// -1 when the id is taken, unless `unchecked` (an id the caller already drew through the
+    /// reference's loop).
     #[napi(catch_unwind)]
     pub fn append_fields(
         &mut self,
@@ -269,8 +271,9 @@ impl NativeSession {
         parent_id: Option<String>,
         role: u32,
         unchecked: bool,
+        line: Option<crate::node::utf8_arg::Utf8Arg>,
     ) -> Result<i32> {
-        use crate::entry::{EntryType, Role};
+        use crate::entry::{EntryType, Role, Text};
         self.prefetch = None;
         let etype = match kind {
             0 => EntryType::Message,
@@ -293,8 +296,12 @@ impl NativeSession {
             (EntryType::Message, 3) => Role::System,
             _ => Role::Other,
         };
-        let entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
-        if !self.store.append_fields(entry, !unchecked).map_err(to_js)? {
+        let mut entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
+        if let Some(line) = line {
+            entry.text = Text::Owned(line.0.into_boxed_str());
+        }
+        let done = self.store.append_fields(entry, !unchecked);
+        if !self.appended(done)? {
             return Ok(-1);
         }
         Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
