@@ -228,6 +228,13 @@ describe("durability", () => {
     // Later appends go on normally.
     sm.appendCustomEntry("k", { later: true });
     expect(checkFile(file).lines).toBe(sm.getEntries().length + 1);
+    // The same through an append that sends its text (a label) rather than its fields.
+    const before2 = fs.readFileSync(file, "utf8");
+    fs.truncateSync(file, 50);
+    const label = sm.appendLabelChange(id, "kept");
+    const after2 = fs.readFileSync(file, "utf8");
+    expect(after2).toBe(`${before2}${JSON.stringify(sm.getEntry(label))}\n`);
+    expect(nat.SessionManager.open(file, dir, "/tmp").getEntries()).toEqual(sm.getEntries());
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

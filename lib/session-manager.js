@@ -387,14 +387,12 @@ class SessionManager {
    */
   _appendFields(entry, kind, role, freshId) {
     if (role < 0 || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
-    const call = (unchecked) =>
-      this._native.appendFields(kind, entry.id, entry.parentId, role, unchecked, this.persist ? stringifyEntry(entry) : null);
     let i;
     try {
-      i = this._retryWithTexts(() => call(!freshId));
+      i = this._fieldsCall(entry, kind, role, !freshId);
       if (i < 0) {
         entry.id = this._generateIdFrom(1);
-        i = this._retryWithTexts(() => call(true));
+        i = this._fieldsCall(entry, kind, role, true);
       }
     } catch (err) {
       throw fsError(err);
@@ -403,27 +401,39 @@ class SessionManager {
     return true;
   }
 
-  /** One native append of a serialized entry (see `_retryWithTexts`). */
+  /** One native `appendFields` (with the line when persisted), retried after `_restoreTexts`. */
+  _fieldsCall(entry, kind, role, unchecked) {
+    const line = this.persist ? stringifyEntry(entry) : null;
+    try {
+      return this._native.appendFields(kind, entry.id, entry.parentId, role, unchecked, line);
+    } catch (err) {
+      if (err?.message !== NEEDS_TEXTS) throw err;
+      this._restoreTexts();
+      return this._native.appendFields(kind, entry.id, entry.parentId, role, unchecked, line);
+    }
+  }
+
+  /** One native append of a serialized entry, retried after `_restoreTexts`. */
   _nativeAppend(line, freshId) {
-    return this._retryWithTexts(() => (freshId ? this._native.appendNew(line) : this._native.append(line)));
+    try {
+      return freshId ? this._native.appendNew(line) : this._native.append(line);
+    } catch (err) {
+      if (err?.message !== NEEDS_TEXTS) throw err;
+      this._restoreTexts();
+      return freshId ? this._native.appendNew(line) : this._native.append(line);
+    }
   }
 
   /**
-   * Run a native append. Appended entries keep only their place in the session file (Rust
-   * holds no copy of their text); if another program truncated that file in place, Rust
-   * cannot rewrite it alone and asks for the texts of those entries, which this layer holds
-   * as objects: they are handed back and the append retried once.
+   * Appended entries keep only their place in the session file (Rust holds no copy of their
+   * text). If another program truncated that file in place, Rust cannot rewrite it alone: the
+   * append throws `NEEDS_TEXTS`, and this hands back the texts of the entries it lists, which
+   * this layer holds as objects; the caller retries the append once.
    */
-  _retryWithTexts(call) {
-    try {
-      return call();
-    } catch (err) {
-      if (err?.message !== NEEDS_TEXTS) throw err;
-      const indices = this._native.neededTexts();
-      const lines = Array.from(indices, (k) => (this._objs[k] === undefined ? null : stringifyEntry(this._objs[k])));
-      this._native.restoreTexts(Array.from(indices), lines);
-      return call();
-    }
+  _restoreTexts() {
+    const indices = this._native.neededTexts();
+    const lines = Array.from(indices, (k) => (this._objs[k] === undefined ? null : stringifyEntry(this._objs[k])));
+    this._native.restoreTexts(Array.from(indices), lines);
   }
 
   /** A new entry's common fields; its id is the first, unchecked candidate (`_appendEntry(e, true)`). */
