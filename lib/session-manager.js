@@ -100,7 +100,7 @@ function plainId(id) {
   return typeof id === "string" && !/[\ud800-\udfff]/.test(id);
 }
 
-/** The message of a native append that needs entry texts back (see `_nativeAppend`). */
+/** The message of a native append that needs entry texts back (see `_send`). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
 
 function stringifyEntry(entry) {
@@ -346,82 +346,47 @@ class SessionManager {
    * Append `entry`. With `freshId`, `entry.id` is an unchecked first candidate (see `_base`):
    * Rust checks it in the same call and answers -1 when it is taken; the id is then redrawn
    * by the rest of the reference's loop. Same ids as the reference, one call per append.
+   *
+   * `kind` (see `FIELD_KINDS`) and `role` (messages, see `messageRole`) let Rust take the
+   * entry's index fields as given instead of scanning its text: for those types the index
+   * holds nothing but type, id, parentId and role. In-memory sessions then send no text at
+   * all (the reference never serializes an entry it does not write) and this object is what
+   * every later read returns; persisted ones send the line to write. Without a kind, with
+   * role -1 or with an id that is not a plain string, the line is sent and scanned.
    */
-  _appendEntry(entry, freshId) {
-    let line = stringifyEntry(entry);
+  _appendEntry(entry, freshId, kind = -1, role = ROLE_OTHER) {
+    const fields = kind >= 0 && role >= 0 && plainId(entry.id) && (entry.parentId === null || plainId(entry.parentId));
     let i;
     try {
-      if (freshId) {
-        i = this._nativeAppend(line, true);
-        if (i < 0) {
-          entry.id = this._generateIdFrom(1);
-          line = stringifyEntry(entry);
-          i = this._nativeAppend(line, false);
-        }
-      } else {
-        i = this._nativeAppend(line, false);
+      i = this._send(entry, fields, kind, role, freshId);
+      if (i < 0) {
+        entry.id = this._generateIdFrom(1);
+        i = this._send(entry, fields, kind, role, false);
       }
     } catch (err) {
       throw fsError(err);
     }
-    this._appended(entry, i);
-  }
-
-  /** JS-side bookkeeping of an entry Rust appended at index `i`. */
-  _appended(entry, i) {
     this._objs[i] = entry;
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this._byIdCache.set(entry.id, entry);
     this.leafId = entry.id;
   }
 
-  /**
-   * Append `entry` with its index fields given (`kind`, see `FIELD_KINDS`; `role` for
-   * messages), so that Rust does not scan its text: for these types the index holds nothing
-   * but type, id, parentId and role. In-memory sessions send no text at all — the reference
-   * never serializes an entry it does not write — and this object is what every later read
-   * returns; persisted ones send the line to write. False (nothing done) when `role` is -1
-   * (see `messageRole`) or an id is not a plain string: the caller then takes the text route.
-   * With `freshId`, `entry.id` is an unchecked candidate as in `_appendEntry(entry, true)`;
-   * without, it was drawn by `_generateId()` and is used as it is (as `_appendEntry(entry)`).
-   */
-  _appendFields(entry, kind, role, freshId) {
-    if (role < 0 || !plainId(entry.id) || !(entry.parentId === null || plainId(entry.parentId))) return false;
-    let i;
+  /** One native append of `entry` (id checked when `checked`), retried once after `_restoreTexts`. */
+  _send(entry, fields, kind, role, checked) {
+    const line = fields && !this.persist ? null : stringifyEntry(entry);
     try {
-      i = this._fieldsCall(entry, kind, role, !freshId);
-      if (i < 0) {
-        entry.id = this._generateIdFrom(1);
-        i = this._fieldsCall(entry, kind, role, true);
-      }
-    } catch (err) {
-      throw fsError(err);
-    }
-    this._appended(entry, i);
-    return true;
-  }
-
-  /** One native `appendFields` (with the line when persisted), retried after `_restoreTexts`. */
-  _fieldsCall(entry, kind, role, unchecked) {
-    const line = this.persist ? stringifyEntry(entry) : null;
-    try {
-      return this._native.appendFields(kind, entry.id, entry.parentId, role, unchecked, line);
+      return this._sendOnce(entry, line, fields, kind, role, checked);
     } catch (err) {
       if (err?.message !== NEEDS_TEXTS) throw err;
       this._restoreTexts();
-      return this._native.appendFields(kind, entry.id, entry.parentId, role, unchecked, line);
+      return this._sendOnce(entry, line, fields, kind, role, checked);
     }
   }
 
-  /** One native append of a serialized entry, retried after `_restoreTexts`. */
-  _nativeAppend(line, freshId) {
-    try {
-      return freshId ? this._native.appendNew(line) : this._native.append(line);
-    } catch (err) {
-      if (err?.message !== NEEDS_TEXTS) throw err;
-      this._restoreTexts();
-      return freshId ? this._native.appendNew(line) : this._native.append(line);
-    }
+  _sendOnce(entry, line, fields, kind, role, checked) {
+    if (fields) return this._native.appendFields(kind, entry.id, entry.parentId, role, !checked, line);
+    return checked ? this._native.appendNew(line) : this._native.append(line);
   }
 
   /**
@@ -444,14 +409,14 @@ class SessionManager {
   appendMessage(message) {
     const entry = this._base("message");
     entry.message = message;
-    if (!this._appendFields(entry, FIELD_KINDS.message, messageRole(message), true)) this._appendEntry(entry, true);
+    this._appendEntry(entry, true, FIELD_KINDS.message, messageRole(message));
     return entry.id;
   }
 
   appendThinkingLevelChange(thinkingLevel) {
     const entry = this._base("thinking_level_change");
     entry.thinkingLevel = thinkingLevel;
-    if (!this._appendFields(entry, FIELD_KINDS.thinking_level_change, ROLE_OTHER, true)) this._appendEntry(entry, true);
+    this._appendEntry(entry, true, FIELD_KINDS.thinking_level_change);
     return entry.id;
   }
 
@@ -459,14 +424,14 @@ class SessionManager {
     const entry = this._base("model_change");
     entry.provider = provider;
     entry.modelId = modelId;
-    if (!this._appendFields(entry, FIELD_KINDS.model_change, ROLE_OTHER, true)) this._appendEntry(entry, true);
+    this._appendEntry(entry, true, FIELD_KINDS.model_change);
     return entry.id;
   }
 
   appendUsage(kind, provider, model, usage, note) {
     const entry = this._base("usage");
     Object.assign(entry, { kind, provider, model, usage }, note ? { note } : {});
-    if (!this._appendFields(entry, FIELD_KINDS.usage, ROLE_OTHER, true)) this._appendEntry(entry, true);
+    this._appendEntry(entry, true, FIELD_KINDS.usage);
     return entry;
   }
 
@@ -493,14 +458,14 @@ class SessionManager {
 
   appendCustomEntry(customType, data) {
     const entry = { type: "custom", customType, data, id: this._generateId(), parentId: this.leafId, timestamp: new Date().toISOString() };
-    if (!this._appendFields(entry, FIELD_KINDS.custom, ROLE_OTHER, false)) this._appendEntry(entry);
+    this._appendEntry(entry, false, FIELD_KINDS.custom);
     return entry.id;
   }
 
   appendSessionInfo(name) {
     const entry = this._base("session_info");
     entry.name = name.replace(/[\r\n]+/g, " ").trim();
-    if (!this._appendFields(entry, FIELD_KINDS.session_info, ROLE_OTHER, true)) this._appendEntry(entry, true);
+    this._appendEntry(entry, true, FIELD_KINDS.session_info);
     return entry.id;
   }
 
@@ -521,7 +486,7 @@ class SessionManager {
       parentId: this.leafId,
       timestamp: new Date().toISOString(),
     };
-    if (!this._appendFields(entry, FIELD_KINDS.custom_message, ROLE_OTHER, false)) this._appendEntry(entry);
+    this._appendEntry(entry, false, FIELD_KINDS.custom_message);
     return entry.id;
   }
 

@@ -178,11 +178,7 @@ impl Store {
     /// the entry).
     pub fn append_stringified_if_new_id(&mut self, line: String) -> Result<bool, StoreError> {
         let entry = self.parse_stringified_line(line)?;
-        if self.tree.by_id.get(&entry.id).is_some() {
-            return Ok(false);
-        }
-        self.append_entry(entry)?;
-        Ok(true)
+        self.append_unless_taken(entry, true)
     }
 
     /// Append an entry whose index fields were given, not scanned ([`Entry::from_fields`]).
@@ -194,6 +190,11 @@ impl Store {
         if self.persist && matches!(entry.text, Text::Js) {
             return Err(StoreError::InvalidLine);
         }
+        self.append_unless_taken(entry, check)
+    }
+
+    /// Append `entry`; with `check`, only if no entry has its id (`Ok(false)` otherwise).
+    fn append_unless_taken(&mut self, entry: Entry, check: bool) -> Result<bool, StoreError> {
         if check && self.tree.by_id.get(&entry.id).is_some() {
             return Ok(false);
         }
@@ -320,9 +321,7 @@ impl Store {
     pub fn restore_texts(&mut self, indices: &[u32], lines: Vec<Option<String>>) {
         self.texts_restored = true;
         for (&i, line) in indices.iter().zip(lines) {
-            let Some(line) = line else { continue };
-            self.unique += 1;
-            let Some(mut fresh) = Entry::parse(line, self.unique) else {
+            let Some(mut fresh) = line.and_then(|l| self.parse_line(l)) else {
                 continue;
             };
             let Some(old) = self.tree.entries.get_mut(i as usize) else {
