@@ -12,8 +12,9 @@
 //   reference      the reference's SessionManager.appendMessage
 //   reference mem  the reference's appendMessage on an in-memory session (no file: it keeps
 //                  the object and never serializes it)
-//   native mem     native appendMessage on an in-memory session (no file; the text is
-//                  serialized and kept in Rust)
+//   native mem     native appendMessage on an in-memory session (no file, no serialization;
+//                  queued in JS, handed to Rust by the next read, which this row does not
+//                  count: bench/run.mjs has a row that does)
 //   native never   native, persisted, PI_SESSION_NATIVE_FSYNC=never (no background fsync)
 //   native         native, persisted, default fsync policy (batch)
 //

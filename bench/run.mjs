@@ -200,6 +200,21 @@ op({
 	check: (sm) => sm.getEntries().length,
 });
 op({
+	// The native in-memory appends are queued in JS and handed to Rust by the next read
+	// (lib/session-manager.js `_flush`): this row counts that hand-over too.
+	name: "appendMessage x 10,000 (in-memory) + buildSessionContext",
+	setup: (SM) => {
+		const sm = SM.inMemory("/home/u/bench");
+		sm.getLeafId();
+		return { sm, msgs: makeMessages(10_000) };
+	},
+	run: (SM, c) => {
+		for (const m of c.msgs) c.sm.appendMessage(m);
+		return c.sm.buildSessionContext();
+	},
+	check: (ctx) => ctx.messages.length,
+});
+op({
 	name: "createBranchedSession(leaf) 10 MB",
 	setup: (SM) => {
 		const dir = tmpDir();

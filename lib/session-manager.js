@@ -73,13 +73,23 @@ function keyOf(v) {
 
 /** `kind` codes of the native `appendFields` (src/node/session.rs). */
 const FIELD_KINDS = { message: 0, custom: 1, session_info: 2, thinking_level_change: 3, model_change: 4, custom_message: 5, usage: 6 };
-const ROLE_CODES = new Map([
-  ["user", 0],
-  ["assistant", 1],
-  ["toolResult", 2],
-  ["system", 3],
-]);
 const ROLE_OTHER = 4;
+/** `appendFieldsBatch` kind of an entry whose type is none of `FIELD_KINDS` (indexed as "other"). */
+const KIND_OTHER = 7;
+const FIELD_KINDS_BY_TYPE = new Map(Object.entries(FIELD_KINDS));
+
+/**
+ * The role code of an in-memory message, read from the object as the reference reads it
+ * (`message.role === "user"`, ...): it never serializes an in-memory entry.
+ */
+function objectRole(message) {
+  const role = typeof message === "object" && message !== null ? message.role : undefined;
+  if (role === "user") return 0;
+  if (role === "assistant") return 1;
+  if (role === "toolResult") return 2;
+  if (role === "system") return 3;
+  return ROLE_OTHER;
+}
 
 /**
  * The role code Rust's index would read from `JSON.stringify` of an entry holding `message`,
@@ -92,12 +102,20 @@ function messageRole(message) {
   const role = message.role;
   if (role === undefined) return ROLE_OTHER;
   if (typeof role !== "string") return -1;
-  return ROLE_CODES.get(role) ?? ROLE_OTHER;
+  // Comparisons, not a Map: this runs on every appendMessage.
+  if (role === "user") return 0;
+  if (role === "assistant") return 1;
+  if (role === "toolResult") return 2;
+  if (role === "system") return 3;
+  return ROLE_OTHER;
 }
 
-/** An id that reaches Rust as the same key its JSON text would give (no lone surrogates). */
+/**
+ * An id that reaches Rust as the same key its JSON text would give (no lone surrogates) and
+ * can travel in a newline-separated batch (`_flush`).
+ */
 function plainId(id) {
-  return typeof id === "string" && !/[\ud800-\udfff]/.test(id);
+  return typeof id === "string" && !/[\n\ud800-\udfff]/.test(id);
 }
 
 /** The message of a native append that needs entry texts back (see `_send`). */
@@ -116,7 +134,12 @@ class SessionManager {
     this.sessionDir = paths.normalizePath(sessionDir);
     this.persist = persist;
     this.leafId = null;
-    this._native = new native.NativeSession(persist);
+    /**
+     * Entries appended to an in-memory session and not yet handed to Rust (see `_queue`).
+     * Every use of `_native` hands them over first, so Rust never answers from a stale index.
+     */
+    this._q = [];
+    this._core = new native.NativeSession(persist);
     this._resetCache();
     if (persist && this.sessionDir && !existsSync(this.sessionDir)) {
       mkdirSync(this.sessionDir, { recursive: true });
@@ -130,6 +153,48 @@ class SessionManager {
     }
   }
 
+  /** The Rust session, after the queued in-memory appends are handed to it. */
+  get _native() {
+    if (this._q.length !== 0) this._flush();
+    return this._core;
+  }
+
+  /**
+   * Hand the queued in-memory appends to Rust in one call. Their index fields (type, id,
+   * parentId, message role) are read now, from the objects: as with the reference, whose
+   * in-memory session only ever has the live objects.
+   */
+  _flush() {
+    const q = this._q;
+    const n = q.length;
+    const kinds = new Uint8Array(n);
+    const roles = new Uint8Array(n);
+    const parents = new Int32Array(n);
+    const ids = new Array(n);
+    const parentKeys = [];
+    for (let k = 0; k < n; k++) {
+      const e = q[k];
+      ids[k] = keyOf(e.id);
+      const type = e.type;
+      if (type === "message") {
+        kinds[k] = FIELD_KINDS.message;
+        roles[k] = objectRole(e.message);
+      } else {
+        kinds[k] = FIELD_KINDS_BY_TYPE.get(type) ?? KIND_OTHER;
+        roles[k] = ROLE_OTHER;
+      }
+      const p = e.parentId;
+      if (p === null) parents[k] = -1;
+      else if (k > 0 && p === q[k - 1].id) parents[k] = -2;
+      else parents[k] = parentKeys.push(keyOf(p)) - 1;
+    }
+    // One string is cheapest to hand over; Rust answers -1 if an id held a newline.
+    let start = this._core.appendFieldsBatch(kinds, roles, ids.join("\n"), parents, parentKeys);
+    if (start < 0) start = this._core.appendFieldsBatch(kinds, roles, ids, parents, parentKeys);
+    this._q = [];
+    for (let k = 0; k < n; k++) this._objs[start + k] = q[k];
+  }
+
   // ---------------------------------------------------------------------------------------
   // Materialization cache
 
@@ -141,8 +206,24 @@ class SessionManager {
     this._objs = new Array(this._native.length);
     /** getEntries() result once fully materialized (copied on return). */
     this._entriesArr = null;
-    /** id -> entry object for ids already looked up. */
+    /**
+     * id -> entry object for ids already looked up or appended. With `_idsComplete`, it also
+     * has every other id of the session (as a key whose value is undefined), so a fresh id
+     * candidate is checked without asking Rust (`_idTaken`).
+     */
     this._byIdCache = new Map();
+    this._idsComplete = false;
+  }
+
+  /** Give `_byIdCache` every id key Rust holds (once per load). */
+  _completeIds() {
+    for (const k of this._native.idKeys()) if (!this._byIdCache.has(k)) this._byIdCache.set(k, undefined);
+    this._idsComplete = true;
+  }
+
+  /** Whether an entry has the (generated, plain) id `id`. */
+  _idTaken(id) {
+    return this._idsComplete ? this._byIdCache.has(id) : this._native.indexOf(id) >= 0;
   }
 
   _obj(i) {
@@ -215,7 +296,7 @@ class SessionManager {
   _generateIdFrom(first) {
     for (let i = first; i < 100; i++) {
       const id = crypto.randomUUID().slice(0, 8);
-      if (this._native.indexOf(id) < 0) return id;
+      if (!this._idTaken(id)) return id;
     }
     return crypto.randomUUID();
   }
@@ -302,6 +383,8 @@ class SessionManager {
     this._native.replaceLines(stringifyEntry(header));
     this._resetCache();
     this._objs[0] = header;
+    // Only the header, which has no place in the id index.
+    this._idsComplete = true;
     this.leafId = null;
     this._native.setLeaf(null);
     if (this.persist) {
@@ -355,6 +438,10 @@ class SessionManager {
    * role -1 or with an id that is not a plain string, the line is sent and scanned.
    */
   _appendEntry(entry, freshId, kind = -1, role = ROLE_OTHER) {
+    if (kind >= 0 && !this.persist) {
+      this._queue(entry, freshId);
+      return;
+    }
     const fields = kind >= 0 && role >= 0 && plainId(entry.id) && (entry.parentId === null || plainId(entry.parentId));
     let i;
     try {
@@ -369,6 +456,31 @@ class SessionManager {
     this._objs[i] = entry;
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this._byIdCache.set(entry.id, entry);
+    this.leafId = entry.id;
+  }
+
+  /**
+   * An in-memory append of a type Rust indexes by fields alone (`FIELD_KINDS`): no native
+   * call now; the entry joins `_q` and is handed over by the next use of `_native`
+   * (`_flush`). A fresh id candidate is checked against `_byIdCache`, which holds every id of
+   * the session once `_completeIds` ran: one `set` that does not grow the map found it
+   * taken; the old id then maps to undefined (Rust is asked for its entry, which is what
+   * `getEntry` does for such a key) and the id is redrawn by the rest of the reference's
+   * loop. An unchecked id (`freshId` false: drawn by `_generateId`, or its full-UUID
+   * fallback) replaces, as the reference's `byId.set` does.
+   */
+  _queue(entry, freshId) {
+    if (!this._idsComplete) this._completeIds();
+    const byId = this._byIdCache;
+    const size = byId.size;
+    byId.set(entry.id, entry);
+    if (freshId && byId.size === size) {
+      byId.set(entry.id, undefined);
+      entry.id = this._generateIdFrom(1);
+      byId.set(entry.id, entry);
+    }
+    this._q.push(entry);
+    if (this._entriesArr !== null) this._entriesArr.push(entry);
     this.leafId = entry.id;
   }
 
@@ -407,9 +519,10 @@ class SessionManager {
   }
 
   appendMessage(message) {
-    const entry = this._base("message");
-    entry.message = message;
-    this._appendEntry(entry, true, FIELD_KINDS.message, messageRole(message));
+    // One literal (not `_base` + a property): the object is built in its final shape.
+    const entry = { type: "message", id: crypto.randomUUID().slice(0, 8), parentId: this.leafId, timestamp: new Date().toISOString(), message };
+    if (this.persist) this._appendEntry(entry, true, FIELD_KINDS.message, messageRole(message));
+    else this._queue(entry, true);
     return entry.id;
   }
 

@@ -193,6 +193,25 @@ impl Store {
         self.append_unless_taken(entry, check)
     }
 
+    /// Append entries whose index fields were given ([`Entry::from_fields`]) to an in-memory
+    /// store, unchecked (the JS layer checked their ids): nothing to persist, so nothing to
+    /// undo. A persisted store refuses (it writes each append as it comes).
+    /// `n` is how many `entries` yields (room is made for them first).
+    pub fn extend_in_memory(
+        &mut self,
+        n: usize,
+        entries: impl Iterator<Item = Entry>,
+    ) -> Result<(), StoreError> {
+        if self.persist {
+            return Err(StoreError::InvalidLine);
+        }
+        self.tree.reserve(n);
+        for e in entries {
+            self.tree.push(e);
+        }
+        Ok(())
+    }
+
     /// Append `entry`; with `check`, only if no entry has its id (`Ok(false)` otherwise).
     fn append_unless_taken(&mut self, entry: Entry, check: bool) -> Result<bool, StoreError> {
         if check && self.tree.by_id.get(&entry.id).is_some() {
@@ -625,6 +644,45 @@ mod tests {
             s.append_stringified_if_new_id("{not json".into()),
             Err(StoreError::InvalidLine)
         ));
+    }
+
+    #[test]
+    fn in_memory_batches_index_like_single_appends_and_persisted_stores_refuse_them() {
+        use crate::entry::{EntryType, Role};
+        let one = |s: &mut Store| {
+            s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+                .expect("header");
+        };
+        let mut a = Store::new(false);
+        one(&mut a);
+        let mut b = Store::new(false);
+        one(&mut b);
+        let fields = [
+            ("u", None, Role::User),
+            ("v", Some("u"), Role::Assistant),
+            ("w", Some("u"), Role::Other),
+        ];
+        for (id, parent, role) in fields {
+            let e = Entry::from_fields(EntryType::Message, id, parent, role);
+            assert!(a.append_fields(e, true).expect("single"));
+        }
+        let batch = fields
+            .iter()
+            .map(|&(id, parent, role)| Entry::from_fields(EntryType::Message, id, parent, role));
+        b.extend_in_memory(fields.len(), batch).expect("batch");
+        assert_eq!(b.tree.entries.len(), a.tree.entries.len());
+        assert_eq!(b.tree.leaf, a.tree.leaf);
+        assert_eq!(b.tree.conversation, a.tree.conversation);
+        for id in ["u", "v", "w"] {
+            assert_eq!(b.tree.index_of(id), a.tree.index_of(id));
+        }
+        let mut p = Store::new(true);
+        let e = Entry::from_fields(EntryType::Message, "x", None, Role::User);
+        assert!(matches!(
+            p.extend_in_memory(1, std::iter::once(e)),
+            Err(StoreError::InvalidLine)
+        ));
+        assert!(p.tree.entries.is_empty());
     }
 
     #[test]

@@ -74,6 +74,14 @@ impl<V> OrderedMap<V> {
     pub fn iter(&self) -> impl Iterator<Item = &V> {
         self.slots.iter().flatten()
     }
+    pub fn reserve(&mut self, n: usize) {
+        self.slots.reserve(n);
+        self.pos.reserve(n);
+    }
+    /// The keys, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = &Key> {
+        self.pos.keys()
+    }
 }
 
 /// The in-memory session: all file entries (header included) and their index.
@@ -148,6 +156,12 @@ impl Tree {
                 self.labels.delete(&target);
             }
         }
+    }
+
+    /// Room for `n` more entries (a batch of appends).
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        self.by_id.reserve(n);
     }
 
     /// Append an entry and advance the leaf (the reference's `_appendEntry` before persisting).

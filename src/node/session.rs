@@ -10,14 +10,45 @@ use crate::jsonl;
 use crate::materialize;
 use crate::store::{self, Store, StoreError, fs_error};
 use napi::JsStringLatin1;
-use napi::bindgen_prelude::Object;
-use napi::bindgen_prelude::{Int32Array, Uint32Array};
+use napi::bindgen_prelude::{Either, Object};
+use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
 use napi_derive::napi;
 use std::path::PathBuf;
 
 fn to_js(e: StoreError) -> Error {
     Error::from_reason(e.to_string())
+}
+
+/// Entry type and role of `appendFields`' codes: `kind` 0 message, 1 custom, 2 session_info,
+/// 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage, 7 any other type (an
+/// in-memory entry whose type was changed before it was handed over); `role` (messages) 0
+/// user, 1 assistant, 2 toolResult, 3 system, 4 any other or none.
+fn field_kind(kind: u32, role: u32) -> Result<(crate::entry::EntryType, crate::entry::Role)> {
+    use crate::entry::{EntryType, Role};
+    let etype = match kind {
+        0 => EntryType::Message,
+        1 => EntryType::Custom,
+        2 => EntryType::SessionInfo,
+        3 => EntryType::ThinkingLevelChange,
+        4 => EntryType::ModelChange,
+        5 => EntryType::CustomMessage,
+        6 => EntryType::Usage,
+        7 => EntryType::Other,
+        _ => {
+            return Err(Error::from_reason(format!(
+                "appendFields: unknown kind {kind}"
+            )));
+        }
+    };
+    let role = match (etype, role) {
+        (EntryType::Message, 0) => Role::User,
+        (EntryType::Message, 1) => Role::Assistant,
+        (EntryType::Message, 2) => Role::ToolResult,
+        (EntryType::Message, 3) => Role::System,
+        _ => Role::Other,
+    };
+    Ok((etype, role))
 }
 
 /// Message of the error an append throws when the session file was truncated in place and
@@ -273,38 +304,102 @@ impl NativeSession {
         unchecked: bool,
         line: Option<crate::node::utf8_arg::Utf8Arg>,
     ) -> Result<i32> {
-        use crate::entry::{EntryType, Role, Text};
         self.prefetch = None;
-        let etype = match kind {
-            0 => EntryType::Message,
-            1 => EntryType::Custom,
-            2 => EntryType::SessionInfo,
-            3 => EntryType::ThinkingLevelChange,
-            4 => EntryType::ModelChange,
-            5 => EntryType::CustomMessage,
-            6 => EntryType::Usage,
-            _ => {
-                return Err(Error::from_reason(format!(
-                    "appendFields: unknown kind {kind}"
-                )));
-            }
-        };
-        let role = match (etype, role) {
-            (EntryType::Message, 0) => Role::User,
-            (EntryType::Message, 1) => Role::Assistant,
-            (EntryType::Message, 2) => Role::ToolResult,
-            (EntryType::Message, 3) => Role::System,
-            _ => Role::Other,
-        };
+        let (etype, role) = field_kind(kind, role)?;
         let mut entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
         if let Some(line) = line {
-            entry.text = Text::Owned(line.0.into_boxed_str());
+            entry.text = crate::entry::Text::Owned(line.0.into_boxed_str());
         }
         let done = self.store.append_fields(entry, !unchecked);
         if !self.appended(done)? {
             return Ok(-1);
         }
         Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+    }
+
+    /// Many in-memory `appendFields` in one call: the JS layer queues the appends of an
+    /// in-memory session (their ids already checked against its complete id map) and hands
+    /// them over when Rust is next asked anything. Entry `k` has `kinds[k]`, `roles[k]` (codes
+    /// of `appendFields`), id key `ids[k]`, and parent `parents[k]`: -1 null, -2 the id of
+    /// entry `k - 1`, otherwise `parentKeys[parents[k]]`. `ids` is one `\n`-separated string
+    /// (generated ids never hold a newline) or an array; a string that does not split into
+    /// exactly one id per entry answers -1 with nothing appended (the caller sends the array).
+    /// Appended unchecked (as the reference's `_appendEntry`). Returns the index of the first.
+    /// Checked whole before anything is appended: a malformed batch changes nothing.
+    #[napi(catch_unwind)]
+    pub fn append_fields_batch(
+        &mut self,
+        kinds: Uint8Array,
+        roles: Uint8Array,
+        ids: Either<String, Vec<String>>,
+        parents: Int32Array,
+        parent_keys: Vec<String>,
+    ) -> Result<i32> {
+        self.prefetch = None;
+        if self.store.persist {
+            return Err(Error::from_reason(
+                "appendFieldsBatch: a persisted session writes each append",
+            ));
+        }
+        let n = kinds.len();
+        let ids: Vec<&str> = match &ids {
+            Either::A(_) if n == 0 => Vec::new(),
+            Either::A(joined) => {
+                let v: Vec<&str> = joined.split('\n').collect();
+                if v.len() != n {
+                    return Ok(-1);
+                }
+                v
+            }
+            Either::B(list) => list.iter().map(String::as_str).collect(),
+        };
+        if roles.len() != n || parents.len() != n || ids.len() != n {
+            return Err(Error::from_reason(format!(
+                "appendFieldsBatch: {n} kinds, {} roles, {} ids, {} parents",
+                roles.len(),
+                ids.len(),
+                parents.len()
+            )));
+        }
+        // Checked whole first, so that a bad code appends nothing.
+        let parent_of = |k: usize| -> Result<Option<&str>> {
+            match parents[k] {
+                -1 => Ok(None),
+                -2 if k > 0 => Ok(Some(ids[k - 1])),
+                p => usize::try_from(p)
+                    .ok()
+                    .and_then(|p| parent_keys.get(p))
+                    .map(|p| Some(p.as_str()))
+                    .ok_or_else(|| {
+                        Error::from_reason(format!(
+                            "appendFieldsBatch: entry {k} has parent code {p}"
+                        ))
+                    }),
+            }
+        };
+        for k in 0..n {
+            field_kind(u32::from(kinds[k]), u32::from(roles[k]))?;
+            parent_of(k)?;
+        }
+        let start = self.store.tree.entries.len();
+        let entries = (0..n).filter_map(|k| {
+            let (etype, role) = field_kind(u32::from(kinds[k]), u32::from(roles[k])).ok()?;
+            let parent = parent_of(k).ok()?;
+            Some(Entry::from_fields(etype, ids[k], parent, role))
+        });
+        self.store.extend_in_memory(n, entries).map_err(to_js)?;
+        i32::try_from(start).map_err(|_| Error::from_reason("appendFieldsBatch: too many entries"))
+    }
+
+    /// Every id key (`byId`'s keys), for the JS layer's id map of an in-memory session.
+    #[napi(catch_unwind)]
+    pub fn id_keys(&self) -> Vec<String> {
+        self.store
+            .tree
+            .by_id
+            .keys()
+            .map(|k| k.to_string())
+            .collect()
     }
 
     /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
