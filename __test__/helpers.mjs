@@ -1,5 +1,6 @@
 // Shared helpers for the JS tests: the reference module, temp dirs, id/timestamp normalizing.
-import { mkdtempSync, existsSync } from "node:fs";
+import { mkdtempSync, existsSync, rmSync } from "node:fs";
+import { afterAll } from "vitest";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,8 +14,16 @@ export const FIXTURES = process.env.PI_SESSION_FIXTURES ?? join(root, "..", "sha
 export const haveFixtures = existsSync(FIXTURES);
 if (!haveFixtures) console.warn(`[skip] real pi sessions not found at ${FIXTURES}: fixture tests are skipped`);
 
+/** Temp dirs made by `tmp()` in this test file; removed when the file's tests are done. */
+const made = [];
+afterAll(() => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 export function tmp(prefix = "psn-") {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
 }
 
 /**

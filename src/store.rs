@@ -585,11 +585,35 @@ pub fn append_raw(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
 mod tests {
     use super::*;
 
-    fn tmp(name: &str) -> PathBuf {
+    /// A session path in a fresh temp dir, removed with the dir when dropped.
+    struct Tmp(PathBuf);
+
+    impl std::ops::Deref for Tmp {
+        type Target = PathBuf;
+        fn deref(&self) -> &PathBuf {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for Tmp {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Tmp {
+        fn drop(&mut self) {
+            if let Some(d) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+    }
+
+    fn tmp(name: &str) -> Tmp {
         let d = std::env::temp_dir().join(format!("psn-store-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("tmp dir");
-        d.join("s.jsonl")
+        Tmp(d.join("s.jsonl"))
     }
 
     #[test]
@@ -706,7 +730,7 @@ mod tests {
         assert!(s.tree.get("a").is_none());
     }
 
-    fn conversation(dir: &str) -> (Store, PathBuf) {
+    fn conversation(dir: &str) -> (Store, Tmp) {
         let path = tmp(dir);
         let mut s = Store::new(true);
         s.fsync = FsyncMode::Never;
