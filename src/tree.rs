@@ -30,20 +30,13 @@ impl<V> OrderedMap<V> {
     }
     /// `Map.set`: an existing key keeps its position.
     pub fn set(&mut self, k: Key, v: V) {
-        // One hash and probe per call (this runs for every entry of every load).
-        let next = self.slots.len();
-        match self.pos.entry(k) {
-            std::collections::hash_map::Entry::Occupied(mut o) => {
-                if let Some(slot) = self.slots.get_mut(*o.get()) {
-                    *slot = Some(v);
-                    return;
-                }
-                o.insert(next);
-            }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(next);
-            }
+        if let Some(&p) = self.pos.get(&k)
+            && let Some(slot) = self.slots.get_mut(p)
+        {
+            *slot = Some(v);
+            return;
         }
+        self.pos.insert(k, self.slots.len());
         self.slots.push(Some(v));
     }
     pub fn delete(&mut self, k: &str) {
