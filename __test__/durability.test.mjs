@@ -212,6 +212,72 @@ describe("durability", () => {
     }
   });
 
+  it("a file truncated or replaced between open and the first append is rewritten from memory", () => {
+    for (const how of ["truncate", "replace", "delete"]) {
+      const dir = tmp("psn-first-append-");
+      const seed = nat.SessionManager.create("/tmp", dir);
+      seed.appendMessage(user("one"));
+      for (let i = 0; i < 30; i++) seed.appendCustomEntry("k", { i });
+      const file = seed.getSessionFile();
+      const sm = nat.SessionManager.open(file, dir, "/tmp");
+      const full = fs.readFileSync(file, "utf8");
+      if (how === "truncate") fs.truncateSync(file, Math.floor(full.length / 2));
+      if (how === "replace") fs.writeFileSync(`${file}.new`, full.split("\n").slice(0, 3).join("\n") + "\n") || fs.renameSync(`${file}.new`, file);
+      if (how === "delete") fs.unlinkSync(file);
+      const id = sm.appendCustomEntry("k", { last: true });
+      // The whole session is in the file again, the new entry last; nothing of what was
+      // loaded is lost to the cut.
+      expect(fs.readFileSync(file, "utf8"), how).toBe(`${full}${JSON.stringify(sm.getEntry(id))}\n`);
+      expect(nat.SessionManager.open(file, dir, "/tmp").getEntries(), how).toEqual(sm.getEntries());
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a file grown by another writer between open and the first append is appended to, as by the reference", () => {
+    const dir = tmp("psn-first-append-grown-");
+    const seed = nat.SessionManager.create("/tmp", dir);
+    seed.appendMessage(user("one"));
+    const file = seed.getSessionFile();
+    const sm = nat.SessionManager.open(file, dir, "/tmp");
+    const other = JSON.stringify({ type: "custom", customType: "other", id: "0ther000", parentId: null, timestamp: "t" });
+    fs.appendFileSync(file, `${other}\n`);
+    const before = fs.readFileSync(file, "utf8");
+    const id = sm.appendCustomEntry("k", {});
+    expect(fs.readFileSync(file, "utf8")).toBe(`${before}${JSON.stringify(sm.getEntry(id))}\n`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a large file-backed session truncated before its first append: materialized entries come back, others fail clearly", () => {
+    for (const materialized of [true, false]) {
+      const dir = tmp("psn-first-append-backed-");
+      const seed = nat.SessionManager.create("/tmp", dir);
+      seed.appendMessage(user("one"));
+      for (let i = 0; i < 20; i++) seed.appendCustomEntry("k", { i });
+      const file = seed.getSessionFile();
+      process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
+      let sm;
+      try {
+        sm = nat.SessionManager.open(file, dir, "/tmp");
+      } finally {
+        delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
+      }
+      const full = fs.readFileSync(file, "utf8");
+      if (materialized) sm.getEntries();
+      fs.truncateSync(file, 100);
+      if (materialized) {
+        const id = sm.appendCustomEntry("k", { last: true });
+        expect(fs.readFileSync(file, "utf8")).toBe(`${full}${JSON.stringify(sm.getEntry(id))}\n`);
+      } else {
+        const cut = fs.readFileSync(file);
+        expect(() => sm.appendCustomEntry("k", { n: 1 })).toThrow(/, read '/);
+        expect(fs.readFileSync(file)).toEqual(cut);
+        expect(() => sm.appendCustomEntry("k", { n: 2 })).toThrow(/, read '/);
+        expect(fs.readFileSync(file)).toEqual(cut);
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("truncated in place mid-file: appended entries (kept only in the file) come back from their objects", () => {
     const dir = tmp("psn-trunc-mid-");
     const sm = nat.SessionManager.create("/tmp", dir);

@@ -112,6 +112,19 @@ struct AppendHandle {
     sync: Option<Arc<SyncTarget>>,
 }
 
+/// The file the entries were last loaded from, as it was then. Until the first append opens a
+/// handle (which then does the checking), that append compares the path with it: a file
+/// truncated or replaced between the load and the first append is recovered like one
+/// truncated or replaced later (see [`Store::append_last`]).
+#[derive(Debug)]
+struct LoadedFile {
+    path: PathBuf,
+    /// (device, inode) after the load.
+    id: (u64, u64),
+    /// Length after the load (and its newline repair, if any).
+    len: u64,
+}
+
 /// A session: the tree plus where and whether it is persisted.
 #[derive(Debug, Default)]
 pub struct Store {
@@ -126,6 +139,7 @@ pub struct Store {
     /// `PI_SESSION_NATIVE_LOCK=1`: take `<file>.lock` on the first write.
     pub lock: bool,
     handle: Option<AppendHandle>,
+    loaded: Option<LoadedFile>,
     held_lock: Option<LockGuard>,
     /// [`Store::restore_texts`] ran: the next recovery of a truncated file proceeds with
     /// what it has (an entry the caller could not give back fails the rewrite's read).
@@ -156,6 +170,21 @@ impl Store {
     /// Replace all entries (new session, loaded file, branched session).
     pub fn replace(&mut self, entries: Vec<Entry>) {
         self.tree = Tree::from_entries(entries);
+        // New entries (a load notes its file again right after: `note_loaded`).
+        self.loaded = None;
+    }
+
+    /// The entries were just loaded from `path` (see [`LoadedFile`]). If the path cannot be
+    /// read now, nothing is noted (the first append then checks nothing, as before).
+    pub fn note_loaded(&mut self, path: &Path) {
+        self.loaded = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| LoadedFile {
+                path: path.to_path_buf(),
+                id: durability::file_id(&m),
+                len: m.len(),
+            });
     }
 
     /// Append one serialized entry and persist it (`_appendEntry` + `_persist`).
@@ -289,6 +318,7 @@ impl Store {
         // appending to what is left.
         let bytes = entries_bytes(&self.tree.entries).map_err(|e| fs_error(&e, "read", path))?;
         self.handle = None;
+        self.loaded = None;
         durability::write_file_atomic(
             path,
             &bytes,
@@ -303,10 +333,10 @@ impl Store {
         Ok(())
     }
 
-    /// Entries whose text lives only in the file `h` is open on (appended through `h`, or
-    /// loaded file-backed from the same inode): after an in-place truncation their bytes are
-    /// gone or may be someone else's.
-    fn texts_in(&self, h: &AppendHandle) -> Vec<u32> {
+    /// Entries whose text lives only in the file with (device, inode) `id` (appended through
+    /// the handle `src`, or loaded file-backed from the same inode): after an in-place
+    /// truncation their bytes are gone or may be someone else's.
+    fn texts_in(&self, id: (u64, u64), own: Option<&Arc<FileSource>>) -> Vec<u32> {
         let mut same: Option<(*const FileSource, bool)> = None;
         let mut out = Vec::new();
         for (i, e) in self.tree.entries.iter().enumerate() {
@@ -317,11 +347,11 @@ impl Store {
             let hit = match same {
                 Some((p, hit)) if p == ptr => hit,
                 _ => {
-                    let hit = Arc::ptr_eq(src, &h.src)
+                    let hit = own.is_some_and(|h| Arc::ptr_eq(src, h))
                         || src
                             .file
                             .metadata()
-                            .is_ok_and(|m| durability::file_id(&m) == h.id);
+                            .is_ok_and(|m| durability::file_id(&m) == id);
                     same = Some((ptr, hit));
                     hit
                 }
@@ -370,6 +400,16 @@ impl Store {
                     problem = Some("was truncated");
                 }
             }
+            // The first append since a load: the same questions, about the file as loaded.
+            (Ok(m), None) if m.is_file() => {
+                if let Some(l) = self.loaded.as_ref().filter(|l| l.path == path) {
+                    if durability::file_id(m) != l.id {
+                        problem = Some("was replaced");
+                    } else if m.len() < l.len {
+                        problem = Some("was truncated");
+                    }
+                }
+            }
             (Ok(m), _) if !m.is_file() => {
                 // A directory (or other non-file) took its place: the reference's append
                 // fails with that OS error; do the same.
@@ -386,11 +426,11 @@ impl Store {
             if what == "was truncated" && !restored {
                 // Texts that lived only in the truncated file come back from the caller
                 // first; the retried append then rewrites the file.
-                let lost = self
-                    .handle
-                    .as_ref()
-                    .map(|h| self.texts_in(h))
-                    .unwrap_or_default();
+                let lost = match (&self.handle, &self.loaded) {
+                    (Some(h), _) => self.texts_in(h.id, Some(&h.src)),
+                    (None, Some(l)) => self.texts_in(l.id, None),
+                    (None, None) => Vec::new(),
+                };
                 if !lost.is_empty() {
                     return Err(StoreError::NeedsTexts(lost));
                 }
@@ -412,6 +452,8 @@ impl Store {
                 src: Arc::new(FileSource { file }),
                 sync: None,
             });
+            // From here on the handle does the checking.
+            self.loaded = None;
         }
         let mode = self.fsync;
         let (Some(h), Some(last)) = (self.handle.as_mut(), self.tree.entries.last_mut()) else {
@@ -504,7 +546,10 @@ impl Store {
             &bytes,
             Existing::Replace,
             self.fsync.sync_whole_files(),
-        )
+        )?;
+        // The file is now what memory holds.
+        self.loaded = None;
+        Ok(())
     }
 }
 
@@ -707,6 +752,44 @@ mod tests {
             Err(StoreError::InvalidLine)
         ));
         assert!(p.tree.entries.is_empty());
+    }
+
+    #[test]
+    fn a_file_cut_between_load_and_first_append_is_rewritten_whole() {
+        let path = tmp("cut-after-load");
+        let lines = [
+            r#"{"type":"session","id":"s","version":3}"#,
+            r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user"}}"#,
+            r#"{"type":"custom","id":"c","parentId":"u"}"#,
+        ];
+        let full = format!("{}\n", lines.join("\n"));
+        std::fs::write(&*path, &full).expect("write");
+        let loaded = crate::jsonl::load_file(&path).expect("load");
+        let mut s = Store::new(true);
+        s.fsync = FsyncMode::Never;
+        s.file = Some(path.clone());
+        s.flushed = true;
+        s.replace(loaded.entries);
+        s.note_loaded(&path);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&*path)
+            .and_then(|f| f.set_len(10))
+            .expect("truncate");
+        let last = r#"{"type":"custom","id":"d","parentId":"c"}"#;
+        s.append(last.into()).expect("append");
+        let text = std::fs::read_to_string(&*path).expect("read");
+        assert_eq!(text, format!("{full}{last}\n"));
+        // Later appends go through the handle as usual.
+        s.append(r#"{"type":"custom","id":"e","parentId":"d"}"#.into())
+            .expect("append");
+        assert_eq!(
+            std::fs::read_to_string(&*path)
+                .expect("read")
+                .lines()
+                .count(),
+            5
+        );
     }
 
     #[test]
