@@ -146,7 +146,7 @@ pub fn branch_lines(
         let mut first_kept_raw = None;
         if e.etype == EntryType::Compaction {
             // `firstKeptEntryId === id ? id : replacement.get(firstKeptEntryId) ?? itself`.
-            let target = e.first_kept.as_ref().filter(|k| **k != e.id);
+            let target = e.first_kept().filter(|k| **k != e.id);
             if let Some(new) = target.and_then(|k| replacement.get(k)) {
                 let Some((s0, e0)) = f.span("firstKeptEntryId") else {
                     return Branched::Fallback;
@@ -184,7 +184,7 @@ pub fn branch_lines(
         let Some(le) = tree.entries.get(li) else {
             return Branched::Fallback;
         };
-        let Some(target) = le.target.as_ref() else {
+        let Some(target) = le.target() else {
             continue;
         };
         if !kept_ids.contains(target) {

@@ -52,7 +52,7 @@ pub fn context_entries(tree: &Tree, path: &[u32]) -> Vec<u32> {
         .unwrap_or(cpos);
     let mut out = vec![path[cpos]];
     if !compaction.retained_tail {
-        let first_kept: Option<&Key> = compaction.first_kept.as_ref();
+        let first_kept: Option<&Key> = compaction.first_kept();
         let mut found = false;
         for &i in &path[..cidx] {
             let e = at(i);
@@ -93,7 +93,7 @@ pub fn plan(tree: &Tree) -> Plan {
     for &i in &entries {
         let e = &tree.entries[i as usize];
         if e.etype == EntryType::ContextEdit
-            && let Some(t) = e.target.as_deref()
+            && let Some(t) = e.target().map(|k| k.as_str())
         {
             edits.insert(t, i);
         }

@@ -296,12 +296,13 @@ pub struct Entry {
     pub id: Key,
     pub parent: Parent,
     pub role: Role,
-    /// label / context_edit: `targetId`.
-    pub target: Option<Key>,
+    /// The one other id an entry type refers to: `targetId` of a label or context_edit,
+    /// `firstKeptEntryId` of a compaction (undefined if absent); read through
+    /// [`Entry::target`] / [`Entry::first_kept`]. One field, not two: no type has both, and
+    /// every entry of a long session carries it (24 bytes each).
+    pub other: Option<Key>,
     /// label: whether `label` is truthy.
     pub label_truthy: bool,
-    /// compaction: `firstKeptEntryId` key (undefined if absent).
-    pub first_kept: Option<Key>,
     /// compaction: carries a `retainedTail` array (the spec's self-contained checkpoint).
     pub retained_tail: bool,
     /// session header: `id` is a string (a valid header needs it).
@@ -355,8 +356,10 @@ impl Entry {
         } else {
             Parent::Key(key_of(Some(parent_raw), 0))
         };
-        if let Some(raw) = first_kept_raw {
-            e.first_kept = Some(key_of(Some(raw), 0));
+        if let Some(raw) = first_kept_raw
+            && e.etype == EntryType::Compaction
+        {
+            e.other = Some(key_of(Some(raw), 0));
         }
         e
     }
@@ -391,9 +394,8 @@ impl Entry {
             id: Key::from(id),
             parent: parent.map_or(Parent::Null, |p| Parent::Key(Key::from(p))),
             role,
-            target: None,
+            other: None,
             label_truthy: false,
-            first_kept: None,
             retained_tail: false,
             id_is_string: true,
         }
@@ -413,9 +415,8 @@ impl Entry {
             id: Key::const_new(UNDEFINED),
             parent: Parent::Key(Key::const_new(UNDEFINED)),
             role: Role::Other,
-            target: None,
+            other: None,
             label_truthy: false,
-            first_kept: None,
             retained_tail: false,
             id_is_string: false,
         };
@@ -451,20 +452,36 @@ impl Entry {
                 };
             }
             EntryType::Label => {
-                e.target = Some(key_of(get("targetId"), unique));
+                e.other = Some(key_of(get("targetId"), unique));
                 e.label_truthy = get("label").is_some_and(scan::is_truthy);
             }
             EntryType::ContextEdit => {
-                e.target = Some(key_of(get("targetId"), unique));
+                e.other = Some(key_of(get("targetId"), unique));
             }
             EntryType::Compaction => {
-                e.first_kept = Some(key_of(get("firstKeptEntryId"), unique));
+                e.other = Some(key_of(get("firstKeptEntryId"), unique));
                 e.retained_tail =
                     get("retainedTail").is_some_and(|r| scan::kind_of(r) == Kind::Array);
             }
             _ => {}
         }
         Some(e)
+    }
+
+    /// label / context_edit: the `targetId` key.
+    pub fn target(&self) -> Option<&Key> {
+        match self.etype {
+            EntryType::Label | EntryType::ContextEdit => self.other.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// compaction: the `firstKeptEntryId` key (undefined if absent).
+    pub fn first_kept(&self) -> Option<&Key> {
+        match self.etype {
+            EntryType::Compaction => self.other.as_ref(),
+            _ => None,
+        }
     }
 
     /// Is this a user or assistant message (what makes a session worth a file).
@@ -526,7 +543,7 @@ mod tests {
             0,
         )
         .expect("valid");
-        assert_eq!(e.target.as_deref(), Some("a"));
+        assert_eq!(e.target().map(|k| k.as_str()), Some("a"));
         assert!(!e.label_truthy);
         let e = Entry::parse(r#"{"type":"x","id":5,"parentId":0}"#.into(), 0).expect("valid");
         assert_eq!(e.id, "\u{0}n5");

@@ -381,7 +381,9 @@ impl Store {
             }
             fresh.id = old.id.clone();
             fresh.parent = old.parent.clone();
-            fresh.target = old.target.clone();
+            if fresh.target().is_some() {
+                fresh.other = old.other.clone();
+            }
             *old = fresh;
         }
     }

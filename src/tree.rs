@@ -141,7 +141,7 @@ impl Tree {
         }
         let id = e.id.clone();
         let label = if e.etype == EntryType::Label {
-            Some((e.target.clone().unwrap_or_default(), e.label_truthy))
+            Some((e.target().cloned().unwrap_or_default(), e.label_truthy))
         } else {
             None
         };
@@ -198,7 +198,7 @@ impl Tree {
         PushUndo {
             by_id_prev: self.by_id.get(&e.id).copied(),
             label_prev: if e.etype == EntryType::Label {
-                let t = e.target.clone().unwrap_or_default();
+                let t = e.target().cloned().unwrap_or_default();
                 let prev = self
                     .labels
                     .slot_of(&t)
