@@ -115,3 +115,39 @@ test("a persisted native session file lives in the session dir the persisted run
   const sm = nat.SessionManager.create("/tmp/proj", d);
   expect(sm.getSessionFile().startsWith(join(d, ""))).toBe(true);
 });
+
+describe("createBranchedSession label ids under a stubbed randomUUID", () => {
+  // The path's labels are re-created with fresh ids. Both routes (Rust splicing the text of a
+  // re-opened session; the object route for entries JS holds) draw them through
+  // crypto.randomUUID like the reference: same candidates, same redraws, same fallback.
+  const pools = {
+    counting: (n) => uuid((0x30000000 + n).toString(16), n),
+    // Label candidates collide with the path's ids first, then come free.
+    "colliding then free": (n) => uuid(n < 8 ? "30000001" : (0x30000000 + n).toString(16), n),
+    // One value forever: the 100 tries fail and the whole UUID is used.
+    "one value forever": (n) => uuid(n < 3 ? (0x30000000 + n).toString(16) : "30000001", n),
+  };
+  for (const [name, next] of Object.entries(pools)) {
+    for (const reopen of [false, true]) {
+      test(`${name}, ${reopen ? "re-opened (text route)" : "as appended (object route)"}`, () => {
+        const run = (M) => {
+          const calls = stubUUID(next);
+          const sm = M.SessionManager.create("/tmp/proj", tmp());
+          const a = sm.appendMessage({ role: "user", content: "x", timestamp: 1 });
+          sm.appendLabelChange(a, "L");
+          sm.appendMessage({ role: "assistant", content: [], timestamp: 2 });
+          if (reopen) sm.setSessionFile(sm.getSessionFile());
+          const before = calls();
+          sm.createBranchedSession(sm.getLeafId());
+          const drawn = calls() - before;
+          crypto.randomUUID = realRandomUUID;
+          syncBuiltinESMExports();
+          return { drawn, entries: sm.getEntries().map((e) => [e.type, e.id, e.parentId, e.targetId]) };
+        };
+        const r = run(ref);
+        const n = run(nat);
+        expect(n).toEqual(r);
+      });
+    }
+  }
+});

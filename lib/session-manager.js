@@ -83,7 +83,13 @@ const FIELD_KINDS_BY_TYPE = new Map(Object.entries(FIELD_KINDS));
  * (`message.role === "user"`, ...): it never serializes an in-memory entry.
  */
 function objectRole(message) {
-  const role = typeof message === "object" && message !== null ? message.role : undefined;
+  let role;
+  try {
+    role = typeof message === "object" && message !== null ? message.role : undefined;
+  } catch {
+    // A getter or a revoked Proxy: not a role the context would recognize either.
+    return ROLE_OTHER;
+  }
   if (role === "user") return 0;
   if (role === "assistant") return 1;
   if (role === "toolResult") return 2;
@@ -118,6 +124,15 @@ function plainId(id) {
   return typeof id === "string" && !/[\n\ud800-\udfff]/.test(id);
 }
 
+/**
+ * A label id for `createBranchedSession` as the reference draws it: `randomUUID().slice(0, 8)`,
+ * or the whole UUID as its last resort (`full`). Rust's text route calls it too, so both
+ * routes draw the same ids from the same `crypto.randomUUID` (a test may stub it).
+ */
+function drawLabelId(full) {
+  return full ? crypto.randomUUID() : crypto.randomUUID().slice(0, 8);
+}
+
 /** The message of a native append that needs entry texts back (see `_send`). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
 
@@ -135,8 +150,9 @@ class SessionManager {
     this.persist = persist;
     this.leafId = null;
     /**
-     * Entries appended to an in-memory session and not yet handed to Rust (see `_queue`).
-     * Every use of `_native` hands them over first, so Rust never answers from a stale index.
+     * Entries appended to an in-memory session and not yet handed to Rust, flat: entry, id,
+     * parentId (as appended) for each (see `_queue`). Every use of `_native` hands them over
+     * first, so Rust never answers from a stale index.
      */
     this._q = [];
     this._core = new native.NativeSession(persist);
@@ -160,21 +176,24 @@ class SessionManager {
   }
 
   /**
-   * Hand the queued in-memory appends to Rust in one call. Their index fields (type, id,
-   * parentId, message role) are read now, from the objects: as with the reference, whose
-   * in-memory session only ever has the live objects.
+   * Hand the queued in-memory appends to Rust in one call. Id and parentId are the ones the
+   * entry was appended with (the reference keys `byId` then, and so does `_byIdCache`); type
+   * and message role are read now from the objects, as the reference's in-memory session only
+   * ever reads the live objects.
    */
   _flush() {
     const q = this._q;
-    const n = q.length;
+    const n = q.length / 3;
     const kinds = new Uint8Array(n);
     const roles = new Uint8Array(n);
     const parents = new Int32Array(n);
     const ids = new Array(n);
     const parentKeys = [];
+    let prevId;
     for (let k = 0; k < n; k++) {
-      const e = q[k];
-      ids[k] = keyOf(e.id);
+      const e = q[3 * k];
+      const id = q[3 * k + 1];
+      ids[k] = keyOf(id);
       const type = e.type;
       if (type === "message") {
         kinds[k] = FIELD_KINDS.message;
@@ -183,16 +202,17 @@ class SessionManager {
         kinds[k] = FIELD_KINDS_BY_TYPE.get(type) ?? KIND_OTHER;
         roles[k] = ROLE_OTHER;
       }
-      const p = e.parentId;
+      const p = q[3 * k + 2];
       if (p === null) parents[k] = -1;
-      else if (k > 0 && p === q[k - 1].id) parents[k] = -2;
+      else if (k > 0 && p === prevId) parents[k] = -2;
       else parents[k] = parentKeys.push(keyOf(p)) - 1;
+      prevId = id;
     }
     // One string is cheapest to hand over; Rust answers -1 if an id held a newline.
     let start = this._core.appendFieldsBatch(kinds, roles, ids.join("\n"), parents, parentKeys);
     if (start < 0) start = this._core.appendFieldsBatch(kinds, roles, ids, parents, parentKeys);
     this._q = [];
-    for (let k = 0; k < n; k++) this._objs[start + k] = q[k];
+    for (let k = 0; k < n; k++) this._objs[start + k] = q[3 * k];
   }
 
   // ---------------------------------------------------------------------------------------
@@ -479,7 +499,7 @@ class SessionManager {
       entry.id = this._generateIdFrom(1);
       byId.set(entry.id, entry);
     }
-    this._q.push(entry);
+    this._q.push(entry, entry.id, entry.parentId);
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this.leafId = entry.id;
   }
@@ -816,7 +836,7 @@ class SessionManager {
         break;
       }
     }
-    const done = untouched ? this._native.branchInto(from, stringifyEntry(header)) : 0;
+    const done = untouched ? this._native.branchInto(from, stringifyEntry(header), drawLabelId) : 0;
     if (done < 0) throw new Error(`Entry ${leafId} not found`);
     if (done > 0) {
       this.sessionId = newSessionId;
@@ -874,9 +894,13 @@ class SessionManager {
     const labelEntries = [];
     let parentId = pathWithoutLabels[pathWithoutLabels.length - 1]?.id || null;
     for (const { targetId, label, timestamp: labelTimestamp } of labelsToWrite) {
+      // The reference's generateId over the path's ids: 100 tries, then a whole UUID unchecked.
       let id;
-      do id = crypto.randomUUID().slice(0, 8);
-      while (pathEntryIds.has(id));
+      for (let i = 0; i < 100 && id === undefined; i++) {
+        const c = drawLabelId(false);
+        if (!pathEntryIds.has(c)) id = c;
+      }
+      if (id === undefined) id = drawLabelId(true);
       pathEntryIds.add(id);
       labelEntries.push({ type: "label", id, parentId, timestamp: labelTimestamp, targetId, label });
       parentId = id;

@@ -87,12 +87,13 @@ fn push_member(text: &str, key: &str, value: &str) -> String {
 }
 
 /// The new session's lines for the path to `from` (or the leaf), as the reference's
-/// `createBranchedSession` writes them after the header. `new_id` draws a label id
-/// candidate (the reference's `randomUUID().slice(0, 8)`).
+/// `createBranchedSession` writes them after the header. `new_id(false)` draws a label id
+/// candidate (the reference's `randomUUID().slice(0, 8)`), `new_id(true)` the whole-UUID last
+/// resort; `None` (the drawing failed) gives up with [`Branched::Fallback`].
 pub fn branch_lines(
     tree: &Tree,
     from: Option<&str>,
-    mut new_id: impl FnMut() -> String,
+    mut new_id: impl FnMut(bool) -> Option<String>,
 ) -> Branched {
     let path = tree.branch(from);
     if path.is_empty() {
@@ -199,20 +200,24 @@ pub fn branch_lines(
         let (Some(target_raw), Some(label_raw)) = (f.raw("targetId"), f.raw("label")) else {
             return Branched::Fallback;
         };
-        let mut id = String::new();
+        let mut id = None;
         for _ in 0..100 {
-            let c = new_id();
+            let Some(c) = new_id(false) else {
+                return Branched::Fallback;
+            };
             if !taken.contains(&c) {
-                id = c;
+                id = Some(c);
                 break;
             }
         }
-        if id.is_empty() {
-            // The reference's last resort: a whole UUID.
-            id = uuid::Uuid::new_v4().to_string();
-        }
+        // The reference's last resort: a whole UUID, unchecked.
+        let Some(id) = id.or_else(|| new_id(true)) else {
+            return Branched::Fallback;
+        };
         taken.insert(id.clone());
-        let mut line = format!("{{\"type\":\"label\",\"id\":\"{id}\",\"parentId\":{parent}");
+        let mut quoted = String::with_capacity(id.len() + 2);
+        crate::json::value::write_json_string(&mut quoted, &id);
+        let mut line = format!("{{\"type\":\"label\",\"id\":{quoted},\"parentId\":{parent}");
         if let Some(ts) = f.raw("timestamp") {
             line.push_str(",\"timestamp\":");
             line.push_str(ts);
@@ -226,7 +231,7 @@ pub fn branch_lines(
             text: line,
             splice: None,
         });
-        parent = format!("\"{id}\"");
+        parent = quoted;
     }
     Branched::Lines(lines)
 }
@@ -236,6 +241,15 @@ pub fn short_id() -> String {
     let mut s = uuid::Uuid::new_v4().simple().to_string();
     s.truncate(8);
     s
+}
+
+/// [`short_id`], or a whole UUID when `full`: the `new_id` of [`branch_lines`] without JS.
+pub fn rust_id(full: bool) -> Option<String> {
+    Some(if full {
+        uuid::Uuid::new_v4().to_string()
+    } else {
+        short_id()
+    })
 }
 
 #[cfg(test)]
@@ -250,11 +264,11 @@ mod tests {
         t
     }
 
-    fn ids() -> impl FnMut() -> String {
+    fn ids() -> impl FnMut(bool) -> Option<String> {
         let mut n = 0;
-        move || {
+        move |_full| {
             n += 1;
-            format!("id{n:06}")
+            Some(format!("id{n:06}"))
         }
     }
 

@@ -348,6 +348,13 @@ static NEEDS_ESCAPE: [bool; 256] = {
     t
 };
 
+/// `s` as `JSON.stringify` writes a string, quotes included.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    write_escaped_str(out, s);
+    out.push('"');
+}
+
 fn write_escaped_str(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;

@@ -10,7 +10,7 @@ use crate::jsonl;
 use crate::materialize;
 use crate::store::{self, Store, StoreError, fs_error};
 use napi::JsStringLatin1;
-use napi::bindgen_prelude::{Either, Object};
+use napi::bindgen_prelude::{Either, Function, Object};
 use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
 use napi_derive::napi;
@@ -447,12 +447,20 @@ impl NativeSession {
     /// line on the path does not qualify (the caller then takes the object route; nothing
     /// changed).
     #[napi(catch_unwind)]
-    pub fn branch_into(&mut self, from: Option<String>, header: String) -> Result<i32> {
-        let lines = match crate::branch::branch_lines(
-            &self.store.tree,
-            from.as_deref(),
-            crate::branch::short_id,
-        ) {
+    pub fn branch_into(
+        &mut self,
+        from: Option<String>,
+        header: String,
+        draw: Option<Function<'_, bool, String>>,
+    ) -> Result<i32> {
+        // Label ids come from `draw(full)` (JS: `crypto.randomUUID()`, sliced unless `full`),
+        // so they are drawn exactly as the reference's object route draws them; a throwing
+        // `draw` sends the caller to that route.
+        let new_id = |full: bool| match &draw {
+            Some(f) => f.call(full).ok(),
+            None => crate::branch::rust_id(full),
+        };
+        let lines = match crate::branch::branch_lines(&self.store.tree, from.as_deref(), new_id) {
             crate::branch::Branched::NotFound => return Ok(-1),
             crate::branch::Branched::Fallback => return Ok(0),
             crate::branch::Branched::Lines(lines) => lines,
