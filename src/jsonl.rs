@@ -14,6 +14,9 @@ pub struct Loaded {
     pub entries: Vec<Entry>,
     /// The file did not end with `\n` (the reference then appends one).
     pub unterminated: bool,
+    /// (device, inode) and length of the file read, from the descriptor it was read through
+    /// (`load_file` only): what the first append compares the path with.
+    pub file: Option<((u64, u64), u64)>,
 }
 
 // Invalid-UTF-8 handling relies on `\n` (ASCII) never being part of a replaced sequence.
@@ -59,6 +62,7 @@ pub fn parse_owned(bytes: Vec<u8>) -> Loaded {
     Loaded {
         entries,
         unterminated,
+        file: None,
     }
 }
 
@@ -137,20 +141,28 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
         Err(e) => return Err(LoadError::Open(e)),
     };
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let meta = f.metadata().ok();
+    let file = meta
+        .as_ref()
+        .map(|m| (crate::durability::file_id(m), m.len()));
+    let size = meta.as_ref().map_or(0, |m| m.len());
     if size >= backed_threshold() {
-        return load_backed(f);
+        let mut loaded = load_backed(f)?;
+        if !loaded.entries.is_empty() {
+            loaded.file = file;
+        }
+        return Ok(loaded);
     }
     // Size the buffer from the file's length: no regrowth copies for large sessions.
-    let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(len + 1);
+    let mut bytes = Vec::with_capacity(size as usize + 1);
     f.read_to_end(&mut bytes).map_err(LoadError::Read)?;
-    let loaded = parse_owned(bytes);
+    let mut loaded = parse_owned(bytes);
     if let Some(first) = loaded.entries.first()
         && !first.is_valid_header()
     {
         return Ok(Loaded::default());
     }
+    loaded.file = file;
     Ok(loaded)
 }
 
@@ -231,6 +243,7 @@ fn load_backed_in(file: std::fs::File, chunk: usize, threads: usize) -> Result<L
     Ok(Loaded {
         entries,
         unterminated: last_byte.is_some_and(|b| b != b'\n'),
+        file: None,
     })
 }
 

@@ -174,17 +174,15 @@ impl Store {
         self.loaded = None;
     }
 
-    /// The entries were just loaded from `path` (see [`LoadedFile`]). If the path cannot be
-    /// read now, nothing is noted (the first append then checks nothing, as before).
-    pub fn note_loaded(&mut self, path: &Path) {
-        self.loaded = std::fs::metadata(path)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| LoadedFile {
-                path: path.to_path_buf(),
-                id: durability::file_id(&m),
-                len: m.len(),
-            });
+    /// The entries were just loaded from `path`, read through a descriptor on `file`
+    /// ((device, inode), length then; see [`LoadedFile`]); `repaired`: a newline was appended
+    /// since. Without `file` nothing is noted (the first append then checks nothing).
+    pub fn note_loaded(&mut self, path: &Path, file: Option<((u64, u64), u64)>, repaired: bool) {
+        self.loaded = file.map(|(id, len)| LoadedFile {
+            path: path.to_path_buf(),
+            id,
+            len: len + u64::from(repaired),
+        });
     }
 
     /// Append one serialized entry and persist it (`_appendEntry` + `_persist`).
@@ -791,8 +789,9 @@ mod tests {
         s.fsync = FsyncMode::Never;
         s.file = Some(path.clone());
         s.flushed = true;
+        let file = loaded.file;
         s.replace(loaded.entries);
-        s.note_loaded(&path);
+        s.note_loaded(&path, file, false);
         std::fs::OpenOptions::new()
             .write(true)
             .open(&*path)

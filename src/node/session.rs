@@ -209,7 +209,7 @@ impl NativeSession {
             }
             let t1 = std::time::Instant::now();
             self.replace_entries(loaded.entries);
-            self.store.note_loaded(&p);
+            self.store.note_loaded(&p, loaded.file, repaired);
             if std::env::var_os("PI_SESSION_NATIVE_PROFILE").is_some() {
                 eprintln!(
                     "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}",
