@@ -133,6 +133,16 @@ function drawLabelId(full) {
   return full ? crypto.randomUUID() : crypto.randomUUID().slice(0, 8);
 }
 
+/**
+ * The id `entry` was appended with, when its `id` was changed since: its key in `byId`
+ * (`_byIdCache`), found by value. `fallback` when it has none (an unchecked id that a later
+ * entry with the same id replaced there: it still has its own).
+ */
+function appendedId(byId, entry, fallback) {
+  for (const [k, v] of byId) if (v === entry) return k;
+  return fallback;
+}
+
 /** The message of a native append that needs entry texts back (see `_send`). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
 
@@ -150,9 +160,8 @@ class SessionManager {
     this.persist = persist;
     this.leafId = null;
     /**
-     * Entries appended to an in-memory session and not yet handed to Rust, flat: entry, id,
-     * parentId (as appended) for each (see `_queue`). Every use of `_native` hands them over
-     * first, so Rust never answers from a stale index.
+     * Entries appended to an in-memory session and not yet handed to Rust (see `_queue`).
+     * Every use of `_native` hands them over first, so Rust never answers from a stale index.
      */
     this._q = [];
     this._core = new native.NativeSession(persist);
@@ -176,14 +185,15 @@ class SessionManager {
   }
 
   /**
-   * Hand the queued in-memory appends to Rust in one call. Id and parentId are the ones the
-   * entry was appended with (the reference keys `byId` then, and so does `_byIdCache`); type
-   * and message role are read now from the objects, as the reference's in-memory session only
-   * ever reads the live objects.
+   * Hand the queued in-memory appends to Rust in one call. An entry's id is the one it was
+   * appended with, as the reference keys `byId` then (and so does `_byIdCache`: if the object's
+   * `id` was changed since, its key there is found by value); parentId, type and message role
+   * are read now from the object, as the reference's in-memory session reads the live objects.
    */
   _flush() {
     const q = this._q;
-    const n = q.length / 3;
+    const n = q.length;
+    const byId = this._byIdCache;
     const kinds = new Uint8Array(n);
     const roles = new Uint8Array(n);
     const parents = new Int32Array(n);
@@ -191,8 +201,9 @@ class SessionManager {
     const parentKeys = [];
     let prevId;
     for (let k = 0; k < n; k++) {
-      const e = q[3 * k];
-      const id = q[3 * k + 1];
+      const e = q[k];
+      let id = e.id;
+      if (byId.get(id) !== e) id = appendedId(byId, e, id);
       ids[k] = keyOf(id);
       const type = e.type;
       if (type === "message") {
@@ -202,7 +213,7 @@ class SessionManager {
         kinds[k] = FIELD_KINDS_BY_TYPE.get(type) ?? KIND_OTHER;
         roles[k] = ROLE_OTHER;
       }
-      const p = q[3 * k + 2];
+      const p = e.parentId;
       if (p === null) parents[k] = -1;
       else if (k > 0 && p === prevId) parents[k] = -2;
       else parents[k] = parentKeys.push(keyOf(p)) - 1;
@@ -212,7 +223,7 @@ class SessionManager {
     let start = this._core.appendFieldsBatch(kinds, roles, ids.join("\n"), parents, parentKeys);
     if (start < 0) start = this._core.appendFieldsBatch(kinds, roles, ids, parents, parentKeys);
     this._q = [];
-    for (let k = 0; k < n; k++) this._objs[start + k] = q[3 * k];
+    for (let k = 0; k < n; k++) this._objs[start + k] = q[k];
   }
 
   // ---------------------------------------------------------------------------------------
@@ -499,7 +510,7 @@ class SessionManager {
       entry.id = this._generateIdFrom(1);
       byId.set(entry.id, entry);
     }
-    this._q.push(entry, entry.id, entry.parentId);
+    this._q.push(entry);
     if (this._entriesArr !== null) this._entriesArr.push(entry);
     this.leafId = entry.id;
   }
