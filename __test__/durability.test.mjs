@@ -63,6 +63,20 @@ function checkFile(file, repaired = 0) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** A small session written to `dir`, re-opened file-backed (as a large one would be). */
+function openBacked(dir) {
+  const seed = nat.SessionManager.create("/tmp", dir);
+  seed.appendMessage(user("one"));
+  for (let i = 0; i < 20; i++) seed.appendCustomEntry("k", { i });
+  const file = seed.getSessionFile();
+  process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
+  try {
+    return { sm: nat.SessionManager.open(file, dir, "/tmp"), file };
+  } finally {
+    delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
+  }
+}
+
 describe("durability", () => {
   it(`kill -9 during appends and rewrites (${KILLS} kills)`, async () => {
     const t0 = Date.now();
@@ -250,17 +264,7 @@ describe("durability", () => {
   it("a large file-backed session truncated before its first append: rebuilt when JS holds the entries, else appended to as found", () => {
     for (const materialized of [true, false]) {
       const dir = tmp("psn-first-append-backed-");
-      const seed = nat.SessionManager.create("/tmp", dir);
-      seed.appendMessage(user("one"));
-      for (let i = 0; i < 20; i++) seed.appendCustomEntry("k", { i });
-      const file = seed.getSessionFile();
-      process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
-      let sm;
-      try {
-        sm = nat.SessionManager.open(file, dir, "/tmp");
-      } finally {
-        delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
-      }
+      const { sm, file } = openBacked(dir);
       const full = fs.readFileSync(file, "utf8");
       if (materialized) sm.getEntries();
       fs.truncateSync(file, 100);
@@ -305,17 +309,7 @@ describe("durability", () => {
 
   it("truncated in place with entries nobody holds (large file, not materialized): the new line goes after what is left, as the reference", () => {
     const dir = tmp("psn-trunc-backed-");
-    const seed = nat.SessionManager.create("/tmp", dir);
-    seed.appendMessage(user("one"));
-    for (let i = 0; i < 20; i++) seed.appendCustomEntry("k", { i });
-    const file = seed.getSessionFile();
-    process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
-    let sm;
-    try {
-      sm = nat.SessionManager.open(file, dir, "/tmp");
-    } finally {
-      delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
-    }
+    const { sm, file } = openBacked(dir);
     sm.appendCustomEntry("k", { n: 0 });
     fs.truncateSync(file, 100);
     const cut = fs.readFileSync(file, "utf8");

@@ -186,13 +186,15 @@ op({
 	check: (sm) => sm.getEntryCount?.() ?? sm.getEntries().length,
 	teardown: (c) => rmSync(c.dir, { recursive: true, force: true }),
 });
+/** A fresh in-memory session and 10,000 ~2 KB messages to append to it. */
+const inMemorySetup = (SM) => {
+	const sm = SM.inMemory("/home/u/bench");
+	sm.getLeafId();
+	return { sm, msgs: makeMessages(10_000) };
+};
 op({
 	name: "appendMessage x 10,000 (~2 KB, in-memory session)",
-	setup: (SM) => {
-		const sm = SM.inMemory("/home/u/bench");
-		sm.getLeafId();
-		return { sm, msgs: makeMessages(10_000) };
-	},
+	setup: inMemorySetup,
 	run: (SM, c) => {
 		for (const m of c.msgs) c.sm.appendMessage(m);
 		return c.sm;
@@ -203,11 +205,7 @@ op({
 	// The native in-memory appends are queued in JS and handed to Rust by the next read
 	// (lib/session-manager.js `_flush`): this row counts that hand-over too.
 	name: "appendMessage x 10,000 (in-memory) + buildSessionContext",
-	setup: (SM) => {
-		const sm = SM.inMemory("/home/u/bench");
-		sm.getLeafId();
-		return { sm, msgs: makeMessages(10_000) };
-	},
+	setup: inMemorySetup,
 	run: (SM, c) => {
 		for (const m of c.msgs) c.sm.appendMessage(m);
 		return c.sm.buildSessionContext();

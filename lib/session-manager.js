@@ -90,6 +90,11 @@ function objectRole(message) {
     // A getter or a revoked Proxy: not a role the context would recognize either.
     return ROLE_OTHER;
   }
+  return roleCode(role);
+}
+
+/** The role code of a role value (`appendFields`' codes). Comparisons, not a Map: this runs on every append. */
+function roleCode(role) {
   if (role === "user") return 0;
   if (role === "assistant") return 1;
   if (role === "toolResult") return 2;
@@ -108,12 +113,7 @@ function messageRole(message) {
   const role = message.role;
   if (role === undefined) return ROLE_OTHER;
   if (typeof role !== "string") return -1;
-  // Comparisons, not a Map: this runs on every appendMessage.
-  if (role === "user") return 0;
-  if (role === "assistant") return 1;
-  if (role === "toolResult") return 2;
-  if (role === "system") return 3;
-  return ROLE_OTHER;
+  return roleCode(role);
 }
 
 /**
