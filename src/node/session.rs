@@ -312,10 +312,7 @@ impl NativeSession {
             entry.text = crate::entry::Text::Owned(line.0.into_boxed_str());
         }
         let done = self.store.append_fields(entry, !unchecked);
-        if !self.appended(done)? {
-            return Ok(-1);
-        }
-        Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+        self.appended_at(done)
     }
 
     /// Many in-memory `appendFields` in one call: the JS layer queues the appends of an
@@ -403,6 +400,14 @@ impl NativeSession {
             .collect()
     }
 
+    /// The index of an append that was refused when its id was taken (`Ok(false)`: -1).
+    fn appended_at(&mut self, done: std::result::Result<bool, StoreError>) -> Result<i32> {
+        if !self.appended(done)? {
+            return Ok(-1);
+        }
+        Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+    }
+
     /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
     fn appended<T>(&mut self, done: std::result::Result<T, StoreError>) -> Result<T> {
         match done {
@@ -435,10 +440,7 @@ impl NativeSession {
     pub fn append_new(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<i32> {
         self.prefetch = None;
         let done = self.store.append_stringified_if_new_id(line.0);
-        if !self.appended(done)? {
-            return Ok(-1);
-        }
-        Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+        self.appended_at(done)
     }
 
     /// `createBranchedSession` on text: replace the entries with `header` followed by the
