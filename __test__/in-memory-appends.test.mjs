@@ -205,7 +205,7 @@ describe("queued in-memory appends", () => {
     expect(new Set(ids).size).toBe(10_000);
   });
 
-  it("ids are taken as appended; parent, type and role when handed over; odd values never break a read", () => {
+  it("what Rust indexes is taken at append (id, parent, type, role); odd values never break a read", () => {
     const r = ref.SessionManager.inMemory("/tmp/mem");
     const n = nat.SessionManager.inMemory("/tmp/mem");
     const ids = (sm) => {
@@ -222,8 +222,11 @@ describe("queued in-memory appends", () => {
     expect(n.getEntry(nb).message.content).toBe(r.getEntry(rb).message.content);
     expect(n.getBranch(nb).length).toBe(r.getBranch(rb).length);
     expect(n.getBranch(na).length).toBe(r.getBranch(ra).length);
-    // Type changed, parent changed, a message whose role getter throws: nothing throws later,
-    // and the walks follow the live parentId as the reference's do.
+    // Type and parent changed while still queued, a message whose role getter throws: Rust
+    // indexes each entry as it was appended (as a persisted session indexes the line it
+    // wrote, and as for entries already handed over), so the walks follow the parent it was
+    // appended with (the reference's follow the live parentId 42, found nowhere); the
+    // objects handed back are the caller's, changed; nothing throws.
     const boom = new Proxy({}, { get() { throw new Error("no role here"); } });
     const more = (sm) => {
       const c = sm.appendCustomEntry("k", {});
@@ -232,14 +235,21 @@ describe("queued in-memory appends", () => {
       const d = sm.appendMessage(boom);
       return [c, d];
     };
-    const [rc] = more(r);
+    more(r);
     const [nc, nd] = more(n);
+    expect(n._q.length).toBeGreaterThan(0);
     expect(n.getEntries().length).toBe(r.getEntries().length);
     expect(n.getEntries()[2]).toBe(n.getEntry(nc));
-    expect(n.getBranch().length).toBe(r.getBranch().length);
-    expect(n.getBranch(nc).length).toBe(r.getBranch(rc).length);
+    expect(n.getEntry(nc)).toMatchObject({ type: "no-such-type", parentId: 42 });
+    const branch = n.getBranch();
+    expect(branch.length).toBe(4);
+    [na, nb, nc, nd].forEach((id, k) => expect(branch[k]).toBe(n.getEntry(id)));
+    expect(n.getBranch(nc).length).toBe(3);
+    // getTree() is built from the objects themselves, as the reference's.
     expect(n.getTree().length).toBe(r.getTree().length);
     expect(n.getLeafId()).toBe(nd);
+    expect(() => n.buildSessionContext()).toThrow(/no role here/);
+    expect(() => r.buildSessionContext()).toThrow(/no role here/);
   });
 
   it("ids with a newline (a stubbed randomUUID) travel as a list", async () => {
@@ -276,5 +286,105 @@ describe("queued in-memory appends", () => {
     expect(s.leafKey()).toBe("b");
     const p = new binding.NativeSession(true);
     expect(() => p.appendFieldsBatch(u8(0), u8(0), "a", i32(-1), [])).toThrow(/persisted session/);
+  });
+});
+
+describe("append timestamps and buildSessionContext's messages", () => {
+  it("timestamps follow the Date of each append, as the reference's (formatted once per millisecond)", () => {
+    const RealDate = globalThis.Date;
+    let now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
+    // A replaced Date, as a test's fake clock would be: both sides see the same times.
+    globalThis.Date = class extends RealDate {
+      constructor(...a) {
+        super(...(a.length ? a : [now]));
+      }
+      static now() {
+        return now;
+      }
+    };
+    try {
+      const stamps = (SM) => {
+        now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
+        const sm = SM.inMemory("/tmp/mem");
+        const out = [];
+        for (const step of [0, 0, 1, 0, 999, -1000, 0]) {
+          now += step;
+          sm.appendMessage({ role: "user", content: "t", timestamp: 1 });
+          out.push(sm.getLeafEntry().timestamp);
+        }
+        return out;
+      };
+      const n = stamps(nat.SessionManager);
+      expect(n).toEqual(stamps(ref.SessionManager));
+      expect(n).toEqual([
+        "2026-01-02T03:04:05.006Z",
+        "2026-01-02T03:04:05.006Z",
+        "2026-01-02T03:04:05.007Z",
+        "2026-01-02T03:04:05.007Z",
+        "2026-01-02T03:04:06.006Z",
+        "2026-01-02T03:04:05.006Z",
+        "2026-01-02T03:04:05.006Z",
+      ]);
+      // An invalid date throws as toISOString does, on both sides.
+      now = Number.NaN;
+      expect(() => nat.SessionManager.inMemory("/tmp/mem").appendMessage({ role: "user", content: "x", timestamp: 1 })).toThrow(RangeError);
+      expect(() => ref.SessionManager.inMemory("/tmp/mem").appendMessage({ role: "user", content: "x", timestamp: 1 })).toThrow(RangeError);
+    } finally {
+      globalThis.Date = RealDate;
+    }
+  });
+
+  it("buildSessionContext gives buildSessionProjection's messages (edits, compactions, odd contents) as the reference", () => {
+    const run = (SM) => {
+      const sm = SM.inMemory("/tmp/mem");
+      const ids = [];
+      ids.push(sm.appendMessage({ role: "user", content: "u1", timestamp: 1 }));
+      ids.push(sm.appendMessage({ role: "assistant", content: null, timestamp: 2, provider: "p", model: "m" }));
+      ids.push(sm.appendMessage({ role: "system", content: undefined, timestamp: 3 }));
+      ids.push(sm.appendMessage({ role: "toolResult", content: [{ type: "text", text: "r" }], timestamp: 4 }));
+      sm.appendContextEdit(ids[0], { content: "edited u1" });
+      sm.appendContextEdit(ids[3], { content: "edited result" });
+      sm.appendCustomMessageEntry("kind", "shown", true, { d: 1 });
+      sm.appendCompaction("first summary", ids[1], 10);
+      ids.push(sm.appendMessage({ role: "user", content: "u2", timestamp: 5 }));
+      sm.appendContextEdit(ids[4], null);
+      ids.push(sm.appendMessage({ role: "custom", customType: "x", content: null, timestamp: 6 }));
+      sm.appendThinkingLevelChange("high");
+      const projection = sm.buildSessionProjection();
+      const ctx = sm.buildSessionContext();
+      expect(ctx.messages).toEqual(projection.messages);
+      expect(ctx.thinkingLevel).toBe(projection.thinkingLevel);
+      expect(ctx.model).toEqual(projection.model);
+      // A message entry without edit and with content is handed back as the very object.
+      const plain = sm.getEntry(ids[5]).message;
+      expect(ctx.messages.includes(plain) || plain.content == null).toBe(true);
+      return ctx;
+    };
+    // Same clock on both sides: compaction and custom messages carry the append's time.
+    const RealDate = globalThis.Date;
+    globalThis.Date = class extends RealDate {
+      constructor(...a) {
+        super(...(a.length ? a : [Date.UTC(2026, 0, 2)]));
+      }
+    };
+    try {
+      expect(run(nat.SessionManager)).toEqual(run(ref.SessionManager));
+    } finally {
+      globalThis.Date = RealDate;
+    }
+    // A message entry whose message is null fails the same way on both sides.
+    const broken = (SM) => {
+      const sm = SM.inMemory("/tmp/mem");
+      sm.appendMessage(null);
+      return () => sm.buildSessionContext();
+    };
+    let refError;
+    try {
+      broken(ref.SessionManager)();
+    } catch (e) {
+      refError = e;
+    }
+    expect(refError).toBeInstanceOf(TypeError);
+    expect(broken(nat.SessionManager)).toThrow(refError.message);
   });
 });

@@ -4,6 +4,8 @@
 //
 //   node bench/append-rounds.mjs mem    in-memory sessions (SessionManager.inMemory)
 //   node bench/append-rounds.mjs file   persisted: a fresh copy of the 1 MB session per round
+//   node bench/append-rounds.mjs mem ctx   ... then buildSessionContext() (counts the hand-over
+//                                          of the queued in-memory appends to Rust)
 //   ROUNDS=60 (default 24; the first 4 are warm-up). PI_SESSION_NATIVE_FSYNC applies as usual.
 
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +18,7 @@ import { DEFAULT_DATA_DIR, generate, makeMessages, singlePath } from "./gen.mjs"
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const REF = join(ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
 const mode = process.argv[2] === "file" ? "file" : "mem";
+const withContext = process.argv[3] === "ctx";
 const rounds = Number(process.env.ROUNDS) || 24;
 
 generate({ quick: true, log: () => {} });
@@ -38,6 +41,7 @@ function once(SM) {
 		sm.getLeafId();
 		const t = performance.now();
 		for (const m of msgs) sm.appendMessage(m);
+		if (withContext) sm.buildSessionContext();
 		return performance.now() - t;
 	} finally {
 		if (dir) rmSync(dir, { recursive: true, force: true });
@@ -56,7 +60,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const n = median(ms.native);
 const ref = median(ms.reference);
 console.log(
-	`appendMessage x 10,000 (${mode}), ${rounds - 4} rounds after 4 warm-up, node ${process.version}: ` +
+	`appendMessage x 10,000 (${mode})${withContext ? " + buildSessionContext" : ""}, ${rounds - 4} rounds after 4 warm-up, node ${process.version}: ` +
 		`native ${n.toFixed(1)} ms, reference ${ref.toFixed(1)} ms, ratio ${(n / ref).toFixed(3)}x ` +
 		`(min ratio ${(Math.min(...ms.native) / Math.min(...ms.reference)).toFixed(3)}x)`,
 );

@@ -142,6 +142,30 @@ function projectSelected(contextEntries, editFor, thinkingLevel, model) {
   return { entries: projected, messages: projected.flatMap((p) => p.messages), thinkingLevel, model };
 }
 
+/**
+ * The `messages` of `projectSelected` alone, for `buildSessionContext`, which drops the
+ * per-entry records: no record object and no one-message array per entry. A message entry
+ * without an edit and with content is its message (what `sessionEntryToContextMessages`
+ * gives it); every other entry goes through `projectContextEntry`, as there.
+ */
+function selectedMessages(contextEntries, editFor) {
+  const out = [];
+  for (let index = 0; index < contextEntries.length; index++) {
+    const entry = contextEntries[index];
+    if (entry.type === "compaction" && index > 0) continue;
+    const edit = editFor(entry, index);
+    if (!edit && entry.type === "message") {
+      const m = entry.message;
+      if (m != null && m.content != null) {
+        out.push(m);
+        continue;
+      }
+    }
+    for (const m of projectContextEntry(entry, edit)) out.push(m);
+  }
+  return out;
+}
+
 function buildSessionProjection(entries, leafId, byId) {
   const path = buildSessionPath(entries, leafId, byId);
   const { thinkingLevel, model } = getSessionContextSettings(path);
@@ -162,6 +186,7 @@ module.exports = {
   buildContextEntries,
   projectContextEntry,
   projectSelected,
+  selectedMessages,
   buildSessionProjection,
   buildSessionContext,
 };
