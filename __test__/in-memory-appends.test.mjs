@@ -33,7 +33,7 @@ function shape(entries, ids) {
   return JSON.parse(
     JSON.stringify(entries, (k, v) => {
       if ((k === "timestamp" || k === "labelTimestamp") && (typeof v === "string" || v > 1e12)) return undefined;
-      if ((k === "id" || k === "parentId" || k === "targetId" || k === "firstKeptEntryId") && typeof v === "string")
+      if ((k === "id" || k === "parentId" || k === "targetId" || k === "firstKeptEntryId" || k === "fromId") && typeof v === "string")
         return pos.has(v) ? `#${pos.get(v)}` : "?";
       return v;
     }),
@@ -386,5 +386,183 @@ describe("append timestamps and buildSessionContext's messages", () => {
     }
     expect(refError).toBeInstanceOf(TypeError);
     expect(broken(nat.SessionManager)).toThrow(refError.message);
+  });
+});
+
+describe("buildSessionContext over queued appends, without a hand-over", () => {
+  /** Run `steps(sm)` on both sides under one fixed clock; compare the contexts by shape. */
+  function both(steps, { queuedAfter = true } = {}) {
+    const RealDate = globalThis.Date;
+    globalThis.Date = class extends RealDate {
+      constructor(...a) {
+        super(...(a.length ? a : [Date.UTC(2026, 0, 2)]));
+      }
+    };
+    try {
+      const out = {};
+      for (const [name, SM] of [["ref", ref.SessionManager], ["nat", nat.SessionManager]]) {
+        const sm = SM.inMemory("/tmp/mem");
+        const ids = [];
+        steps(sm, ids);
+        const pending = name === "nat" ? sm._q.length : 0;
+        out[name] = {
+          context: shape(sm.buildSessionContext(), ids),
+          projection: shape(sm.buildSessionProjection(), ids),
+          entries: shape(sm.buildContextEntries(), ids),
+        };
+        if (name === "nat") {
+          expect(pending).toBeGreaterThan(0);
+          // Nothing was handed over when the queue extends Rust's leaf as it is.
+          if (queuedAfter) expect(sm._q.length).toBe(pending);
+          // ... and the same context once everything is in Rust.
+          void sm._native;
+          expect(sm._q.length).toBe(0);
+          expect(shape(sm.buildSessionContext(), ids)).toEqual(out.nat.context);
+        }
+      }
+      expect(out.nat).toEqual(out.ref);
+      return out.nat;
+    } finally {
+      globalThis.Date = RealDate;
+    }
+  }
+  const u = (text) => ({ role: "user", content: text, timestamp: 1 });
+  const a = (text, model = "m") => ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model, timestamp: 2 });
+
+  it("a fresh session: messages, settings and custom messages, all queued", () => {
+    const r = both((sm, ids) => {
+      ids.push(sm.appendMessage(u("one")), sm.appendThinkingLevelChange("high"), sm.appendMessage(a("two", "m1")));
+      ids.push(sm.appendModelChange("prov", "m2"), sm.appendCustomEntry("k", { x: 1 }), sm.appendCustomMessageEntry("k", "shown", true));
+      ids.push(sm.appendSessionInfo("name"), sm.appendMessage(u("three")));
+    });
+    expect(r.context.messages.length).toBe(4);
+    expect(r.context.thinkingLevel).toBe("high");
+    expect(r.context.model).toEqual({ provider: "prov", modelId: "m2" });
+  });
+
+  it("after a compaction, context edits and a branch summary that Rust holds", () => {
+    both((sm, ids) => {
+      ids.push(sm.appendMessage(u("one")), sm.appendMessage(a("two")), sm.appendMessage(u("three")));
+      sm.appendContextEdit(ids[2], { content: "three, edited" });
+      ids.push(sm.appendCompaction("summary", ids[1], 100));
+      ids.push(sm.appendMessage(a("four", "m4")));
+      sm.appendContextEdit(ids[4], null);
+      sm.appendThinkingLevelChange("low");
+      // Queued from here on.
+      ids.push(sm.appendMessage(u("five")), sm.appendMessage(a("six")), sm.appendCustomMessageEntry("k", [{ type: "text", text: "c" }], false));
+    });
+  });
+
+  it("after a branch and after resetLeaf (the queue starts at a mid-tree leaf, or at null)", () => {
+    both((sm, ids) => {
+      ids.push(sm.appendMessage(u("one")), sm.appendMessage(a("two")), sm.appendMessage(u("three")));
+      sm.branch(ids[1]);
+      ids.push(sm.appendMessage(u("three'")), sm.appendModelChange("p", "b"));
+    });
+    both((sm, ids) => {
+      ids.push(sm.appendMessage(u("one")), sm.appendThinkingLevelChange("high"));
+      void sm.getEntries();
+      sm.resetLeaf();
+      ids.push(sm.appendMessage(u("root again")), sm.appendMessage(a("two")));
+    });
+  });
+
+  it("hands the queue over when a context edit Rust holds targets a queued id", async () => {
+    const crypto = (await import("node:crypto")).default;
+    const { syncBuiltinESMExports } = await import("node:module");
+    const real = crypto.randomUUID;
+    const header = { type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp/mem" };
+    const preloaded = () => [
+      header,
+      { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: u("one") },
+      // An edit of an id that does not exist yet (a file may hold one).
+      { type: "context_edit", id: "bbbbbbbb", parentId: "aaaaaaaa", timestamp: "2026-01-01T00:00:02.000Z", targetId: "cccccccc", replacement: { content: "edited later" } },
+    ];
+    crypto.randomUUID = () => "cccccccc-0000-4000-8000-000000000000";
+    syncBuiltinESMExports();
+    try {
+      const run = (SM) => {
+        const sm = SM.inMemory("/tmp/mem", undefined, preloaded());
+        sm.appendMessage(u("two"));
+        return sm;
+      };
+      const n = run(nat.SessionManager);
+      const r = run(ref.SessionManager);
+      expect(n.getLeafId()).toBe("cccccccc");
+      expect(n._q.length).toBe(1);
+      const ctx = n.buildSessionContext();
+      expect(n._q.length).toBe(0);
+      expect(ctx).toEqual(r.buildSessionContext());
+      expect(ctx.messages.map((m) => m.content)).toEqual(["one", "edited later"]);
+    } finally {
+      crypto.randomUUID = real;
+      syncBuiltinESMExports();
+    }
+  });
+});
+
+describe("queued appends and every other operation, seeded random sequences", () => {
+  it("contexts, projections and branches equal the reference's after every step (300 sequences)", () => {
+    let seed = 12345;
+    const rnd = (n) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const RealDate = globalThis.Date;
+    globalThis.Date = class extends RealDate {
+      constructor(...a) {
+        super(...(a.length ? a : [Date.UTC(2026, 0, 2)]));
+      }
+    };
+    // Count the contexts built over a queue without handing it over (the path under test).
+    const proto = nat.SessionManager.prototype;
+    const queuedPlan = proto._queuedPlan;
+    const seen = { without: 0, handedOver: 0 };
+    proto._queuedPlan = function () {
+      const plan = queuedPlan.call(this);
+      if (this._q.length) seen[plan ? "without" : "handedOver"]++;
+      return plan;
+    };
+    try {
+      for (let s = 0; s < 300; s++) {
+        const sides = [ref.SessionManager, nat.SessionManager].map((SM) => ({ sm: SM.inMemory("/tmp/mem"), ids: [] }));
+        const plan = [];
+        for (let step = 0; step < 40; step++) plan.push([rnd(100), rnd(1000)]);
+        for (const [op, x] of plan) {
+          for (const side of sides) {
+            const { sm, ids } = side;
+            const pick = () => (ids.length ? ids[x % ids.length] : null);
+            const onBranch = () => {
+              const b = sm.getBranch().filter((e) => e.type === "message" && ["user", "assistant", "toolResult"].includes(e.message.role));
+              return b.length ? b[x % b.length].id : null;
+            };
+            if (op < 30) ids.push(sm.appendMessage({ role: "user", content: `u${x}`, timestamp: x }));
+            else if (op < 50) ids.push(sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `a${x}` }], provider: "p", model: `m${x % 3}`, timestamp: x }));
+            else if (op < 55) ids.push(sm.appendThinkingLevelChange(["low", "high"][x % 2]));
+            else if (op < 60) ids.push(sm.appendModelChange("q", `n${x % 4}`));
+            else if (op < 64) ids.push(sm.appendCustomMessageEntry("k", `c${x}`, x % 2 === 0));
+            else if (op < 67) ids.push(sm.appendCustomEntry("k", { x }));
+            else if (op < 72 && pick() !== null) sm.branch(pick());
+            else if (op < 74) sm.resetLeaf();
+            else if (op < 78 && onBranch() !== null) sm.appendContextEdit(onBranch(), x % 3 ? { content: `e${x}` } : null);
+            else if (op < 82 && onBranch() !== null) ids.push(sm.appendCompaction(`sum${x}`, onBranch(), x));
+            else if (op < 85 && pick() !== null) ids.push(sm.branchWithSummary(pick(), `bs${x}`));
+            else if (op < 88 && pick() !== null) ids.push(sm.appendLabelChange(pick(), `l${x}`));
+          }
+          const [r, n] = sides;
+          if (op % 3 === 0 || op >= 88) {
+            const got = { ctx: shape(n.sm.buildSessionContext(), n.ids), entries: shape(n.sm.buildContextEntries(), n.ids) };
+            const want = { ctx: shape(r.sm.buildSessionContext(), r.ids), entries: shape(r.sm.buildContextEntries(), r.ids) };
+            expect(got).toEqual(want);
+          }
+          if (op >= 95) expect(shape(n.sm.getBranch(), n.ids)).toEqual(shape(r.sm.getBranch(), r.ids));
+        }
+        expect(shape(sides[1].sm.buildSessionProjection(), sides[1].ids)).toEqual(shape(sides[0].sm.buildSessionProjection(), sides[0].ids));
+      }
+      expect(seen.without).toBeGreaterThan(1000);
+    } finally {
+      globalThis.Date = RealDate;
+      proto._queuedPlan = queuedPlan;
+    }
   });
 });

@@ -91,6 +91,7 @@ function keyOf(v) {
 
 /** `kind` codes of the native `appendFields` (src/node/session.rs). */
 const FIELD_KINDS = { message: 0, custom: 1, session_info: 2, thinking_level_change: 3, model_change: 4, custom_message: 5, usage: 6 };
+const ROLE_ASSISTANT = 1;
 const ROLE_OTHER = 4;
 
 /**
@@ -191,12 +192,19 @@ class SessionManager {
    * of `_q`, what Rust will index is taken when it is appended: kind and role codes
    * (`_qKinds`, `_qRoles`; typed arrays grown by doubling), the id key (`_qIds`) and the
    * parent (`_qParents`: -1 null, -2 the id of entry `k - 1`, else an index into
-   * `_qParentKeys`) — the arguments of `appendFieldsBatch`.
+   * `_qParentKeys`) — the arguments of `appendFieldsBatch`. And, for a context built without
+   * handing them over (`_contextPlan`): the key of the first one's parent (`_qAnchor`),
+   * whether each later one's parent is the one before (`_qChain`), and the positions of the
+   * last thinking-level entry and of the last model-setting one (-1: none).
    */
   _clearQueue() {
     this._q = [];
     this._qIds = [];
     this._qParentKeys = [];
+    this._qAnchor = null;
+    this._qChain = true;
+    this._qThinking = -1;
+    this._qModel = -1;
     if (this._qKinds === undefined || this._qKinds.length > 4096) this._sizeQueue(64);
   }
 
@@ -534,6 +542,10 @@ class SessionManager {
     if (p === null) this._qParents[k] = -1;
     else if (k > 0 && p === ids[k - 1]) this._qParents[k] = -2;
     else this._qParents[k] = this._qParentKeys.push(keyOf(p)) - 1;
+    if (k === 0) this._qAnchor = p === null ? null : keyOf(p);
+    else if (this._qParents[k] !== -2) this._qChain = false;
+    if (kind === FIELD_KINDS.thinking_level_change) this._qThinking = k;
+    else if (kind === FIELD_KINDS.model_change || (kind === FIELD_KINDS.message && role === ROLE_ASSISTANT)) this._qModel = k;
     ids.push(keyOf(entry.id));
     q.push(entry);
     if (this._entriesArr !== null) this._entriesArr.push(entry);
@@ -735,7 +747,7 @@ class SessionManager {
   }
 
   buildContextEntries() {
-    return this._objsAt(this._native.contextPlan().indices);
+    return this._contextPlan().selected;
   }
 
   buildSessionProjection() {
@@ -750,18 +762,53 @@ class SessionManager {
 
   /** Rust's context plan for the current leaf, as objects: the selected entries, their edits, the settings. */
   _contextPlan() {
-    const plan = this._native.contextPlan();
-    const selected = this._objsAt(plan.indices);
+    let plan = this._queuedPlan();
+    const queued = plan === null ? 0 : this._q.length;
+    if (plan === null) plan = this._native.contextPlan();
+    let selected = this._objsAt(plan.indices);
+    const rustCount = selected.length;
+    if (queued !== 0) selected = selected.concat(this._q);
     const editIdx = plan.edits;
-    let thinkingLevel = "off";
-    if (plan.thinkingFrom >= 0) thinkingLevel = this._obj(plan.thinkingFrom).thinkingLevel;
+    let thinking;
+    if (queued !== 0 && this._qThinking >= 0) thinking = this._q[this._qThinking];
+    else if (plan.thinkingFrom >= 0) thinking = this._obj(plan.thinkingFrom);
+    let modelEntry;
+    if (queued !== 0 && this._qModel >= 0) modelEntry = this._q[this._qModel];
+    else if (plan.modelFrom >= 0) modelEntry = this._obj(plan.modelFrom);
+    const thinkingLevel = thinking === undefined ? "off" : thinking.thinkingLevel;
     let model = null;
-    if (plan.modelFrom >= 0) {
-      const e = this._obj(plan.modelFrom);
+    if (modelEntry !== undefined) {
+      const e = modelEntry;
       model = e.type === "model_change" ? { provider: e.provider, modelId: e.modelId } : { provider: e.message.provider, modelId: e.message.model };
     }
-    const editFor = (_e, index) => (editIdx[index] >= 0 ? this._obj(editIdx[index]) : undefined);
+    const editFor = (_e, index) => (index < rustCount && editIdx[index] >= 0 ? this._obj(editIdx[index]) : undefined);
     return { selected, editFor, thinkingLevel, model };
+  }
+
+  /**
+   * Rust's context plan for the leaf the queued appends started from, when they extend it
+   * as they are: then the context is that plan followed by the queued entries, and nothing
+   * is handed over (a run of in-memory appends and a context, pi's turn, costs no batch).
+   * That holds when the queue is one chain (each entry's parent the one before), its first
+   * entry's parent is Rust's leaf and an entry of Rust's (or null: a path of queued entries
+   * only), and no selected `context_edit` targets a queued id. Queued entries are never
+   * compactions, labels or edits (not field kinds), so they cannot change what is selected
+   * before them; they come after it on the path and are all selected, and the last
+   * thinking-level and model entries among them win (`getSessionContextSettings`).
+   * `null` otherwise (the caller hands the queue over and asks again).
+   */
+  _queuedPlan() {
+    if (this._q.length === 0 || !this._qChain) return null;
+    const core = this._core;
+    const anchor = this._qAnchor;
+    if (core.leafKey() !== anchor || (anchor !== null && core.indexOf(anchor) < 0)) return null;
+    const plan = core.contextPlan();
+    const targets = plan.editTargets;
+    if (targets.length !== 0) {
+      const queuedIds = new Set(this._qIds);
+      if (targets.some((t) => queuedIds.has(t))) return null;
+    }
+    return plan;
   }
 
   getHeader() {

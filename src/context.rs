@@ -33,6 +33,9 @@ pub struct Settings {
 pub struct Plan {
     pub selected: Vec<Selected>,
     pub settings: Settings,
+    /// The ids that `context_edit` entries among the selected ones target (each once, in no
+    /// particular order): an entry appended later with one of these ids would be edited.
+    pub edit_targets: Vec<Key>,
 }
 
 /// `buildContextEntries` over a root-first path of indices.
@@ -110,7 +113,12 @@ pub fn plan(tree: &Tree) -> Plan {
             }
         })
         .collect();
-    Plan { selected, settings }
+    let edit_targets = edits.keys().map(|&t| Key::from(t)).collect();
+    Plan {
+        selected,
+        settings,
+        edit_targets,
+    }
 }
 
 #[cfg(test)]
@@ -169,5 +177,15 @@ mod tests {
         assert_eq!(p.selected[0].edit, Some(4));
         assert_eq!(p.settings.thinking_from, Some(2));
         assert_eq!(p.settings.model_from, Some(5));
+        // Each edited id once, including one that no entry has (yet).
+        assert_eq!(p.edit_targets, vec![Key::from("a")]);
+        let t = tree(&[
+            H,
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#,
+            r#"{"type":"context_edit","id":"e1","parentId":"a","targetId":"later","replacement":null}"#,
+        ]);
+        assert_eq!(plan(&t).edit_targets, vec![Key::from("later")]);
+        let t = tree(&[H, r#"{"type":"message","id":"a","parentId":null}"#]);
+        assert!(plan(&t).edit_targets.is_empty());
     }
 }

@@ -146,6 +146,8 @@ pub struct ContextPlan {
     pub silent: Uint32Array,
     pub thinking_from: i32,
     pub model_from: i32,
+    /// Ids targeted by the selected `context_edit` entries (usually none).
+    pub edit_targets: Vec<String>,
 }
 
 /// Outcome of loading a file into the session.
@@ -716,6 +718,7 @@ impl NativeSession {
             ),
             thinking_from: plan.settings.thinking_from.map_or(-1, |i| i as i32),
             model_from: plan.settings.model_from.map_or(-1, |i| i as i32),
+            edit_targets: plan.edit_targets.iter().map(|k| k.to_string()).collect(),
         }
     }
 
