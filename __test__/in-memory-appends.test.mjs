@@ -7,7 +7,7 @@
 // persisted, the text path), through every kind of read that hands the queue over, and through
 // the operations that would read an entry's text (branching, context, tree, materialization).
 import { describe, it, expect } from "vitest";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { ref, nat, tmp } from "./helpers.mjs";
 
@@ -564,5 +564,132 @@ describe("queued appends and every other operation, seeded random sequences", ()
       globalThis.Date = RealDate;
       proto._queuedPlan = queuedPlan;
     }
+  });
+});
+
+describe("queued contexts: review findings (session 9)", () => {
+  const H = { type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp/mem" };
+  const at = (s) => `2026-01-01T00:00:0${s}.000Z`;
+  const msg = (role, content, extra = {}) => ({ role, content, timestamp: 1, ...extra });
+  const show = (c) => ({ messages: c.messages.map((m) => m.content ?? m.summary), thinkingLevel: c.thinkingLevel, model: c.model });
+  const sides = [
+    ["ref", ref.SessionManager],
+    ["nat", nat.SessionManager],
+  ];
+
+  it("a queue whose first parent is a falsy id: the walk ends there, as the reference's", () => {
+    for (const id of [0, "", false, undefined]) {
+      const out = {};
+      for (const [name, SM] of sides) {
+        const sm = SM.inMemory("/tmp/mem", undefined, [H, { type: "message", id, parentId: null, timestamp: at(1), message: msg("user", "old") }]);
+        sm.appendMessage(msg("user", "new"));
+        out[name] = { ctx: show(sm.buildSessionContext()), entries: sm.buildContextEntries().length };
+      }
+      expect(out.nat).toEqual(out.ref);
+      expect(out.nat.ctx.messages).toEqual(["new"]);
+    }
+  });
+
+  it("entries not yet parsed before the queue are read without handing the queue over mid-call", () => {
+    const dir = tmp("psn-mem-lazy-");
+    const file = `${dir}/plain.jsonl`;
+    const lines = [
+      H,
+      { type: "thinking_level_change", id: "t1", parentId: null, timestamp: at(1), thinkingLevel: "low" },
+      { type: "message", id: "a1", parentId: "t1", timestamp: at(2), message: msg("user", "old") },
+      { type: "message", id: "a2", parentId: "a1", timestamp: at(3), message: msg("assistant", "old reply", { provider: "p", model: "m" }) },
+      { type: "compaction", id: "c1", parentId: "a2", timestamp: at(4), summary: "sum", firstKeptEntryId: "a2", tokensBefore: 5 },
+    ];
+    writeFileSync(file, `${lines.map((e) => JSON.stringify(e)).join("\n")}\n`);
+    const run = (SM, touch) => {
+      const sm = SM.inMemory("/tmp/mem");
+      sm.setSessionFile(file);
+      if (touch) touch(sm);
+      sm.appendThinkingLevelChange("high");
+      sm.appendModelChange("q", "new-model");
+      sm.appendMessage(msg("user", "new"));
+      return { first: show(sm.buildSessionContext()), second: show(sm.buildSessionContext()), entries: sm.buildContextEntries().length };
+    };
+    // Nothing parsed; or only the selected entries parsed (the thinking entry Rust points at is not).
+    for (const touch of [undefined, (sm) => (sm.getEntry("c1"), sm.getEntry("a2"))]) {
+      const r = run(ref.SessionManager, touch);
+      const n = run(nat.SessionManager, touch);
+      expect(n).toEqual(r);
+      expect(n.first.messages).toEqual(["sum", "old reply", "new"]);
+      expect(n.first.thinkingLevel).toBe("high");
+      expect(n.first.model).toEqual({ provider: "q", modelId: "new-model" });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("message getters are read in the reference's order (role first)", () => {
+    const cases = [
+      { content: "x", timestamp: 1, get role() { throw new Error("role getter"); } },
+      { role: "custom", timestamp: 1, get content() { throw new Error("content getter"); } },
+    ];
+    for (const make of [() => cases[0], () => cases[1]]) {
+      const out = {};
+      for (const [name, SM] of sides) {
+        const sm = SM.inMemory("/tmp/mem");
+        sm.appendMessage(msg("user", "hi"));
+        sm.appendMessage(make());
+        try {
+          out[name] = `ok ${sm.buildSessionContext().messages.length}`;
+        } catch (e) {
+          out[name] = `throws ${e.message}`;
+        }
+      }
+      expect(out.nat).toBe(out.ref);
+    }
+  });
+
+  it("a replaced or spied toISOString is called on every append, as by the reference", () => {
+    const RealDate = globalThis.Date;
+    const T = RealDate.UTC(2026, 0, 2);
+    globalThis.Date = class extends RealDate {
+      constructor(...a) {
+        super(...(a.length ? a : [T]));
+      }
+    };
+    const realIso = RealDate.prototype.toISOString;
+    try {
+      const out = {};
+      for (const [name, SM] of sides) {
+        const sm = SM.inMemory("/tmp/mem");
+        const a = sm.getEntry(sm.appendMessage(msg("user", "a"))).timestamp;
+        let n = 0;
+        RealDate.prototype.toISOString = () => `mocked-${++n}`;
+        const b = sm.getEntry(sm.appendMessage(msg("user", "b"))).timestamp;
+        const c = sm.getEntry(sm.appendMessage(msg("user", "c"))).timestamp;
+        RealDate.prototype.toISOString = realIso;
+        out[name] = [a, b, c];
+      }
+      expect(out.nat).toEqual(out.ref);
+      expect(out.nat).toEqual(["2026-01-02T00:00:00.000Z", "mocked-1", "mocked-2"]);
+      // A Date class of its own, without getTime: its toISOString is what counts.
+      globalThis.Date = class {
+        toISOString() {
+          return "2030-01-01T00:00:00.000Z";
+        }
+        static now() {
+          return 0;
+        }
+      };
+      expect(nat.SessionManager.inMemory("/tmp/mem").getHeader().timestamp).toBe(ref.SessionManager.inMemory("/tmp/mem").getHeader().timestamp);
+    } finally {
+      RealDate.prototype.toISOString = realIso;
+      globalThis.Date = RealDate;
+    }
+  });
+
+  it("a session whose last entry has a null id has a null leaf and an empty context", () => {
+    const entries = () => [H, { type: "message", id: "a", parentId: null, timestamp: at(1), message: msg("user", "a") }, { type: "message", id: null, parentId: "a", timestamp: at(2), message: msg("user", "b") }];
+    const out = {};
+    for (const [name, SM] of sides) {
+      const sm = SM.inMemory("/tmp/mem", undefined, entries());
+      out[name] = { leaf: sm.getLeafId(), ctx: show(sm.buildSessionContext()), branch: sm.getBranch().length };
+    }
+    expect(out.nat).toEqual(out.ref);
+    expect(out.nat.ctx.messages).toEqual([]);
   });
 });

@@ -145,8 +145,9 @@ function projectSelected(contextEntries, editFor, thinkingLevel, model) {
 /**
  * The `messages` of `projectSelected` alone, for `buildSessionContext`, which drops the
  * per-entry records: no record object and no one-message array per entry. A message entry
- * without an edit and with content is its message (what `sessionEntryToContextMessages`
- * gives it); every other entry goes through `projectContextEntry`, as there.
+ * without an edit gives what `sessionEntryToContextMessages` gives (inlined, same property
+ * reads in the same order, so getters and errors behave the same); every other entry goes
+ * through `projectContextEntry`, as there.
  */
 function selectedMessages(contextEntries, editFor) {
   const out = [];
@@ -155,11 +156,13 @@ function selectedMessages(contextEntries, editFor) {
     if (entry.type === "compaction" && index > 0) continue;
     const edit = editFor(entry, index);
     if (!edit && entry.type === "message") {
+      // `sessionEntryToContextMessages`' message case, the same reads in the same order,
+      // without its one-element array.
       const m = entry.message;
-      if (m != null && m.content != null) {
-        out.push(m);
-        continue;
-      }
+      if (m.role === "system" && m.content == null) out.push({ ...m, content: "" });
+      else if ((m.role === "user" || m.role === "assistant" || m.role === "toolResult") && m.content == null) out.push({ ...m, content: [] });
+      else out.push(m);
+      continue;
     }
     for (const m of projectContextEntry(entry, edit)) out.push(m);
   }

@@ -21,16 +21,23 @@ const { parseEntries } = require("./materialize.js");
 /**
  * `new Date().toISOString()`, formatted once per millisecond: appends in a loop come many to a
  * millisecond, and formatting is about half the cost of an in-memory append. The Date is made
- * every call (fake timers and a replaced `Date` apply as in the reference); equal `getTime()`
- * means an equal string, and an invalid date (NaN never equals) throws as `toISOString` does.
+ * every call, so a fake clock or a replaced `Date` applies as in the reference. The cache is
+ * only used while the Date's `toISOString` is V8's own (unobservable, a pure function of the
+ * time value, read with V8's own `getTime`): a replaced or spied `toISOString`, or a `Date`
+ * class of its own, is called every time, as the reference calls it. An invalid date (NaN
+ * never equals) throws the same `RangeError`.
  */
+const NATIVE_TO_ISO = Date.prototype.toISOString;
+const NATIVE_GET_TIME = Date.prototype.getTime;
+const CAN_CACHE_STAMPS = /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(NATIVE_TO_ISO));
 let lastStampMs = Number.NaN;
 let lastStamp = "";
 function nowStamp() {
   const d = new Date();
-  const ms = d.getTime();
+  if (!CAN_CACHE_STAMPS || d.toISOString !== NATIVE_TO_ISO) return d.toISOString();
+  const ms = NATIVE_GET_TIME.call(d);
   if (ms !== lastStampMs) {
-    lastStamp = d.toISOString();
+    lastStamp = NATIVE_TO_ISO.call(d);
     lastStampMs = ms;
   }
   return lastStamp;
@@ -273,10 +280,16 @@ class SessionManager {
     return this._idsComplete ? this._byIdCache.has(id) : this._native.indexOf(id) >= 0;
   }
 
+  /**
+   * The object of Rust's entry `i`. Every index comes from a Rust answer (given after a
+   * hand-over, or by `_queuedPlan` for the entries before the queue), so reading its text
+   * needs no hand-over: `_core`, not `_native`, which would hand the queue over in the middle
+   * of `_contextPlan` and leave it building on a queue that is gone.
+   */
   _obj(i) {
     let o = this._objs[i];
     if (o === undefined) {
-      o = JSON.parse(this._native.line(i));
+      o = JSON.parse(this._core.line(i));
       this._objs[i] = o;
     }
     return o;
@@ -294,7 +307,8 @@ class SessionManager {
 
   _parseBatch(missing) {
     const want = Uint32Array.from(missing);
-    parseEntries(this._native, want, (k, o) => {
+    // `_core`: indices from a Rust answer, as in `_obj`.
+    parseEntries(this._core, want, (k, o) => {
       this._objs[want[k]] = o;
     });
   }
@@ -544,6 +558,9 @@ class SessionManager {
     else this._qParents[k] = this._qParentKeys.push(keyOf(p)) - 1;
     if (k === 0) this._qAnchor = p === null ? null : keyOf(p);
     else if (this._qParents[k] !== -2) this._qChain = false;
+    // The reference's walk ends at a falsy parentId (0, "", false, undefined), Rust's plan for
+    // such a leaf does not: those queues are handed over for a context.
+    if (p !== null && !p) this._qChain = false;
     if (kind === FIELD_KINDS.thinking_level_change) this._qThinking = k;
     else if (kind === FIELD_KINDS.model_change || (kind === FIELD_KINDS.message && role === ROLE_ASSISTANT)) this._qModel = k;
     ids.push(keyOf(entry.id));
@@ -763,17 +780,21 @@ class SessionManager {
   /** Rust's context plan for the current leaf, as objects: the selected entries, their edits, the settings. */
   _contextPlan() {
     let plan = this._queuedPlan();
-    const queued = plan === null ? 0 : this._q.length;
+    // The queue as it is now (nothing below hands it over: `_obj` and `_objsAt` read through
+    // `_core`; taken first all the same).
+    const q = plan === null ? null : this._q;
+    const qThinking = this._qThinking;
+    const qModel = this._qModel;
     if (plan === null) plan = this._native.contextPlan();
     let selected = this._objsAt(plan.indices);
     const rustCount = selected.length;
-    if (queued !== 0) selected = selected.concat(this._q);
+    if (q !== null) selected = selected.concat(q);
     const editIdx = plan.edits;
     let thinking;
-    if (queued !== 0 && this._qThinking >= 0) thinking = this._q[this._qThinking];
+    if (q !== null && qThinking >= 0) thinking = q[qThinking];
     else if (plan.thinkingFrom >= 0) thinking = this._obj(plan.thinkingFrom);
     let modelEntry;
-    if (queued !== 0 && this._qModel >= 0) modelEntry = this._q[this._qModel];
+    if (q !== null && qModel >= 0) modelEntry = q[qModel];
     else if (plan.modelFrom >= 0) modelEntry = this._obj(plan.modelFrom);
     const thinkingLevel = thinking === undefined ? "off" : thinking.thinkingLevel;
     let model = null;

@@ -189,6 +189,9 @@ pub type Key = compact_str::CompactString;
 /// Key for an absent (`undefined`) field.
 pub const UNDEFINED: &str = "\u{0}undefined";
 
+/// Key for a JSON `null` value.
+pub const NULL: &str = "\u{0}null";
+
 /// Map a raw JSON value (or its absence) to a key with JS equality semantics.
 pub fn key_of(raw: Option<&str>, unique: usize) -> Key {
     let Some(raw) = raw else {
@@ -206,7 +209,7 @@ pub fn key_of(raw: Option<&str>, unique: usize) -> Key {
         },
         Kind::True => "\u{0}true".into(),
         Kind::False => "\u{0}false".into(),
-        Kind::Null => "\u{0}null".into(),
+        Kind::Null => Key::const_new(NULL),
         // Objects and arrays are compared by identity in JS: never equal to anything else.
         Kind::Object | Kind::Array => compact_str::format_compact!("\u{0}obj{unique}"),
     }
@@ -216,7 +219,7 @@ pub fn key_of(raw: Option<&str>, unique: usize) -> Key {
 pub fn key_truthy(k: &str) -> bool {
     !(k.is_empty()
         || k == UNDEFINED
-        || k == "\u{0}null"
+        || k == NULL
         || k == "\u{0}false"
         || k == "\u{0}n0"
         || k == "\u{0}nNaN")

@@ -118,13 +118,16 @@ impl Tree {
         for i in 0..self.entries.len() {
             self.index_entry_at(i, false);
         }
-        // The leaf is the id of the last non-header entry (set once, not per entry).
+        // The leaf is the id of the last non-header entry (set once, not per entry); an id
+        // that is JSON `null` makes the leaf null, as the reference's `leafId = entry.id`
+        // does (its context is then empty, not the last entry's path).
         self.leaf = self
             .entries
             .iter()
             .rposition(|e| e.etype != EntryType::Session)
             .and_then(|i| self.entries.get(i))
-            .map(|e| e.id.clone());
+            .map(|e| e.id.clone())
+            .filter(|k| k != crate::entry::NULL);
     }
 
     fn index_entry(&mut self, i: usize) {
@@ -358,6 +361,24 @@ mod tests {
         assert_eq!(t.children(Some("e0")), vec![2]);
         assert_eq!(t.children(None), vec![1]);
         assert_eq!(t.conversation, 3);
+    }
+
+    #[test]
+    fn a_last_entry_with_a_null_id_makes_the_leaf_null() {
+        let t = Tree::from_entries(vec![
+            e(r#"{"type":"session","id":"s"}"#),
+            e(r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#),
+            e(r#"{"type":"message","id":null,"parentId":"a","message":{"role":"user"}}"#),
+        ]);
+        assert_eq!(t.leaf, None);
+        assert!(t.session_path().is_empty());
+        // A missing id is `undefined`: the reference then walks from the last entry.
+        let t = Tree::from_entries(vec![
+            e(r#"{"type":"session","id":"s"}"#),
+            e(r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#),
+            e(r#"{"type":"message","parentId":"a","message":{"role":"user"}}"#),
+        ]);
+        assert_eq!(t.session_path(), vec![1, 2]);
     }
 
     #[test]
