@@ -6,7 +6,7 @@
 //   FUZZ_SEQUENCES=5000 FUZZ_SEED_BASE=10000 ...                   # more / other seeds
 //   DIFF_SKIP=argIdentity,identity ...                             # disable named checks (see diff-lib SKIPPABLE)
 //   FUZZ_PERSIST_EVERY=6 (every n-th seed persists to disk; 0 = none), FUZZ_MIN_OPS/FUZZ_MAX_OPS, DIFF_KEEP=1
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { EXPORT_NAMES, defaultConfig, isPersistedSeed, loadModules, parseSkip, runSequence } from "./diff-lib.mjs";
 
 let mods;
@@ -24,6 +24,17 @@ const seeds =
 	process.env.DIFF_SEED !== undefined
 		? process.env.DIFF_SEED.split(",").map((s) => Number(s.trim()))
 		: Array.from({ length: config.sequences }, (_, i) => base + i);
+
+// The worker reads vitest's RPC replies in the event loop's poll phase. Thousands of
+// synchronous tests in a row (FUZZ_SEQUENCES=5000: minutes) never reach it, and vitest's
+// fixed 60 s RPC timeout then fails a run whose tests all passed ("Timeout calling
+// onTaskUpdate"). A turn of the event loop every second lets the replies through.
+let lastTurn = Date.now();
+afterEach(async () => {
+	if (Date.now() - lastTurn < 1000) return;
+	await new Promise((resolve) => setImmediate(resolve));
+	lastTurn = Date.now();
+});
 
 describe(`differential SessionManager (B = ${mods?.implName ?? "../index.js"})`, () => {
 	if (loadError) {
