@@ -13,6 +13,21 @@ import { ref, nat, tmp } from "./helpers.mjs";
 
 const binding = createRequire(import.meta.url)("../binding.js");
 
+/**
+ * Replace the global `Date` by one whose `new Date()` reads `clock()` (a fake clock, as a
+ * test's timers would give: both implementations see the same times). Returns the real `Date`
+ * to put back.
+ */
+function installClock(clock) {
+  const RealDate = globalThis.Date;
+  globalThis.Date = class extends RealDate {
+    constructor(...a) {
+      super(...(a.length ? a : [clock()]));
+    }
+  };
+  return RealDate;
+}
+
 /** Same sequence on both: ids and timestamps differ, so results are compared by shape. */
 function build(SM, messages) {
   const sm = SM.SessionManager.inMemory("/tmp/mem");
@@ -361,12 +376,7 @@ describe("append timestamps and buildSessionContext's messages", () => {
       return ctx;
     };
     // Same clock on both sides: compaction and custom messages carry the append's time.
-    const RealDate = globalThis.Date;
-    globalThis.Date = class extends RealDate {
-      constructor(...a) {
-        super(...(a.length ? a : [Date.UTC(2026, 0, 2)]));
-      }
-    };
+    const RealDate = installClock(() => Date.UTC(2026, 0, 2));
     try {
       expect(run(nat.SessionManager)).toEqual(run(ref.SessionManager));
     } finally {
@@ -392,12 +402,7 @@ describe("append timestamps and buildSessionContext's messages", () => {
 describe("buildSessionContext over queued appends, without a hand-over", () => {
   /** Run `steps(sm)` on both sides under one fixed clock; compare the contexts by shape. */
   function both(steps, { queuedAfter = true } = {}) {
-    const RealDate = globalThis.Date;
-    globalThis.Date = class extends RealDate {
-      constructor(...a) {
-        super(...(a.length ? a : [Date.UTC(2026, 0, 2)]));
-      }
-    };
+    const RealDate = installClock(() => Date.UTC(2026, 0, 2));
     try {
       const out = {};
       for (const [name, SM] of [["ref", ref.SessionManager], ["nat", nat.SessionManager]]) {
@@ -508,12 +513,7 @@ describe("queued appends and every other operation, seeded random sequences", ()
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const RealDate = globalThis.Date;
-    globalThis.Date = class extends RealDate {
-      constructor(...a) {
-        super(...(a.length ? a : [Date.UTC(2026, 0, 2)]));
-      }
-    };
+    const RealDate = installClock(() => Date.UTC(2026, 0, 2));
     // Count the contexts built over a queue without handing it over (the path under test).
     const proto = nat.SessionManager.prototype;
     const queuedPlan = proto._queuedPlan;
@@ -644,13 +644,8 @@ describe("queued contexts: review findings (session 9)", () => {
   });
 
   it("a replaced or spied toISOString is called on every append, as by the reference", () => {
-    const RealDate = globalThis.Date;
-    const T = RealDate.UTC(2026, 0, 2);
-    globalThis.Date = class extends RealDate {
-      constructor(...a) {
-        super(...(a.length ? a : [T]));
-      }
-    };
+    const T = Date.UTC(2026, 0, 2);
+    const RealDate = installClock(() => T);
     const realIso = RealDate.prototype.toISOString;
     try {
       const out = {};

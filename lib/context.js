@@ -67,17 +67,20 @@ function getSessionContextSettings(path) {
   return { thinkingLevel, model };
 }
 
+/** The context message of a message entry's `message` (the reference's reads, in its order). */
+function messageEntryContext(m) {
+  // Hand-edited or old files can hold messages with null/missing content.
+  if (m.role === "system" && m.content == null) return { ...m, content: "" };
+  if ((m.role === "user" || m.role === "assistant" || m.role === "toolResult") && m.content == null) {
+    return { ...m, content: [] };
+  }
+  return m;
+}
+
 function sessionEntryToContextMessages(entry) {
   switch (entry.type) {
-    case "message": {
-      const m = entry.message;
-      // Hand-edited or old files can hold messages with null/missing content.
-      if (m.role === "system" && m.content == null) return [{ ...m, content: "" }];
-      if ((m.role === "user" || m.role === "assistant" || m.role === "toolResult") && m.content == null) {
-        return [{ ...m, content: [] }];
-      }
-      return [m];
-    }
+    case "message":
+      return [messageEntryContext(entry.message)];
     case "custom_message":
       return [createCustomMessage(entry.customType, entry.content ?? [], entry.display, entry.details, entry.timestamp)];
     case "branch_summary":
@@ -145,9 +148,9 @@ function projectSelected(contextEntries, editFor, thinkingLevel, model) {
 /**
  * The `messages` of `projectSelected` alone, for `buildSessionContext`, which drops the
  * per-entry records: no record object and no one-message array per entry. A message entry
- * without an edit gives what `sessionEntryToContextMessages` gives (inlined, same property
- * reads in the same order, so getters and errors behave the same); every other entry goes
- * through `projectContextEntry`, as there.
+ * without an edit gives what `sessionEntryToContextMessages` gives (`messageEntryContext`:
+ * the same property reads in the same order, so getters and errors behave the same); every
+ * other entry goes through `projectContextEntry`, as there.
  */
 function selectedMessages(contextEntries, editFor) {
   const out = [];
@@ -156,12 +159,8 @@ function selectedMessages(contextEntries, editFor) {
     if (entry.type === "compaction" && index > 0) continue;
     const edit = editFor(entry, index);
     if (!edit && entry.type === "message") {
-      // `sessionEntryToContextMessages`' message case, the same reads in the same order,
-      // without its one-element array.
-      const m = entry.message;
-      if (m.role === "system" && m.content == null) out.push({ ...m, content: "" });
-      else if ((m.role === "user" || m.role === "assistant" || m.role === "toolResult") && m.content == null) out.push({ ...m, content: [] });
-      else out.push(m);
+      // `sessionEntryToContextMessages`' message case without its one-element array.
+      out.push(messageEntryContext(entry.message));
       continue;
     }
     for (const m of projectContextEntry(entry, edit)) out.push(m);

@@ -764,7 +764,7 @@ class SessionManager {
   }
 
   buildContextEntries() {
-    return this._contextPlan().selected;
+    return this._contextPlan(false).selected;
   }
 
   buildSessionProjection() {
@@ -777,8 +777,11 @@ class SessionManager {
     return { messages: context.selectedMessages(selected, editFor), thinkingLevel, model };
   }
 
-  /** Rust's context plan for the current leaf, as objects: the selected entries, their edits, the settings. */
-  _contextPlan() {
+  /**
+   * Rust's context plan for the current leaf, as objects: the selected entries, their edits
+   * and (`withSettings`) the thinking level and model.
+   */
+  _contextPlan(withSettings = true) {
     let plan = this._queuedPlan();
     // The queue as it is now (nothing below hands it over: `_obj` and `_objsAt` read through
     // `_core`; taken first all the same).
@@ -790,6 +793,8 @@ class SessionManager {
     const rustCount = selected.length;
     if (q !== null) selected = selected.concat(q);
     const editIdx = plan.edits;
+    const editFor = (_e, index) => (index < rustCount && editIdx[index] >= 0 ? this._obj(editIdx[index]) : undefined);
+    if (!withSettings) return { selected, editFor, thinkingLevel: "off", model: null };
     let thinking;
     if (q !== null && qThinking >= 0) thinking = q[qThinking];
     else if (plan.thinkingFrom >= 0) thinking = this._obj(plan.thinkingFrom);
@@ -802,7 +807,6 @@ class SessionManager {
       const e = modelEntry;
       model = e.type === "model_change" ? { provider: e.provider, modelId: e.modelId } : { provider: e.message.provider, modelId: e.message.model };
     }
-    const editFor = (_e, index) => (index < rustCount && editIdx[index] >= 0 ? this._obj(editIdx[index]) : undefined);
     return { selected, editFor, thinkingLevel, model };
   }
 
