@@ -21,9 +21,9 @@ fn to_js(e: StoreError) -> Error {
 }
 
 /// Entry type and role of `appendFields`' codes: `kind` 0 message, 1 custom, 2 session_info,
-/// 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage, 7 any other type (an
-/// in-memory entry whose type was changed before it was handed over); `role` (messages) 0
-/// user, 1 assistant, 2 toolResult, 3 system, 4 any other or none.
+/// 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage (the JS layer takes
+/// them at append, so no other type arrives here); `role` (messages) 0 user, 1 assistant,
+/// 2 toolResult, 3 system, 4 any other or none.
 fn field_kind(kind: u32, role: u32) -> Result<(crate::entry::EntryType, crate::entry::Role)> {
     use crate::entry::{EntryType, Role};
     let etype = match kind {
@@ -34,7 +34,6 @@ fn field_kind(kind: u32, role: u32) -> Result<(crate::entry::EntryType, crate::e
         4 => EntryType::ModelChange,
         5 => EntryType::CustomMessage,
         6 => EntryType::Usage,
-        7 => EntryType::Other,
         _ => {
             return Err(Error::from_reason(format!(
                 "appendFields: unknown kind {kind}"
