@@ -1,45 +1,309 @@
-// Loader hooks installed by lib/register.mjs (runs on Node's loader-hooks thread).
-import { writeSync } from "node:fs";
+// Synchronous, in-thread module hooks (module.registerHooks, Node >= 22.15) that put pi on the
+// native session store. Installed by lib/register.mjs (`--import`) and bin/pi-native.mjs.
+//
+// Two ways pi loads its session manager, both served:
+//
+// - The bundle (`dist/bundle/cli.js`, pi's `bin`, also `rpc-entry.js` and the bundled SDK):
+//   esbuild inlines SessionManager and the session free functions in one chunk whose file name
+//   changes with every build. The `load` hook recognises that chunk by its content, then appends
+//   a few assignments to its source: `SessionManager = native.SessionManager; buildSessionContext
+//   = native.buildSessionContext; ...`. The exported bindings are `var`/function bindings, so
+//   they can be reassigned; the code runs at the end of the chunk's evaluation, before any
+//   importer's body (pi's main()), and ES live bindings carry the native values to every importer
+//   and to the chunk's own callers (start-up, -c, -r, --session, --fork, /tree, /fork, /resume,
+//   compaction, rpc mode, extensions' ctx.sessionManager).
+// - The unbundled `dist/core/session-manager.js` (`node dist/cli.js`, the SDK from dist/index.js):
+//   the `resolve` hook redirects it to this package's index.mjs.
+//
+// Fail-safe: when the pi version is not one this hook was tested with, the chunk does not match
+// the signature, or the addon does not load, nothing is changed (pi runs unmodified) and one line
+// on stderr says why, once per process. PI_SESSION_NATIVE=0 keeps the hooks from being installed;
+// PI_SESSION_NATIVE_DEBUG=1 prints `[pi-session-native] serving session-manager: ...` once.
+// PI_SESSION_NATIVE_ANY_VERSION=1 skips the version check (the signature check still applies).
+import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const SUFFIX = "/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
+/** pi versions whose bundle this hook was tested against. */
+export const TESTED_PI_VERSIONS = ["1.6.0"];
+const PI_PACKAGE = "@earendil-works/pi-coding-agent";
+const PREFIX = "[pi-session-native]";
+export const MARKER = `${PREFIX} serving session-manager`;
+/** globalThis key: state shared by every copy of this file in the process (and the patched chunk). */
+export const STATE_KEY = Symbol.for("pi-session-native.hooks");
 
-let target;
-let packageRoot;
-let debug = false;
-let announced = false;
+// The session-manager module of pi's bundle exports exactly these names, all of them ours.
+export const SESSION_EXPORTS = [
+	"CURRENT_SESSION_VERSION",
+	"migrateSessionEntries",
+	"parseSessionEntries",
+	"getLatestCompactionEntry",
+	"sessionEntryToContextMessages",
+	"buildContextEntries",
+	"buildSessionProjection",
+	"buildSessionContext",
+	"SessionManager",
+];
+// The class as esbuild emits it (a `var`, so the binding can be reassigned).
+const CLASS_SIGNATURE = /\bvar SessionManager\s*=\s*class _SessionManager\s*(?:extends\s+[\w$.]+\s*)?\{/;
+// Cheap pre-filter on the raw bytes: a module that may define pi's SessionManager.
+const CANDIDATE_NEEDLES = ["SessionManager=class", "SessionManager = class", "class SessionManager", "class _SessionManager"];
+const UNBUNDLED_SUFFIX = "/pi-coding-agent/dist/core/session-manager.js";
 
-export async function initialize(data = {}) {
-	target = data.target;
-	packageRoot = data.packageRoot;
-	debug = Boolean(data.debug);
-}
+const packageRoot = new URL("../", import.meta.url);
+const nativeEntry = fileURLToPath(new URL("../index.js", import.meta.url));
+const esmEntry = new URL("../index.mjs", import.meta.url).href;
+const require = createRequire(import.meta.url);
 
-function isSessionManagerUrl(url) {
-	if (!url.startsWith("file:")) return false;
+function say(line) {
 	try {
-		return new URL(url).pathname.endsWith(SUFFIX);
+		writeSync(2, `${line}\n`);
 	} catch {
-		return false;
+		// stderr closed
 	}
 }
 
-// Importers inside this package (but not its node_modules) get the original module, so the
-// native entry may itself delegate to the reference implementation without a cycle.
-function isOwnModule(parentURL) {
-	if (!parentURL || !packageRoot || !parentURL.startsWith(packageRoot)) return false;
-	return !parentURL.slice(packageRoot.length).includes("node_modules/");
+function state() {
+	return globalThis[STATE_KEY];
 }
 
-export async function resolve(specifier, context, nextResolve) {
-	const resolved = await nextResolve(specifier, context);
-	if (!target || !isSessionManagerUrl(resolved.url) || isOwnModule(context.parentURL)) return resolved;
-	if (debug && !announced) {
-		announced = true;
-		try {
-			writeSync(2, "[pi-session-native] serving session-manager\n");
-		} catch {
-			// stderr closed
+/** The one fail-safe line (once per process); after it nothing more is patched. */
+function giveUp(reason) {
+	const s = state();
+	if (s.outcome) return;
+	s.outcome = { served: false, reason };
+	say(`${PREFIX} not serving session-manager, pi runs unmodified: ${reason}`);
+}
+
+/** Addon files mapped into this process (Linux: /proc/self/maps; elsewhere: require.cache). */
+export function loadedAddons() {
+	const found = new Set();
+	try {
+		for (const line of readFileSync("/proc/self/maps", "utf8").split("\n")) {
+			const path = line.slice(line.indexOf("/"));
+			if (line.includes("/") && /pi-session-native[^/]*\.node$/.test(path)) found.add(path);
 		}
+	} catch {
+		for (const key of Object.keys(require.cache)) if (key.endsWith(".node")) found.add(key);
 	}
-	return { url: target, format: "module", shortCircuit: true };
+	return [...found];
+}
+
+function loadNative() {
+	const s = state();
+	if (s.native) return s.native;
+	try {
+		const mod = require(nativeEntry);
+		if (typeof mod?.SessionManager !== "function") throw new Error(`${nativeEntry} does not export SessionManager`);
+		s.native = mod;
+		return mod;
+	} catch (error) {
+		giveUp(`the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`);
+		return undefined;
+	}
+}
+
+function readPiVersion(fromFile) {
+	let dir = dirname(fromFile);
+	for (let i = 0; i < 8; i++) {
+		try {
+			const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+			if (pkg.name === PI_PACKAGE) return { version: pkg.version, dir };
+		} catch {
+			// no package.json here
+		}
+		const up = dirname(dir);
+		if (up === dir) break;
+		dir = up;
+	}
+	return undefined;
+}
+
+function checkVersion(file) {
+	const s = state();
+	if (s.version) return s.version;
+	const pi = readPiVersion(file);
+	if (!pi) {
+		giveUp(`no package.json of ${PI_PACKAGE} above ${file}`);
+		return undefined;
+	}
+	if (!TESTED_PI_VERSIONS.includes(pi.version) && process.env.PI_SESSION_NATIVE_ANY_VERSION !== "1") {
+		giveUp(
+			`pi ${pi.version} is not a version this hook was tested with (${TESTED_PI_VERSIONS.join(", ")}); ` +
+				"PI_SESSION_NATIVE_ANY_VERSION=1 tries anyway",
+		);
+		return undefined;
+	}
+	s.version = pi.version;
+	return pi.version;
+}
+
+/** `export{a,b as c}` at the end of an esbuild chunk: exported name -> local name. */
+function exportList(source) {
+	const at = source.lastIndexOf("export{");
+	if (at === -1) return undefined;
+	const end = source.indexOf("}", at);
+	if (end === -1) return undefined;
+	const map = new Map();
+	for (const item of source.slice(at + 7, end).split(",")) {
+		const parts = item.trim().split(/\s+as\s+/);
+		if (!parts[0]) continue;
+		map.set((parts[1] ?? parts[0]).trim(), parts[0].trim());
+	}
+	// a re-export (`export{...}from"..."`) defines nothing here
+	if (/^\s*from\s*["']/.test(source.slice(end + 1, end + 40))) return undefined;
+	return map;
+}
+
+/**
+ * Checks a candidate module against the signature; returns the assignments to append or the
+ * reason it does not match.
+ */
+export function matchSignature(source, native) {
+	if (!CLASS_SIGNATURE.test(source)) {
+		return { reason: "the class declaration `var SessionManager=class _SessionManager{` is not there" };
+	}
+	const exported = exportList(source);
+	if (!exported) return { reason: "no export list at the end of the module" };
+	const missing = SESSION_EXPORTS.filter((name) => !exported.has(name));
+	if (missing.length) return { reason: `the module does not export ${missing.join(", ")}` };
+	const assignments = [];
+	for (const name of SESSION_EXPORTS) {
+		const local = exported.get(name);
+		if (!/^[\w$]+$/.test(local)) return { reason: `unexpected local name ${local} for ${name}` };
+		const re = new RegExp(`(?:^|[;}\\s])(?:var\\s+${local.replace(/\$/g, "\\$")}\\s*=|function\\s+${local.replace(/\$/g, "\\$")}\\s*\\()`);
+		if (!re.test(source)) return { reason: `${name} is not a var or function binding` };
+		if (!(name in native)) return { reason: `the native module has no ${name}` };
+		assignments.push([local, name]);
+	}
+	const version = /\bvar CURRENT_SESSION_VERSION\s*=\s*(\d+)\s*[;,]/.exec(source);
+	if (!version || Number(version[1]) !== native.CURRENT_SESSION_VERSION) {
+		return {
+			reason: `CURRENT_SESSION_VERSION is ${version ? version[1] : "not a number"}, the native store writes ${native.CURRENT_SESSION_VERSION}`,
+		};
+	}
+	return { assignments };
+}
+
+function isCandidate(source) {
+	if (typeof source === "string") return CANDIDATE_NEEDLES.some((n) => source.includes(n));
+	if (source && typeof source.indexOf === "function") return CANDIDATE_NEEDLES.some((n) => source.indexOf(n) !== -1);
+	return false;
+}
+
+function sourceText(source) {
+	if (typeof source === "string") return source;
+	return Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString("utf8");
+}
+
+// file:...pi-coding-agent/dist/...js, checked on the string before anything is read
+function isPiDistUrl(url) {
+	return url.startsWith("file:") && url.endsWith(".js") && url.includes("/pi-coding-agent/dist/");
+}
+
+function serveChunk(url, result) {
+	const s = state();
+	s.seenCandidate = true;
+	if (s.outcome) return result; // served already (a second copy would not be ours) or gave up
+	const file = fileURLToPath(url);
+	if (!checkVersion(file)) return result;
+	const source = sourceText(result.source);
+	const native = loadNative();
+	if (!native) return result;
+	const match = matchSignature(source, native);
+	if (!match.assignments) {
+		giveUp(`${file} does not match the signature: ${match.reason}`);
+		return result;
+	}
+	s.outcome = { served: true, module: file, names: match.assignments.map(([, name]) => name) };
+	s.patch = native;
+	const body = match.assignments.map(([local, name]) => `${local}=__psn.${name}`).join(";");
+	const appended = `\n;{const __psn=globalThis[Symbol.for("pi-session-native.hooks")]?.patch;if(__psn){${body};globalThis[Symbol.for("pi-session-native.hooks")].applied=true}}\n`;
+	announce(file, s.outcome.names);
+	return { ...result, source: source + appended };
+}
+
+function announce(what, names) {
+	if (!state().debug) return;
+	const addons = loadedAddons();
+	say(
+		`${MARKER}: ${what} (pi ${state().version}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; addon ${addons.join(", ") || "not found"}; pid ${process.pid})`,
+	);
+}
+
+// Importers inside this package (but not its node_modules) get the original module, so tests
+// and tools of this package may import pi's reference session-manager.js next to ours.
+function isOwnModule(parentURL) {
+	if (!parentURL || !parentURL.startsWith(packageRoot.href)) return false;
+	return !parentURL.slice(packageRoot.href.length).includes("node_modules/");
+}
+
+function resolveHook(specifier, context, nextResolve) {
+	const resolved = nextResolve(specifier, context);
+	const url = resolved?.url;
+	if (!url || !url.startsWith("file:") || !url.endsWith(UNBUNDLED_SUFFIX) || isOwnModule(context.parentURL)) return resolved;
+	const s = state();
+	if (s.outcome && !s.outcome.served) return resolved;
+	if (s.outcome?.served && s.outcome.module !== "unbundled") return resolved;
+	if (!checkVersion(fileURLToPath(url)) || !loadNative()) return resolved;
+	if (!s.outcome) {
+		s.outcome = { served: true, module: "unbundled" };
+		announce(fileURLToPath(url));
+	}
+	return { url: esmEntry, format: "module", shortCircuit: true };
+}
+
+function loadHook(url, context, nextLoad) {
+	const result = nextLoad(url, context);
+	if (!isPiDistUrl(url) || state().outcome || result.format !== "module" || result.source == null) return result;
+	if (url.includes("/dist/bundle/") && !state().checkScheduled) {
+		// pi's bundle is loading: once its module graph has been evaluated, say so if no module of
+		// it was even a candidate (the chunk is imported statically by every bundle entry).
+		state().checkScheduled = true;
+		setImmediate(() => {
+			if (!state().outcome && !state().seenCandidate) giveUp("no module of pi's bundle defines SessionManager");
+		}).unref?.();
+	}
+	if (!isCandidate(result.source)) return result;
+	return serveChunk(url, result);
+}
+
+/**
+ * Installs the hooks once per process. Returns the shared state (for tests and the launcher).
+ */
+export function installHooks({ env = process.env } = {}) {
+	if (globalThis[STATE_KEY]) return globalThis[STATE_KEY];
+	const s = { debug: env.PI_SESSION_NATIVE_DEBUG === "1", outcome: undefined, installed: false };
+	Object.defineProperty(globalThis, STATE_KEY, { value: s, enumerable: false, configurable: true, writable: true });
+	if (env.PI_SESSION_NATIVE === "0") {
+		s.outcome = { served: false, reason: "PI_SESSION_NATIVE=0" };
+		if (s.debug) say(`${PREFIX} off (PI_SESSION_NATIVE=0), pi runs unmodified`);
+		return s;
+	}
+	let registerHooks;
+	try {
+		registerHooks = require("node:module").registerHooks;
+	} catch {
+		// not available
+	}
+	if (typeof registerHooks !== "function") {
+		giveUp(`Node ${process.version} has no module.registerHooks (needs Node >= 22.15)`);
+		return s;
+	}
+	registerHooks({ resolve: resolveHook, load: loadHook });
+	s.installed = true;
+	return s;
+}
+
+/** First bytes of a file (used by the launcher to tell a JS bin from a shell shim). */
+export function head(file, bytes = 256) {
+	const fd = openSync(file, "r");
+	try {
+		const buf = Buffer.alloc(bytes);
+		const n = readSync(fd, buf, 0, bytes, 0);
+		return buf.subarray(0, n).toString("utf8");
+	} finally {
+		closeSync(fd);
+	}
 }

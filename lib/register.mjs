@@ -1,26 +1,11 @@
-// Module-loader registration: `node --import pi-session-native/register <pi entry>`.
+// Puts pi on the native session store: `node --import /abs/path/to/pi-session-native/lib/register.mjs <pi bin>`
+// or `NODE_OPTIONS="--import /abs/path/to/pi-session-native/lib/register.mjs" pi`.
 //
-// Redirects every import of @earendil-works/pi-coding-agent/dist/core/session-manager.js to this
-// package's ESM entry (index.mjs), so pi's CLI and SDK run on the native SessionManager.
-// Set PI_SESSION_NATIVE_DEBUG=1 to get `[pi-session-native] serving session-manager` on stderr
-// (once, on the first redirected import).
-import { existsSync } from "node:fs";
-import { register } from "node:module";
-import { fileURLToPath } from "node:url";
+// Installs synchronous in-thread module hooks (lib/register-hooks.mjs) that serve pi's bundled
+// session-manager chunk (recognised by content) and the unbundled dist/core/session-manager.js
+// from this package. Fail-safe: when it cannot serve, pi runs unmodified and one stderr line says
+// why. PI_SESSION_NATIVE=0 turns it off; PI_SESSION_NATIVE_DEBUG=1 prints
+// `[pi-session-native] serving session-manager: ...` once.
+import { installHooks } from "./register-hooks.mjs";
 
-const target = new URL("../index.mjs", import.meta.url);
-const packageRoot = new URL("../", import.meta.url);
-
-if (!existsSync(fileURLToPath(target))) {
-	throw new Error(
-		`[pi-session-native] cannot serve session-manager: ${fileURLToPath(target)} is missing (build the package first)`,
-	);
-}
-
-register("./register-hooks.mjs", import.meta.url, {
-	data: {
-		target: target.href,
-		packageRoot: packageRoot.href,
-		debug: process.env.PI_SESSION_NATIVE_DEBUG === "1",
-	},
-});
+installHooks();
