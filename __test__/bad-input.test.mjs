@@ -103,7 +103,7 @@ describe("raw binding", () => {
   test("every native method survives wrong argument types (errors, never a crash)", async () => {
     const { createRequire } = await import("node:module");
     const require = createRequire(import.meta.url);
-    const binding = require("../binding.js");
+    const binding = require("../lib/native.js");
     const s = new binding.NativeSession(true);
     s.replaceLines('{"type":"session","id":"s","version":3}\n{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}');
     const proto = Object.getOwnPropertyNames(binding.NativeSession.prototype).filter((n) => n !== "constructor");

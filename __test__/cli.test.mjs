@@ -539,7 +539,7 @@ describe("export", () => {
 
 describe("search engines agree (Rust literal scan vs JS RegExp)", async () => {
   const { searchFiles } = await import("../lib/cli/search.mjs");
-  const native = (await import("node:module")).createRequire(import.meta.url)("../binding.js");
+  const native = (await import("node:module")).createRequire(import.meta.url)("../lib/native.js");
   it.skipIf(typeof native.checkSearchFiles !== "function")("on random sessions with escapes, folding and surrogates", () => {
     let seed = 12345;
     const rnd = (n) => {
@@ -598,7 +598,7 @@ describe("search engines agree (Rust literal scan vs JS RegExp)", async () => {
 
 describe("check engines agree (Rust line pass vs JS)", async () => {
   const { checkFiles } = await import("../lib/cli/check.mjs");
-  const native = (await import("node:module")).createRequire(import.meta.url)("../binding.js");
+  const native = (await import("node:module")).createRequire(import.meta.url)("../lib/native.js");
   it.skipIf(typeof native.checkScanFiles !== "function")("on broken, legacy and random files", () => {
     const d = tmp("psn-cli-checkdiff-");
     const H = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';

@@ -11,7 +11,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { ref, nat, tmp } from "./helpers.mjs";
 
-const binding = createRequire(import.meta.url)("../binding.js");
+const binding = createRequire(import.meta.url)("../lib/native.js");
 
 /**
  * Replace the global `Date` by one whose `new Date()` reads `clock()` (a fake clock, as a

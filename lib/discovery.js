@@ -28,7 +28,7 @@ const { closeSync, existsSync, openSync, readSync, readdirSync, statSync } = req
 const { readdir } = require("node:fs/promises");
 const { basename, join } = require("node:path");
 const { StringDecoder } = require("node:string_decoder");
-const native = require("../binding.js");
+const native = require("./native.js");
 const {
   normalizePath,
   pathsEqual,

@@ -254,7 +254,7 @@ function analyzeUnsorted({ lines, nl, recs }) {
   return { lines: parts.length, entries: entries.length, problems, notes };
 }
 
-const native = createRequire(import.meta.url)("../../binding.js");
+const native = createRequire(import.meta.url)("../native.js");
 
 /**
  * Check files; the line pass runs in Rust, in parallel, when the binding has it

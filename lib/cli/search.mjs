@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { CliError, contentText, listSessions, makeOut, parse, parseIntOption, progress, shortenHome } from "./util.mjs";
 
-const native = createRequire(import.meta.url)("../../binding.js");
+const native = createRequire(import.meta.url)("../native.js");
 
 export const help = `Usage: pi-session search TEXT [DIR] [--all] [--cwd PATH] [--regex] [-i|--ignore-case] [--json] [--limit N]
 

@@ -1,0 +1,203 @@
+// Installs pi-session-native the way a user does: the release tarballs (scripts/pack.mjs, as the
+// release workflow makes them) published to a real npm registry on 127.0.0.1 (verdaccio), then
+// `npm install pi-session-native` in a fresh project with its own npm cache and HOME, a PATH
+// without cargo/rustc, and nothing of this repository reachable (no node_modules above it).
+//
+// Checks: require and import load the addon from the platform package; a session written by the
+// installed package opens in the reference (@earendil-works/pi-coding-agent@1.6.0) with the same
+// context; the `pi-session` bin runs. With `--omit=optional`, and with a main package whose
+// optionalDependencies leave this platform out (a deliberately broken release), the first
+// require fails with the loader's one clear error, and the same checks report that failure.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { cleanNpmEnv, MAIN_TARBALL_TOP, pack } from "../scripts/pack.mjs";
+import { startRegistry } from "../scripts/local-registry.mjs";
+import { ref, root, tmp } from "./helpers.mjs";
+
+const { platformId, BINARY_NAME } = await import("../lib/platform.js");
+const id = platformId();
+const localBinary = join(root, `${BINARY_NAME}.${id.name}.node`);
+const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+const BROKEN = `${version}-broken.0`;
+
+function run(cmd, args, opts) {
+	return new Promise((resolve) => {
+		execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, ...opts }, (error, stdout, stderr) => {
+			resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
+		});
+	});
+}
+
+/** PATH without any directory that holds cargo or rustc: a user without Rust. */
+function pathWithoutRust() {
+	return (process.env.PATH ?? "")
+		.split(delimiter)
+		.filter((d) => d && !["cargo", "rustc", "rustup"].some((b) => existsSync(join(d, b))))
+		.join(delimiter);
+}
+
+let registry;
+let work;
+let tarballs;
+
+beforeAll(async () => {
+	expect(existsSync(localBinary), `${localBinary} is missing: run \`npm run build\` first`).toBe(true);
+	work = tmp("psn-install-");
+	const out = join(work, "tarballs");
+	mkdirSync(out);
+	tarballs = pack({ out, binaries: { [id.name]: localBinary } });
+	const broken = pack({ out: join(work, "broken-tarballs"), dropOptional: [id.name], setVersion: BROKEN });
+	registry = await startRegistry(join(work, "registry"));
+	const publisher = join(work, "publisher");
+	mkdirSync(publisher);
+	writeFileSync(join(publisher, ".npmrc"), registry.npmrc);
+	for (const t of [...tarballs, broken.at(-1)]) {
+		const tag = t.version === BROKEN ? ["--tag", "broken"] : [];
+		const r = await run("npm", ["publish", t.path, ...tag, "--userconfig", join(publisher, ".npmrc")], {
+			cwd: publisher,
+			env: { ...cleanNpmEnv(process.env), HOME: publisher, npm_config_cache: join(publisher, "cache") },
+		});
+		expect(r.code, `npm publish ${t.path}\n${r.stderr}\n${registry.log()}`).toBe(0);
+	}
+}, 300_000);
+
+afterAll(async () => {
+	await registry?.close();
+});
+
+/** A fresh user project; `npm install <spec> [extra...]` in it. */
+async function install(name, spec, extra = []) {
+	const dir = join(work, name);
+	mkdirSync(dir);
+	writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: `user-${name}`, version: "1.0.0", private: true }, null, 2)}\n`);
+	writeFileSync(join(dir, ".npmrc"), `registry=${registry.url}\n`);
+	const env = {
+		...cleanNpmEnv(process.env),
+		HOME: join(dir, "home"),
+		PATH: pathWithoutRust(),
+		npm_config_cache: join(dir, "npm-cache"),
+		npm_config_userconfig: join(dir, ".npmrc"),
+		NODE_PATH: "",
+	};
+	delete env.PI_SESSION_NATIVE_BINARY;
+	delete env.NODE_OPTIONS;
+	mkdirSync(env.HOME);
+	const r = await run("npm", ["install", "--no-audit", "--no-fund", spec, ...extra], { cwd: dir, env });
+	return { dir, env, install: r };
+}
+
+// Written and read by the installed package in the user's project; prints JSON.
+const WRITE_SESSION = `
+const { SessionManager } = require("pi-session-native");
+const dir = process.argv[1];
+const sm = SessionManager.create(process.cwd(), dir);
+const u = sm.appendMessage({ role: "user", content: "hello from a user install", timestamp: 1 });
+const a = sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "hi" }], api: "x", provider: "p", model: "m", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 2 });
+sm.appendLabelChange(u, "start");
+sm.branch(u);
+sm.appendMessage({ role: "user", content: "a second branch", timestamp: 3 });
+sm.appendThinkingLevelChange("high");
+console.log(JSON.stringify({ file: sm.getSessionFile(), context: sm.buildSessionContext(), loaded: require.resolve("pi-session-native") }));
+`;
+const IMPORT_ESM = `
+import { SessionManager, buildSessionContext, CURRENT_SESSION_VERSION } from "pi-session-native";
+const sm = SessionManager.open(process.argv[1]);
+console.log(JSON.stringify({ version: CURRENT_SESSION_VERSION, context: buildSessionContext(sm.getEntries(), sm.getLeafId()) }));
+`;
+
+/** Everything a user does first; returns what happened, asserts nothing. */
+async function useIt({ dir, env }) {
+	const sessions = join(dir, "sessions");
+	const cjs = await run(process.execPath, ["-e", WRITE_SESSION, sessions], { cwd: dir, env });
+	if (cjs.code !== 0) return { ok: false, stage: "require", cjs };
+	const written = JSON.parse(cjs.stdout);
+	const esm = await run(process.execPath, ["--input-type=module", "-e", IMPORT_ESM, written.file], { cwd: dir, env });
+	if (esm.code !== 0) return { ok: false, stage: "import", esm };
+	const bin = await run(join(dir, "node_modules", ".bin", "pi-session"), ["ls", sessions, "--all", "--json"], { cwd: dir, env });
+	if (bin.code !== 0) return { ok: false, stage: "bin", bin };
+	return { ok: true, written, esm: JSON.parse(esm.stdout), bin: JSON.parse(bin.stdout) };
+}
+
+describe("npm install pi-session-native from a registry, without Rust", () => {
+	test("the tarballs hold what a user runs and nothing else", () => {
+		const [platformTgz, mainTgz] = [tarballs.find((t) => t.name !== "pi-session-native"), tarballs.find((t) => t.name === "pi-session-native")];
+		expect(platformTgz.files.sort()).toEqual(["LICENSE", "README.md", `${BINARY_NAME}.${id.name}.node`, "package.json"].sort());
+		const tops = new Set(mainTgz.files.map((f) => f.split("/")[0]));
+		for (const t of tops) expect(MAIN_TARBALL_TOP).toContain(t);
+		expect(mainTgz.files.filter((f) => /\.node$|^src\/|__test__|^bench|^fuzz|^target|Cargo/.test(f))).toEqual([]);
+		for (const f of ["index.js", "index.mjs", "index.d.ts", "lib/native.js", "lib/platform.js", "bin/pi-session.mjs", "LICENSE", "README.md"]) {
+			expect(mainTgz.files).toContain(f);
+		}
+		console.log(`[install] tarballs: ${tarballs.map((t) => `${t.name} ${t.size} B packed / ${t.unpackedSize} B unpacked`).join("; ")}`);
+	});
+
+	test("PATH of the user project has no cargo or rustc", async () => {
+		const r = await run("sh", ["-c", "command -v cargo || command -v rustc || echo none"], { env: { PATH: pathWithoutRust() } });
+		expect(r.stdout.trim()).toBe("none");
+	});
+
+	test("install gives a working package: require, import, the reference reads its session, the bin runs", async () => {
+		const p = await install("user", "pi-session-native");
+		expect(p.install.code, p.install.stderr).toBe(0);
+		const manifest = JSON.parse(readFileSync(join(p.dir, "node_modules", "pi-session-native", "package.json"), "utf8"));
+		expect(manifest.optionalDependencies[`pi-session-native-${id.name}`]).toBe(version);
+		expect(manifest.scripts).toBeUndefined();
+		// The binary came from the platform package; nothing was built, nothing of the repo leaked.
+		const platformDir = join(p.dir, "node_modules", `pi-session-native-${id.name}`);
+		expect(existsSync(join(platformDir, `${BINARY_NAME}.${id.name}.node`))).toBe(true);
+		expect(readdirSync(join(p.dir, "node_modules", "pi-session-native")).filter((f) => f.endsWith(".node"))).toEqual([]);
+		expect(existsSync(join(p.dir, "node_modules", "pi-session-native", "target"))).toBe(false);
+		const other = readdirSync(join(p.dir, "node_modules")).filter((n) => n.startsWith("pi-session-native-"));
+		expect(other).toEqual([`pi-session-native-${id.name}`]);
+
+		const used = await useIt(p);
+		expect(used.ok, JSON.stringify(used)).toBe(true);
+		expect(used.written.loaded).toBe(join(p.dir, "node_modules", "pi-session-native", "index.js"));
+		// The addon in the process is the platform package's (maps of the child).
+		const maps = await run(
+			process.execPath,
+			["-e", 'require("pi-session-native"); console.log(require("fs").readFileSync("/proc/self/maps","utf8").split("\\n").filter(l=>l.endsWith(".node")).map(l=>l.split(/\\s+/).pop()).join("\\n"))'],
+			{ cwd: p.dir, env: p.env },
+		);
+		if (process.platform === "linux") expect([...new Set(maps.stdout.trim().split("\n"))]).toEqual([join(platformDir, `${BINARY_NAME}.${id.name}.node`)]);
+
+		// The reference opens the file with the same context the installed package built.
+		const refSm = ref.SessionManager.open(used.written.file);
+		expect(refSm.buildSessionContext()).toEqual(used.written.context);
+		expect(used.esm.context).toEqual(used.written.context);
+		expect(used.esm.version).toBe(ref.CURRENT_SESSION_VERSION);
+		expect(used.written.context.messages.map((m) => m.content)).toEqual(["hello from a user install", "a second branch"]);
+		expect(used.written.context.thinkingLevel).toBe("high");
+		expect(statSync(used.written.file).size).toBeGreaterThan(0);
+		// The bin lists it.
+		expect(used.bin.map((s) => s.path)).toEqual([used.written.file]);
+	});
+
+	test("--omit=optional: the first require fails with the loader's clear error", async () => {
+		const p = await install("omit", "pi-session-native", ["--omit=optional"]);
+		expect(p.install.code, p.install.stderr).toBe(0);
+		expect(existsSync(join(p.dir, "node_modules", `pi-session-native-${id.name}`))).toBe(false);
+		const used = await useIt(p);
+		expect(used.ok).toBe(false);
+		expect(used.stage).toBe("require");
+		assertClearError(used.cjs.stderr);
+	});
+
+	test("a release whose optionalDependencies leave this platform out fails the same checks", async () => {
+		const p = await install("broken", `pi-session-native@${BROKEN}`);
+		expect(p.install.code, p.install.stderr).toBe(0);
+		const used = await useIt(p);
+		expect(used.ok).toBe(false);
+		assertClearError(used.cjs.stderr, BROKEN);
+	});
+});
+
+function assertClearError(stderr, v = version) {
+	expect(stderr).toContain(`pi-session-native: no native binary for this platform (${id.name}`);
+	expect(stderr).toContain(`pi-session-native-${id.name}@${v}`);
+	expect(stderr).toContain(`npm install pi-session-native-${id.name}@${v}`);
+	expect(stderr).toMatch(/build from source: .*Rust >= \d+\.\d+/);
+	expect(stderr).not.toContain("Cannot find module '../binding.js'");
+}
