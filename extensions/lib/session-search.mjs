@@ -1,0 +1,185 @@
+// Helpers of the pi extension in ../sessions.ts: a literal, case-insensitive search over the
+// message text of session files (Rust, in parallel over files: `searchFiles` of the
+// `pi-session` CLI), grouped per session with a cap per session, and the sanitising and
+// formatting of what is shown to the user and to the model.
+//
+// Not an extension itself (pi loads only the files the package manifest names).
+import { searchFiles } from "../../lib/cli/search.mjs";
+
+/** Files handed to one native call (parallel over files inside it). */
+const BATCH = 32;
+
+/**
+ * Search `files` (SessionInfo-like: {path, id, name?}, in the order to report them) for
+ * `query`, case-insensitive. Returns the sessions with a match, in file order, each with
+ * its first `perSession` matching lines and whether it has more:
+ *   { sessions: [{ file, hits, more }], searched, complete }
+ * Stops after `maxSessions` matching sessions (`complete: false` when files were left).
+ *
+ * The native search caps hits per file at the limit it is given and `searchFiles` caps the
+ * total at the same number; a batch of n files is searched with limit perSession * n, and
+ * when that total was reached the files after the last one reported are searched again in
+ * the next batch, so no matching session is skipped and no file's output is unbounded.
+ */
+export function searchSessionFiles(files, query, { perSession = 3, maxSessions = 50 } = {}) {
+	const sessions = [];
+	let i = 0;
+	while (i < files.length && sessions.length < maxSessions) {
+		const chunk = files.slice(i, i + BATCH);
+		const cap = perSession * chunk.length;
+		const hits = searchFiles(
+			chunk.map((f) => ({ path: f.path, id: f.id, name: f.name })),
+			{ query, icase: true, limit: cap },
+		);
+		const byPath = new Map();
+		for (const h of hits) {
+			let list = byPath.get(h.path);
+			if (!list) byPath.set(h.path, (list = []));
+			list.push(h);
+		}
+		let consumed = chunk.length;
+		const cut = hits.length >= cap;
+		if (cut) {
+			const last = hits[hits.length - 1].path;
+			consumed = chunk.findIndex((f) => f.path === last) + 1;
+		}
+		for (let k = 0; k < consumed && sessions.length < maxSessions; k++) {
+			const list = byPath.get(chunk[k].path);
+			if (!list) continue;
+			const more = list.length > perSession || (cut && k === consumed - 1);
+			sessions.push({ file: chunk[k], hits: list.slice(0, perSession), more });
+		}
+		i += consumed;
+	}
+	return { sessions, searched: i, complete: i >= files.length };
+}
+
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), other two-byte ESC sequences.
+const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]|\u009b[0-?]*[ -/]*[@-~]/g;
+
+/**
+ * Text safe to print on a terminal and to hand to a model on one line: terminal escape
+ * sequences removed, other control characters shown as Unicode control pictures
+ * (ESC as ␛, BEL as ␇, DEL as ␡; C1 controls as U+FFFD), line breaks and tabs as spaces,
+ * bidirectional overrides removed.
+ */
+export function clean(s) {
+	return String(s ?? "")
+		.replace(ANSI, "")
+		.replace(/[\t\n\r\u2028\u2029]/g, " ")
+		.replace(/[\u0000-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+		.replace(/\u007f/g, "\u2421")
+		.replace(/[\u0080-\u009f]/g, "\ufffd")
+		.replace(BIDI, "");
+}
+
+/** One line of at most `max` characters (after cleaning), with an ellipsis when cut. */
+export function oneLine(s, max) {
+	const t = clean(s).replace(/ {2,}/g, " ").trim();
+	return t.length > max ? `${t.slice(0, Math.max(0, max - 1))}…` : t;
+}
+
+/**
+ * A window of at most `width` characters of a hit's line around its first match, cleaned,
+ * with ellipses where the line was cut. The match stays in the window (up to `width`).
+ */
+export function snippet(hit, width = 160) {
+	const text = hit.text ?? "";
+	const [start, end] = hit.matches?.[0] ?? [0, 0];
+	const before = Math.min(start, Math.max(20, Math.floor((width - (end - start)) / 3)));
+	let from = start - before;
+	let to = Math.min(text.length, from + width);
+	if (to - from < width) from = Math.max(0, to - width);
+	// Do not cut a surrogate pair in half.
+	if (from > 0 && /[\udc00-\udfff]/.test(text[from] ?? "")) from++;
+	if (to < text.length && /[\ud800-\udbff]/.test(text[to - 1] ?? "")) to--;
+	const body = clean(text.slice(from, to)).replace(/ {2,}/g, " ");
+	return `${from > 0 ? "…" : ""}${body.trim()}${to < text.length ? "…" : ""}`;
+}
+
+/** A session's title: its name, else its first message, on one line. */
+export function sessionTitle(info, max = 60) {
+	const t = info.name || info.firstMessage || "(no messages)";
+	return oneLine(t, max);
+}
+
+/** `YYYY-MM-DD HH:MM` (local time) of a Date, or "" for an invalid one. */
+export function shortDate(d) {
+	const t = d instanceof Date ? d : new Date(d);
+	if (Number.isNaN(t.getTime())) return "";
+	const p = (n) => String(n).padStart(2, "0");
+	return `${t.getFullYear()}-${p(t.getMonth() + 1)}-${p(t.getDate())} ${p(t.getHours())}:${p(t.getMinutes())}`;
+}
+
+/** `~/...` for paths under the home directory. */
+export function tildify(p, home = process.env.HOME) {
+	const s = String(p ?? "");
+	if (home && home !== "/" && (s === home || s.startsWith(`${home}/`))) return `~${s.slice(home.length)}`;
+	return s;
+}
+
+/** Tool limits (also in the tool's description). */
+export const TOOL_LIMITS = {
+	defaultHits: 10,
+	maxHits: 50,
+	perSession: 5,
+	snippetChars: 200,
+	totalChars: 12_000,
+};
+
+/**
+ * The model-facing text of the search tool: a header, then per session its id, title,
+ * date and path, and per hit its entry id, role and a snippet. At most `limit` hits,
+ * `perSession` per session, `snippetChars` per snippet and `totalChars` in all (whole
+ * hits only; a last line says what was left out).
+ */
+export function formatToolResult({ query, cwd, result, total, limit, limits = TOOL_LIMITS }) {
+	const lines = [];
+	const sessions = [];
+	let hitsShown = 0;
+	let truncated = !result.complete;
+	let size = 0;
+	const push = (line) => {
+		lines.push(line);
+		size += line.length + 1;
+	};
+	const matching = result.sessions.length;
+	push(
+		`Search of past sessions of ${clean(cwd)} for "${oneLine(query, 100)}" (literal, case-insensitive): ` +
+			`${matching}${result.complete ? "" : "+"} matching session${matching === 1 ? "" : "s"} of ${total} searched.`,
+	);
+	outer: for (const s of result.sessions) {
+		const info = s.file;
+		const head = [
+			"",
+			`session ${clean(info.id)}  ${shortDate(info.modified)}  "${sessionTitle(info, 80)}"`,
+			`  path: ${clean(info.path)}`,
+		];
+		const headSize = head.reduce((n, l) => n + l.length + 1, 0);
+		if (hitsShown >= limit || size + headSize > limits.totalChars) {
+			truncated = true;
+			break;
+		}
+		const shown = [];
+		for (const h of s.hits.slice(0, limits.perSession)) {
+			const line = `  - entry ${clean(h.entryId ?? "-")} (${clean(h.role)}${h.line > 1 ? `, line ${h.line}` : ""}): ${snippet(h, limits.snippetChars)}`;
+			if (hitsShown >= limit || size + headSize + line.length + 1 > limits.totalChars) {
+				truncated = true;
+				if (!shown.length) break outer;
+				break;
+			}
+			if (!shown.length) for (const l of head) push(l);
+			push(line);
+			shown.push({ entryId: h.entryId ?? null, role: h.role, line: h.line, snippet: snippet(h, limits.snippetChars) });
+			hitsShown++;
+		}
+		if (s.more || shown.length < s.hits.length) {
+			push("  - (more matches in this session)");
+		}
+		sessions.push({ path: info.path, id: info.id, name: info.name ?? null, hits: shown });
+	}
+	if (!matching) push("No matches.");
+	else if (truncated) push(`[Output limited to ${hitsShown} matching lines; use a more specific query or a larger limit (max ${limits.maxHits}).]`);
+	return { text: lines.join("\n"), details: { query, cwd, searched: total, sessions, truncated } };
+}

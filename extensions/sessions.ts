@@ -1,0 +1,167 @@
+// pi extension of pi-session-native (the package's `pi` manifest names this file):
+//
+//   /sessions <text>   literal, case-insensitive search of the message text of every session
+//                      (all projects), pick one, switch to it
+//   search_sessions    a tool the model can call: the same search over the past sessions of
+//                      the current project, bounded output (paths, session ids, entry ids,
+//                      snippets)
+//
+// Listing goes through this package's native SessionManager.list/listAll (worker threads and
+// the sidecar index), the text search through the `pi-session` CLI's Rust search (parallel
+// over files). pi loads this file through jiti; "pi-session-native" resolves to the package
+// itself (self-reference through its `exports`), whether installed or in a clone.
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { SessionManager } from "pi-session-native";
+import { Type } from "typebox";
+import {
+	TOOL_LIMITS,
+	clean,
+	formatToolResult,
+	oneLine,
+	searchSessionFiles,
+	sessionTitle,
+	shortDate,
+	snippet,
+	tildify,
+} from "./lib/session-search.mjs";
+
+/** Sessions offered by /sessions. */
+const COMMAND_MAX_SESSIONS = 50;
+
+type Info = Awaited<ReturnType<typeof SessionManager.list>>[number];
+
+function currentSessionFile(ctx: ExtensionContext): string | undefined {
+	try {
+		return ctx.sessionManager.getSessionFile() ?? undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+function currentSessionDir(ctx: ExtensionContext): string | undefined {
+	try {
+		return ctx.sessionManager.getSessionDir() || undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Every session of every project (newest first), plus those of pi's own session dir when it lies elsewhere. */
+async function allSessions(ctx: ExtensionContext): Promise<Info[]> {
+	const infos = await SessionManager.listAll();
+	const dir = currentSessionDir(ctx);
+	if (dir) {
+		const seen = new Set(infos.map((s) => s.path));
+		let extra: Info[] = [];
+		try {
+			extra = (await SessionManager.list(ctx.cwd, dir)).filter((s) => !seen.has(s.path));
+		} catch {
+			// an unreadable directory adds nothing
+		}
+		if (extra.length) {
+			infos.push(...extra);
+			infos.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+		}
+	}
+	return infos;
+}
+
+/** The sessions of the current project (the directory pi writes this session to). */
+async function projectSessions(ctx: ExtensionContext): Promise<Info[]> {
+	const dir = currentSessionDir(ctx);
+	const infos = dir ? await SessionManager.list(ctx.cwd, dir) : await SessionManager.list(ctx.cwd);
+	return infos.filter((s) => !s.cwd || s.cwd === ctx.cwd);
+}
+
+function commandReport(matches: ReturnType<typeof searchSessionFiles>, infos: Info[], query: string): string {
+	const lines = [`sessions matching "${oneLine(query, 80)}": ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}`];
+	for (const s of matches.sessions) {
+		const info = s.file as Info;
+		lines.push(`${sessionTitle(info, 60)}  ${clean(tildify(info.cwd || "?"))}  ${shortDate(info.modified)}`);
+		lines.push(`  ${clean(info.path)}`);
+		for (const h of s.hits) lines.push(`  ${clean(h.entryId ?? "-")} ${clean(h.role)}: ${snippet(h, 120)}`);
+	}
+	return lines.join("\n");
+}
+
+export default function sessionsExtension(pi: ExtensionAPI) {
+	pi.registerCommand("sessions", {
+		description: "Search the text of all sessions (all projects) and switch to one",
+		handler: async (args: string, ctx: ExtensionCommandContext) => {
+			let query = (args ?? "").trim();
+			if (!query && ctx.hasUI) query = ((await ctx.ui.input("Search sessions for:", "text")) ?? "").trim();
+			if (!query) {
+				const msg = "usage: /sessions <text> (literal, case-insensitive search of every session's messages)";
+				if (ctx.hasUI) ctx.ui.notify(msg, "warning");
+				else process.stderr.write(`${msg}\n`);
+				return;
+			}
+			const current = currentSessionFile(ctx);
+			const infos = (await allSessions(ctx)).filter((s) => s.path !== current);
+			const matches = searchSessionFiles(infos, query, { perSession: 1, maxSessions: COMMAND_MAX_SESSIONS });
+
+			if (!ctx.hasUI) {
+				// print / json mode: no dialog to pick from; report what was found on stderr (pi
+				// keeps stdout for the model's answer in print mode and for events in json mode).
+				const text = commandReport(searchSessionFiles(infos, query, { perSession: 3, maxSessions: COMMAND_MAX_SESSIONS }), infos, query);
+				process.stderr.write(`${text}\n`);
+				return;
+			}
+			if (!matches.sessions.length) {
+				ctx.ui.notify(`No session mentions "${oneLine(query, 80)}" (${infos.length} searched)`, "info");
+				return;
+			}
+			const options = matches.sessions.map((s, i) => {
+				const info = s.file as Info;
+				const where = `${tildify(info.cwd || "?")}, ${shortDate(info.modified)}`;
+				return `${i + 1}. ${sessionTitle(info, 50)} — ${snippet(s.hits[0], 90)}  [${clean(where)}]`;
+			});
+			const title = `Sessions mentioning "${oneLine(query, 60)}" (${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length})`;
+			const choice = await ctx.ui.select(title, options);
+			if (choice === undefined) return;
+			const index = options.indexOf(choice);
+			if (index < 0) return;
+			const target = matches.sessions[index].file as Info;
+			await ctx.waitForIdle();
+			const label = sessionTitle(target, 60);
+			const result = await ctx.switchSession(target.path, {
+				withSession: async (next) => {
+					next.ui.notify(`Switched to session ${label} (${clean(tildify(target.path))})`, "info");
+				},
+			});
+			if (result?.cancelled) ctx.ui.notify("Session switch cancelled", "warning");
+		},
+	});
+
+	pi.registerTool({
+		name: "search_sessions",
+		label: "Search sessions",
+		description:
+			"Search the message text of past pi sessions of the current project (literal text, case-insensitive; " +
+			"user, assistant and tool-result text, summaries). Returns per matching session its id and file path, and per " +
+			`matching line the entry id, role and a snippet of at most ${TOOL_LIMITS.snippetChars} characters. Newest sessions first; ` +
+			`at most \`limit\` matching lines (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits}), ` +
+			`${TOOL_LIMITS.perSession} per session, ${TOOL_LIMITS.totalChars} characters in all. The current session is not searched.`,
+		promptSnippet: "Search the text of this project's past pi sessions",
+		promptGuidelines: [
+			"Use search_sessions when the user refers to earlier work or past conversations in this project that are not in the current context.",
+		],
+		parameters: Type.Object({
+			query: Type.String({ description: "Literal text to find (case-insensitive)", minLength: 1 }),
+			limit: Type.Optional(
+				Type.Integer({ description: `Maximum matching lines to return (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits})`, minimum: 1 }),
+			),
+		}),
+		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+			const query = String(params.query ?? "");
+			if (!query.trim()) throw new Error("query must not be empty");
+			const limit = Math.max(1, Math.min(TOOL_LIMITS.maxHits, Math.floor(Number(params.limit ?? TOOL_LIMITS.defaultHits)) || TOOL_LIMITS.defaultHits));
+			const current = currentSessionFile(ctx);
+			const infos = (await projectSessions(ctx)).filter((s) => s.path !== current);
+			// One more session than can be shown, so the output can say that more exist.
+			const result = searchSessionFiles(infos, query, { perSession: TOOL_LIMITS.perSession, maxSessions: limit + 1 });
+			const { text, details } = formatToolResult({ query, cwd: ctx.cwd, result, total: infos.length, limit });
+			return { content: [{ type: "text", text }], details };
+		},
+	});
+}
