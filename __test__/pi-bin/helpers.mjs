@@ -1,0 +1,229 @@
+// Shared helpers for the end-to-end tests of the real, bundled `pi` bin (pi 1.6.0's
+// dist/bundle/cli.js) with and without this package's hook. vitest runs under Node 20; pi runs
+// under Node 22 (scripts/node22.mjs). Every pi run gets its own HOME and PI_CODING_AGENT_DIR.
+//
+// Three ways to start pi:
+//   "ref"      node22 <pi bin> ...                                   (pi unmodified)
+//   "native"   node22 bin/pi-native.mjs ...   (PI_CODING_AGENT_BIN = <pi bin>, the one switch)
+//   "options"  NODE_OPTIONS="--import <abs>/lib/register.mjs" node22 <pi bin> ...  (the recipe)
+import { execFile, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { findNode22 } from "../../scripts/node22.mjs";
+import { Normalizer } from "../pi/normalize.mjs";
+import { MODEL, PROVIDER, writeAgentConfig } from "./model-server.mjs";
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const node22 = findNode22();
+
+/** Fresh temp dir (real path). */
+export function tempDir(prefix) {
+	return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+export const piPackage = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent");
+export const piBin = join(piPackage, "dist", "bundle", "cli.js");
+export const launcher = join(repoRoot, "bin", "pi-native.mjs");
+export const registerScript = join(repoRoot, "lib", "register.mjs");
+export const MARKER = "[pi-session-native] serving session-manager";
+export const FAILSAFE = "[pi-session-native] not serving session-manager, pi runs unmodified:";
+
+const dirs = [];
+/** Removes the temp dirs of this test file (PI_E2E_KEEP=1 keeps and lists them). */
+export function cleanup() {
+	if (process.env.PI_E2E_KEEP === "1") console.log(`[pi-bin e2e] kept:\n  ${dirs.join("\n  ")}`);
+	else for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/**
+ * A fresh root: <root>/home, <root>/agent (models.json + settings.json for the scripted model),
+ * <root>/project (the cwd). Prefixes of equal length keep the two runs' paths equally long.
+ */
+export function makeRoot(prefix, baseUrl) {
+	const root = tempDir(prefix);
+	dirs.push(root);
+	for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
+	writeAgentConfig(join(root, "agent"), baseUrl);
+	writeFileSync(join(root, "project", "notes.txt"), "alpha\nbeta\ngamma\n");
+	return root;
+}
+
+/** Environment for one pi run in `root`: nothing inherited that changes pi or the hook. */
+export function piEnv(root, how, extra = {}) {
+	const env = { ...process.env };
+	for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
+	Object.assign(env, {
+		HOME: join(root, "home"),
+		PI_CODING_AGENT_DIR: join(root, "agent"),
+		PI_OFFLINE: "1",
+		PI_SKIP_VERSION_CHECK: "1",
+		PI_TELEMETRY: "0",
+		NO_COLOR: "1",
+	});
+	if (how === "native") {
+		env.PI_CODING_AGENT_BIN = extra.bin ?? piBin;
+		env.PI_SESSION_NATIVE_DEBUG = "1";
+	}
+	if (how === "options") {
+		env.NODE_OPTIONS = `--import ${registerScript}`;
+		env.PI_SESSION_NATIVE_DEBUG = "1";
+	}
+	for (const [k, v] of Object.entries(extra.env ?? {})) {
+		if (v === undefined) delete env[k];
+		else env[k] = v;
+	}
+	return env;
+}
+
+/** argv (after node22) for one way of starting pi. */
+export function piArgv(how, args, bin = piBin) {
+	return how === "native" ? [launcher, ...args] : [bin, ...args];
+}
+
+/** Runs pi to completion, stdin from /dev/null; resolves {code, signal, stdout, stderr}. */
+export function runPi(root, how, args, { cwd = join(root, "project"), bin, env, timeout = 90_000 } = {}) {
+	return new Promise((resolvePromise) => {
+		const child = execFile(
+			node22,
+			piArgv(how, args, bin),
+			{ cwd, env: piEnv(root, how, { bin, env }), timeout, maxBuffer: 64 * 1024 * 1024 },
+			(error, stdout, stderr) => {
+				resolvePromise({ args, code: error ? (error.code ?? 1) : 0, signal: error?.signal ?? null, stdout, stderr });
+			},
+		);
+		child.stdin.end(); // like </dev/null: nothing piped in
+	});
+}
+
+/** Same as runPi but throws with pi's output on a non-zero exit. */
+export async function runPiOk(root, how, args, options) {
+	const r = await runPi(root, how, args, options);
+	if (r.code !== 0) throw new Error(`pi ${args.join(" ")} (${how}) exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+	return r;
+}
+
+export function readJsonl(file) {
+	return readFileSync(file, "utf8")
+		.split("\n")
+		.filter((l) => l.trim())
+		.map((l) => JSON.parse(l));
+}
+
+/** Session files under <root>/agent/sessions, oldest first (names start with the creation time). */
+export function sessionFiles(root) {
+	const base = join(root, "agent", "sessions");
+	if (!existsSync(base)) return [];
+	const out = [];
+	for (const d of readdirSync(base)) for (const f of readdirSync(join(base, d))) if (f.endsWith(".jsonl")) out.push(join(base, d, f));
+	return out.sort();
+}
+
+/** A normalizer for one root (paths, the encoded session-dir name, ids, timestamps). */
+export function normalizerFor(root) {
+	const encoded = root.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-");
+	return new Normalizer([root, encoded]);
+}
+
+/** Session files of a root with ids/timestamps/paths replaced, in file order. */
+export function normalizedSessions(root, files = sessionFiles(root), norm = normalizerFor(root)) {
+	const parsed = files.map((f) => ({ path: f, lines: readJsonl(f) }));
+	for (const f of parsed) norm.registerEntries(f.lines);
+	return norm.value(parsed);
+}
+
+/** Number of times the serving marker is on stderr. */
+export function markerCount(stderr) {
+	return stderr.split(MARKER).length - 1;
+}
+
+/** .node files of this package mapped into a live process (Linux). */
+export function mappedAddons(pid) {
+	const maps = readFileSync(`/proc/${pid}/maps`, "utf8");
+	const found = new Set();
+	for (const line of maps.split("\n")) {
+		const at = line.indexOf("/");
+		if (at !== -1 && /pi-session-native[^/]*\.node$/.test(line.slice(at))) found.add(line.slice(at));
+	}
+	return [...found];
+}
+
+/** The addon path the debug marker line names (the hook reads /proc/self/maps after loading it). */
+export function addonInMarker(stderr) {
+	const m = /addon ([^;]*\.node)/.exec(stderr.slice(stderr.indexOf(MARKER)));
+	return m ? m[1] : undefined;
+}
+
+/** Starts `pi --mode rpc` and gives a small JSONL client. */
+export function startRpc(root, how, args = [], { cwd = join(root, "project") } = {}) {
+	const child = spawn(node22, piArgv(how, ["--mode", "rpc", ...args]), { cwd, env: piEnv(root, how), stdio: ["pipe", "pipe", "pipe"] });
+	const records = [];
+	const waiters = [];
+	let buf = "";
+	let stderr = "";
+	child.stderr.on("data", (d) => {
+		stderr += d;
+	});
+	child.stdout.on("data", (d) => {
+		buf += d;
+		let nl;
+		while ((nl = buf.indexOf("\n")) !== -1) {
+			const line = buf.slice(0, nl).replace(/\r$/, "");
+			buf = buf.slice(nl + 1);
+			if (!line.trim()) continue;
+			let rec;
+			try {
+				rec = JSON.parse(line);
+			} catch {
+				rec = { type: "unparsed", line };
+			}
+			records.push(rec);
+			for (const w of [...waiters]) {
+				if (w.pred(rec)) {
+					waiters.splice(waiters.indexOf(w), 1);
+					clearTimeout(w.timer);
+					w.resolve(rec);
+				}
+			}
+		}
+	});
+	const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+	const waitFor = (pred, what, ms = 30_000) =>
+		new Promise((resolve, reject) => {
+			const seen = records.find(pred);
+			if (seen) return resolve(seen);
+			const w = { pred, resolve };
+			w.timer = setTimeout(() => {
+				waiters.splice(waiters.indexOf(w), 1);
+				reject(new Error(`rpc: timed out waiting for ${what}\nstderr:\n${stderr}`));
+			}, ms);
+			waiters.push(w);
+		});
+	let n = 0;
+	const send = async (command) => {
+		const id = `req-${++n}`;
+		const afterIndex = records.length;
+		child.stdin.write(`${JSON.stringify({ id, ...command })}\n`);
+		const res = await waitFor((r) => r.type === "response" && r.id === id, `response to ${command.type}`);
+		return { res, afterIndex };
+	};
+	/** Sends a prompt and waits for the run to settle. */
+	const prompt = async (message) => {
+		const { res, afterIndex } = await send({ type: "prompt", message });
+		if (!res.success) throw new Error(`prompt failed: ${JSON.stringify(res)}`);
+		if (res.data?.disposition !== "handled") {
+			await waitFor((r) => r.type === "agent_settled" && records.indexOf(r) >= afterIndex, "agent_settled");
+		}
+		return res;
+	};
+	const close = async () => {
+		child.stdin.end();
+		const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+		const r = await exited;
+		clearTimeout(timer);
+		return r;
+	};
+	return { child, records, send, prompt, close, stderr: () => stderr, waitFor };
+}
+
+export { MODEL, PROVIDER };
