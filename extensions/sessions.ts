@@ -12,7 +12,6 @@
 // itself (self-reference through its `exports`), whether installed or in a clone.
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { SessionManager } from "pi-session-native";
-import { Type } from "typebox";
 import {
 	TOOL_LIMITS,
 	clean,
@@ -146,12 +145,19 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 		promptGuidelines: [
 			"Use search_sessions when the user refers to earlier work or past conversations in this project that are not in the current context.",
 		],
-		parameters: Type.Object({
-			query: Type.String({ description: "Literal text to find (case-insensitive)", minLength: 1 }),
-			limit: Type.Optional(
-				Type.Integer({ description: `Maximum matching lines to return (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits})`, minimum: 1 }),
-			),
-		}),
+		// Plain JSON Schema (pi validates any JSON Schema), so the package needs no typebox.
+		parameters: {
+			type: "object",
+			properties: {
+				query: { type: "string", description: "Literal text to find (case-insensitive)", minLength: 1 },
+				limit: {
+					type: "integer",
+					description: `Maximum matching lines to return (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits})`,
+					minimum: 1,
+				},
+			},
+			required: ["query"],
+		} as any,
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 			const query = String(params.query ?? "");
 			if (!query.trim()) throw new Error("query must not be empty");
