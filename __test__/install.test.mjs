@@ -22,9 +22,12 @@ const localBinary = join(root, `${BINARY_NAME}.${id.name}.node`);
 const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
 const BROKEN = `${version}-broken.0`;
 
+const win = process.platform === "win32";
+
 function run(cmd, args, opts) {
 	return new Promise((resolve) => {
-		execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, ...opts }, (error, stdout, stderr) => {
+		// npm and the bin shims are .cmd files on Windows: they need a shell there.
+		execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, shell: win && cmd !== process.execPath, ...opts }, (error, stdout, stderr) => {
 			resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
 		});
 	});
@@ -34,7 +37,7 @@ function run(cmd, args, opts) {
 function pathWithoutRust() {
 	return (process.env.PATH ?? "")
 		.split(delimiter)
-		.filter((d) => d && !["cargo", "rustc", "rustup"].some((b) => existsSync(join(d, b))))
+		.filter((d) => d && !["cargo", "rustc", "rustup"].some((b) => existsSync(join(d, win ? `${b}.exe` : b))))
 		.join(delimiter);
 }
 
@@ -115,7 +118,7 @@ async function useIt({ dir, env }) {
 	const written = JSON.parse(cjs.stdout);
 	const esm = await run(process.execPath, ["--input-type=module", "-e", IMPORT_ESM, written.file], { cwd: dir, env });
 	if (esm.code !== 0) return { ok: false, stage: "import", esm };
-	const bin = await run(join(dir, "node_modules", ".bin", "pi-session"), ["ls", sessions, "--all", "--json"], { cwd: dir, env });
+	const bin = await run(join(dir, "node_modules", ".bin", win ? "pi-session.cmd" : "pi-session"), ["ls", sessions, "--all", "--json"], { cwd: dir, env });
 	if (bin.code !== 0) return { ok: false, stage: "bin", bin };
 	return { ok: true, written, esm: JSON.parse(esm.stdout), bin: JSON.parse(bin.stdout) };
 }
@@ -133,7 +136,7 @@ describe("npm install pi-session-native from a registry, without Rust", () => {
 		console.log(`[install] tarballs: ${tarballs.map((t) => `${t.name} ${t.size} B packed / ${t.unpackedSize} B unpacked`).join("; ")}`);
 	});
 
-	test("PATH of the user project has no cargo or rustc", async () => {
+	test.skipIf(win)("PATH of the user project has no cargo or rustc", async () => {
 		const r = await run("sh", ["-c", "command -v cargo || command -v rustc || echo none"], { env: { PATH: pathWithoutRust() } });
 		expect(r.stdout.trim()).toBe("none");
 	});
