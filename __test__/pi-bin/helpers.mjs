@@ -119,10 +119,10 @@ export function sessionFiles(root) {
 	return out.sort();
 }
 
-/** A normalizer for one root (paths, the encoded session-dir name, ids, timestamps). */
-export function normalizerFor(root) {
+/** A normalizer for one root (paths, the encoded session-dir name, ids, timestamps, other strings). */
+export function normalizerFor(root, extra = []) {
 	const encoded = root.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-");
-	return new Normalizer([root, encoded]);
+	return new Normalizer([root, encoded, ...extra]);
 }
 
 /** Session files of a root with ids/timestamps/paths replaced, in file order. */
