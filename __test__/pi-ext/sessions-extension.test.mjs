@@ -167,6 +167,15 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
 		expect(JSON.stringify(msgs.data.messages)).toContain("the NEEDLE in");
 		expect(alpha.path).not.toBe(after.data.sessionFile);
 		expect(s.requests).toHaveLength(0); // a command, no model call
+
+		// In the replacement session the command still works and leaves out the current session.
+		rpc.send({ type: "prompt", id: "p2", message: "/sessions needle" });
+		const again = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select" && r.id !== ask.id);
+		expect(again.options).toHaveLength(1);
+		expect(again.options[0]).toMatch(/^1\. alpha work — /);
+		rpc.send({ type: "extension_ui_response", id: again.id, cancelled: true });
+		await rpc.waitFor((r) => r.type === "response" && r.id === "p2");
+		expect((await rpc.request({ type: "get_state" })).data.sessionFile).toBe(beta.path);
 		await rpc.close();
 	});
 
