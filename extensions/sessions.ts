@@ -97,13 +97,13 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 			}
 			const current = currentSessionFile(ctx);
 			const infos = (await allSessions(ctx)).filter((s) => s.path !== current);
-			const matches = searchSessionFiles(infos, query, { perSession: 1, maxSessions: COMMAND_MAX_SESSIONS });
+			// One line per session in the dialog; up to three in the plain report.
+			const matches = searchSessionFiles(infos, query, { perSession: ctx.hasUI ? 1 : 3, maxSessions: COMMAND_MAX_SESSIONS });
 
 			if (!ctx.hasUI) {
 				// print / json mode: no dialog to pick from; report what was found on stderr (pi
 				// keeps stdout for the model's answer in print mode and for events in json mode).
-				const text = commandReport(searchSessionFiles(infos, query, { perSession: 3, maxSessions: COMMAND_MAX_SESSIONS }), infos, query);
-				process.stderr.write(`${text}\n`);
+				process.stderr.write(`${commandReport(matches, infos, query)}\n`);
 				return;
 			}
 			if (!matches.sessions.length) {
@@ -159,9 +159,10 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 			required: ["query"],
 		} as any,
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-			const query = String(params.query ?? "");
+			const args = params as { query?: unknown; limit?: unknown };
+			const query = String(args.query ?? "");
 			if (!query.trim()) throw new Error("query must not be empty");
-			const limit = Math.max(1, Math.min(TOOL_LIMITS.maxHits, Math.floor(Number(params.limit ?? TOOL_LIMITS.defaultHits)) || TOOL_LIMITS.defaultHits));
+			const limit = Math.max(1, Math.min(TOOL_LIMITS.maxHits, Math.floor(Number(args.limit ?? TOOL_LIMITS.defaultHits)) || TOOL_LIMITS.defaultHits));
 			const current = currentSessionFile(ctx);
 			const infos = (await projectSessions(ctx)).filter((s) => s.path !== current);
 			// One more session than can be shown, so the output can say that more exist.
