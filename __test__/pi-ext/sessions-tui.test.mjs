@@ -9,10 +9,11 @@ import { extensionPath, makeSession, node22, piBin, sandbox } from "./helpers.mj
 
 const hasTmux = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
 const socket = `pi-ext-test-${process.pid}`;
-const tmux = (...args) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+const tmux = (...args) =>
+	spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { ...process.env, TERM: process.env.TERM || "xterm-256color" } });
 const shq = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
 
-async function waitForPane(pred, ms = 20_000) {
+async function waitForPane(pred, ms = 45_000) {
 	const end = Date.now() + ms;
 	let screen = "";
 	while (Date.now() < end) {
@@ -49,8 +50,9 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
 		expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "45", `bash ${shq(script)}`).status).toBe(0);
 		cleanups.push(() => tmux("kill-server"));
 
-		// The footer shows the cwd once the editor is up.
-		await waitForPane((sc) => sc.includes(sb.project));
+		// The footer's first line is the cwd once the editor is up.
+		const footerIs = (sc, dir) => sc.split("\n").some((l) => l.trim() === dir);
+		await waitForPane((sc) => footerIs(sc, sb.project));
 		tmux("send-keys", "-t", "t", "-l", "/sessions needle");
 		await new Promise((r) => setTimeout(r, 300));
 		tmux("send-keys", "-t", "t", "Enter");
@@ -60,7 +62,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
 		expect(list).not.toContain("pwned");
 
 		tmux("send-keys", "-t", "t", "Enter");
-		await waitForPane((sc) => sc.includes(other));
+		await waitForPane((sc) => footerIs(sc, other) && !sc.includes("Sessions mentioning"));
 		tmux("send-keys", "-t", "t", "-l", "/session");
 		await new Promise((r) => setTimeout(r, 300));
 		tmux("send-keys", "-t", "t", "Enter");
