@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cleanNpmEnv, MAIN_TARBALL_TOP, pack } from "../scripts/pack.mjs";
 import { startRegistry } from "../scripts/local-registry.mjs";
 import { ref, root, tmp } from "./helpers.mjs";
+import { findNode22 } from "../scripts/node22.mjs";
 
 const { platformId, BINARY_NAME } = await import("../lib/platform.js");
 const id = platformId();
@@ -24,12 +25,14 @@ const BROKEN = `${version}-broken.0`;
 
 const win = process.platform === "win32";
 
-function run(cmd, args, opts) {
+function run(cmd, args, { input = "", ...opts } = {}) {
 	return new Promise((resolve) => {
 		// npm and the bin shims are .cmd files on Windows: they need a shell there.
-		execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, shell: win && cmd !== process.execPath, ...opts }, (error, stdout, stderr) => {
+		const child = execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, shell: win && cmd !== process.execPath, ...opts }, (error, stdout, stderr) => {
 			resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
 		});
+		// stdin at EOF: pi's print mode reads piped stdin before it starts.
+		child.stdin?.end(input);
 	});
 }
 
@@ -194,6 +197,53 @@ describe("npm install pi-session-native from a registry, without Rust", () => {
 		const used = await useIt(p);
 		expect(used.ok).toBe(false);
 		assertClearError(used.cjs.stderr, BROKEN);
+	});
+});
+
+// pi's own package manager installs us from the registry (npm install --prefix under the agent
+// dir, optional dependencies included): the /sessions command then runs in the real bin.
+const node22 = findNode22();
+const piBin = join(root, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js");
+describe.skipIf(!node22)("pi install npm:pi-session-native from the registry (real pi bin)", () => {
+	test("installs with the platform binary; /sessions finds a session through the installed package", async () => {
+		const dir = join(work, "pi-user");
+		const home = join(dir, "home");
+		const agentDir = join(home, ".pi", "agent");
+		const project = join(dir, "project");
+		mkdirSync(project, { recursive: true });
+		mkdirSync(agentDir, { recursive: true });
+		writeFileSync(join(dir, ".npmrc"), `registry=${registry.url}\n`);
+		const env = {
+			...cleanNpmEnv(process.env),
+			HOME: home,
+			PI_CODING_AGENT_DIR: agentDir,
+			PI_SKIP_VERSION_CHECK: "1",
+			PI_TELEMETRY: "0",
+			PATH: pathWithoutRust(),
+			npm_config_cache: join(dir, "npm-cache"),
+			npm_config_userconfig: join(dir, ".npmrc"),
+			npm_config_registry: registry.url,
+		};
+		delete env.NODE_OPTIONS;
+		const pi = (args) => run(node22, [piBin, ...args], { cwd: project, env });
+		const inst = await pi(["install", `npm:pi-session-native@${version}`]);
+		expect(inst.code, `${inst.stdout}\n${inst.stderr}`).toBe(0);
+		const listed = await pi(["list"]);
+		expect(listed.stdout).toContain("pi-session-native");
+		// Where pi put it: the platform package sits beside it.
+		const found = await run("sh", ["-c", `find "${agentDir}" -path "*node_modules/pi-session-native-${id.name}/package.json" | head -1`], { env });
+		expect(found.stdout.trim(), "platform package installed by pi").not.toBe("");
+
+		// A session in pi's store with a word to find, written by the repo's reference copy.
+		const sm = ref.SessionManager.create(project, ref.getDefaultSessionDir(project, agentDir));
+		sm.appendMessage({ role: "user", content: "where did we put the zanzibar config?", timestamp: 1 });
+		sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "in etc" }], api: "x", provider: "p", model: "m", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 2 });
+		expect(sm.getSessionFile().startsWith(agentDir), "the reference wrote into the test's agent dir").toBe(true);
+
+		const r = await run(node22, [piBin, "-p", "/sessions zanzibar"], { cwd: project, env: { ...env, PI_OFFLINE: "1" } });
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stderr).toContain(sm.getSessionFile());
+		expect(r.stderr).toMatch(/zanzibar/);
 	});
 });
 
