@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Wall time of the real bundled pi bin started plainly and through pi-native (a measurement, not
+// a test). Runs every command ROUNDS times, interleaved, and prints median / mean / min in ms.
+//
+//   node __test__/pi-bin/startup-times.mjs [rounds=20]
+//
+// Rows: `pi --version`, `pi-native --version` (in-process: hooks, then pi's bin imported), a
+// child-process launcher doing the same (the design pi-native does not use, for comparison),
+// `pi -p hello` and `pi-native -p hello` (a new session with the scripted model).
+import { spawn, spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cleanup, launcher, makeRoot, node22, piBin, piEnv, registerScript } from "./helpers.mjs";
+import { startModelServer } from "./model-server.mjs";
+
+const rounds = Number(process.argv[2] ?? 20);
+if (!node22) throw new Error("no Node 22 (scripts/node22.mjs)");
+const server = await startModelServer({ maxRequests: 100_000 });
+const root = makeRoot("pitime-", server.baseUrl);
+const childLauncher = join(root, "child-launcher.mjs");
+writeFileSync(
+	childLauncher,
+	`import { spawn } from "node:child_process";
+const c = spawn(process.execPath, ["--import", ${JSON.stringify(registerScript)}, ${JSON.stringify(piBin)}, ...process.argv.slice(2)], { stdio: "inherit" });
+for (const s of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(s, () => c.kill(s));
+c.on("exit", (code, signal) => (signal ? process.kill(process.pid, signal) : process.exit(code)));
+`,
+);
+
+const rows = [
+	["pi --version", "ref", [piBin, "--version"]],
+	["pi-native --version", "native", [launcher, "--version"]],
+	["child-process launcher --version", "ref", [childLauncher, "--version"]],
+	["pi -p hello (new session)", "ref", [piBin, "-p", "hello"]],
+	["pi-native -p hello (new session)", "native", [launcher, "-p", "hello"]],
+];
+
+async function main() {
+	const times = rows.map(() => []);
+	for (const [, how, argv] of rows) await once(how, argv); // warm the compile cache and page cache
+	for (let i = 0; i < rounds; i++) {
+		for (let j = 0; j < rows.length; j++) times[j].push(await once(rows[j][1], rows[j][2]));
+	}
+	const stat = (a) => {
+		const s = [...a].sort((x, y) => x - y);
+		return { median: s[Math.floor(s.length / 2)], mean: s.reduce((x, y) => x + y, 0) / s.length, min: s[0] };
+	};
+	console.log(`node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}, ${rounds} rounds, ms`);
+	console.log("| command | median | mean | min |\n|---|---:|---:|---:|");
+	const base = stat(times[0]).median;
+	rows.forEach(([name], j) => {
+		const s = stat(times[j]);
+		console.log(`| ${name} | ${s.median.toFixed(0)} | ${s.mean.toFixed(0)} | ${s.min.toFixed(0)} |`);
+	});
+	const v = stat(times[1]).median / base;
+	const p = stat(times[4]).median / stat(times[3]).median;
+	console.log(`\npi-native --version / pi --version = ${v.toFixed(3)}; new session ratio = ${p.toFixed(3)}`);
+}
+
+/** One run's wall time (asynchronous: the scripted model is served by this process). */
+function once(how, argv) {
+	const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined } });
+	return new Promise((resolve, reject) => {
+		const t = process.hrtime.bigint();
+		const c = spawn(node22, argv, { cwd: join(root, "project"), env, stdio: ["ignore", "ignore", "pipe"] });
+		let err = "";
+		c.stderr.on("data", (d) => (err += d));
+		c.on("exit", (code) => {
+			const ms = Number(process.hrtime.bigint() - t) / 1e6;
+			if (code !== 0) reject(new Error(`${argv.join(" ")} exited ${code}: ${err}`));
+			else resolve(ms);
+		});
+	});
+}
+
+try {
+	await main();
+} finally {
+	await server.close();
+	cleanup();
+}
