@@ -186,15 +186,17 @@ export function matchSignature(source, native) {
 	return { assignments };
 }
 
-function isCandidate(source) {
-	if (typeof source === "string") return CANDIDATE_NEEDLES.some((n) => source.includes(n));
-	if (source && typeof source.indexOf === "function") return CANDIDATE_NEEDLES.some((n) => source.indexOf(n) !== -1);
-	return false;
+/** The loaded source as a string or a Buffer view (no copy). */
+function bytesOf(source) {
+	if (typeof source === "string" || Buffer.isBuffer(source)) return source;
+	if (ArrayBuffer.isView(source)) return Buffer.from(source.buffer, source.byteOffset, source.byteLength);
+	if (source instanceof ArrayBuffer || source instanceof SharedArrayBuffer) return Buffer.from(source);
+	return undefined;
 }
 
-function sourceText(source) {
-	if (typeof source === "string") return source;
-	return Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString("utf8");
+function isCandidate(bytes) {
+	if (typeof bytes === "string") return CANDIDATE_NEEDLES.some((n) => bytes.includes(n));
+	return CANDIDATE_NEEDLES.some((n) => bytes.indexOf(n) !== -1);
 }
 
 // file:...pi-coding-agent/dist/...js, checked on the string before anything is read
@@ -202,13 +204,13 @@ function isPiDistUrl(url) {
 	return url.startsWith("file:") && url.endsWith(".js") && url.includes("/pi-coding-agent/dist/");
 }
 
-function serveChunk(url, result) {
+function serveChunk(url, result, bytes) {
 	const s = state();
 	s.seenCandidate = true;
 	if (s.outcome) return result; // served already (a second copy would not be ours) or gave up
 	const file = fileURLToPath(url);
 	if (!checkVersion(file)) return result;
-	const source = sourceText(result.source);
+	const source = typeof bytes === "string" ? bytes : bytes.toString("utf8");
 	const native = loadNative();
 	if (!native) return result;
 	const match = matchSignature(source, native);
@@ -243,6 +245,15 @@ function resolveHook(specifier, context, nextResolve) {
 	const resolved = nextResolve(specifier, context);
 	const url = resolved?.url;
 	if (!url || !url.startsWith("file:") || !url.endsWith(UNBUNDLED_SUFFIX) || isOwnModule(context.parentURL)) return resolved;
+	try {
+		return redirectUnbundled(url, resolved);
+	} catch (error) {
+		giveUp(`internal error in the resolve hook (${String(error?.message ?? error).split("\n")[0]})`);
+		return resolved;
+	}
+}
+
+function redirectUnbundled(url, resolved) {
 	const s = state();
 	if (s.outcome && !s.outcome.served) return resolved;
 	if (s.outcome?.served && s.outcome.module !== "unbundled") return resolved;
@@ -257,6 +268,8 @@ function resolveHook(specifier, context, nextResolve) {
 function loadHook(url, context, nextLoad) {
 	const result = nextLoad(url, context);
 	if (!isPiDistUrl(url) || state().outcome || result.format !== "module" || result.source == null) return result;
+	// the unbundled module itself is handled by the resolve hook (loaded only when not redirected)
+	if (url.endsWith(UNBUNDLED_SUFFIX)) return result;
 	if (url.includes("/dist/bundle/") && !state().checkScheduled) {
 		// pi's bundle is loading: once its module graph has been evaluated, say so if no module of
 		// it was even a candidate (the chunk is imported statically by every bundle entry).
@@ -265,8 +278,14 @@ function loadHook(url, context, nextLoad) {
 			if (!state().outcome && !state().seenCandidate) giveUp("no module of pi's bundle defines SessionManager");
 		}).unref?.();
 	}
-	if (!isCandidate(result.source)) return result;
-	return serveChunk(url, result);
+	try {
+		const bytes = bytesOf(result.source);
+		if (bytes === undefined || !isCandidate(bytes)) return result;
+		return serveChunk(url, result, bytes);
+	} catch (error) {
+		giveUp(`internal error in the load hook for ${url} (${String(error?.message ?? error).split("\n")[0]})`);
+		return result;
+	}
 }
 
 /**
