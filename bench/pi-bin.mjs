@@ -1,0 +1,536 @@
+#!/usr/bin/env node
+// What users feel (issue 22 point 6): whole-process wall time and peak RSS of the real, bundled
+// pi bin (pi 1.6.0's dist/bundle/cli.js), started plainly and through the one switch
+// (bin/pi-native.mjs, PI_CODING_AGENT_BIN = that cli.js), side by side in one run.
+//
+//   node bench/pi-bin.mjs                  all rows (npm run bench:pi; `node bench/run.mjs --only pi-bin`)
+//   node bench/pi-bin.mjs --rounds 9       rounds per row (default 7; --version rows get 3x as many)
+//   node bench/pi-bin.mjs --only version --only picker   rows whose key contains a substring
+//   node bench/pi-bin.mjs --json out.json  also write every sample
+//
+// Rows (keys: version, c10mb, c100mb, picker-cold, picker-warm, session-id):
+//   `pi --version`                 pi's fixed start-up cost: the bundle loads, prints, exits
+//   `pi -c -p "<prompt>"`          continue the most recent session of the cwd (a generated
+//                                  10 MB / 100 MB pi session) with a scripted model on 127.0.0.1
+//                                  that answers at once: the time is pi + its session store
+//   `pi -r` picker listing         under tmux: from starting the process until the picker has
+//                                  drawn the full list of the current folder (1,000 sessions,
+//                                  ~200 MB): the newest session's text is on screen and the header
+//                                  says "◉ Current Folder" (no longer "Loading n/m"). Cold = no
+//                                  sidecar index (.pi-session-index removed before every run of
+//                                  both sides), warm = the index left by the previous native run.
+//   `pi --session <unknown id>`    the same store without a TTY: pi reads the headers of the
+//                                  folder, then runs SessionManager.list and .listAll looking for
+//                                  the id and exits 1 ("No session found"): list + listAll in
+//                                  the real bin, timed to process exit
+//
+// Peak RSS: GNU time's maximum resident set size (`/usr/bin/time -f %M`, ru_maxrss of the child
+// from wait4) for whole processes; for the picker (killed after the list is drawn) VmHWM from
+// /proc/<pid>/status read when the list is on screen. Without GNU time (`apt-get install time`)
+// the whole-process rows fall back to polling VmHWM every 5 ms (can miss growth in the last
+// few ms before exit; the table says which method was used).
+//
+// Plain and switched runs alternate (plain,switched / switched,plain / ...) after one untimed
+// warm-up run of each (which also checks that the switched process served the native module).
+// Every -c run appends to its session; the file is cut back to its generated size after each
+// run. Data is generated once into bench/data/pi-bin (gitignored; ~320 MB).
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+	appendFileSync,
+	closeSync,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	readSync,
+	realpathSync,
+	renameSync,
+	rmSync,
+	statSync,
+	truncateSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { findNode22 } from "../scripts/node22.mjs";
+import { startModelServer, writeAgentConfig } from "../__test__/pi-bin/model-server.mjs";
+import { writeSession } from "./gen.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..");
+const PI_PKG = join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
+const PI_BIN = join(PI_PKG, "dist", "bundle", "cli.js");
+const LAUNCHER = join(ROOT, "bin", "pi-native.mjs");
+const MARKER = "[pi-session-native] serving session-manager";
+const MB = 1024 * 1024;
+const DATA_VERSION = 1;
+
+// ---------------------------------------------------------------------------
+// args
+// ---------------------------------------------------------------------------
+const argv = process.argv.slice(2);
+const opt = (f) => {
+	const i = argv.indexOf(f);
+	return i >= 0 ? argv[i + 1] : undefined;
+};
+const opts = (f) => argv.flatMap((a, i) => (a === f && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
+const ROUNDS = Number(opt("--rounds") ?? 7);
+const VERSION_ROUNDS = Number(opt("--version-rounds") ?? ROUNDS * 3);
+const only = opts("--only").map((s) => s.toLowerCase()).filter((s) => s !== "pi-bin" && s !== "pi");
+const DATA = resolve(opt("--data") ?? join(ROOT, "bench", "data", "pi-bin"));
+const wanted = (key) => only.length === 0 || only.some((s) => key.includes(s));
+
+const node22 = findNode22();
+if (!node22) {
+	console.error("pi-bin bench: no Node >= 22.19 (pi 1.6.0 needs it). Run `node scripts/node22.mjs --ensure` or set PI_NODE22.");
+	process.exit(1);
+}
+if (!existsSync(PI_BIN)) {
+	console.error(`pi-bin bench: ${PI_BIN} missing (devDependency @earendil-works/pi-coding-agent)`);
+	process.exit(1);
+}
+
+const GNU_TIME = (() => {
+	for (const t of ["/usr/bin/time", "/bin/time"]) {
+		const r = spawnSync(t, ["-f", "%M", "true"], { encoding: "utf8" });
+		if (r.status === 0 && /^\d+\s*$/.test(r.stderr)) return t;
+	}
+	return undefined;
+})();
+const RSS_METHOD = GNU_TIME
+	? "peak RSS of whole processes: GNU time %M (ru_maxrss); picker: VmHWM when the list is drawn"
+	: "peak RSS: VmHWM polled every 5 ms (no GNU time: apt-get install time); picker: VmHWM when the list is drawn";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------
+// data: one root per scenario, <root>/{home,agent,project}
+// ---------------------------------------------------------------------------
+const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+const BASE_MS = Date.UTC(2025, 5, 1, 9, 0, 0);
+
+function detId(seed) {
+	const h = createHash("sha256").update(seed).digest("hex");
+	return h.slice(0, 8);
+}
+/** uuid v7-shaped id from a time and a seed (deterministic). */
+function uuid7(ms, seed) {
+	const t = ms.toString(16).padStart(12, "0");
+	const h = createHash("sha256").update(seed).digest("hex");
+	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${h.slice(0, 3)}-${((parseInt(h[3], 16) & 3) | 8).toString(16)}${h.slice(4, 7)}-${h.slice(8, 20)}`;
+}
+const fileName = (ms, id) => `${new Date(ms).toISOString().replace(/[:.]/g, "-")}_${id}.jsonl`;
+
+/** The last JSONL entry of a file (reads the tail). */
+function lastEntry(file) {
+	const size = statSync(file).size;
+	const n = Math.min(size, 4 * MB);
+	const buf = Buffer.alloc(n);
+	const fd = openSync(file, "r");
+	readSync(fd, buf, 0, n, size - n);
+	closeSync(fd);
+	const lines = buf.toString("utf8").split("\n").filter((l) => l.trim());
+	return JSON.parse(lines[lines.length - 1]);
+}
+
+function makeRootDirs(root) {
+	for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
+	return { root, home: join(root, "home"), agent: join(root, "agent"), project: realpathSync(join(root, "project")) };
+}
+
+let manifest = { version: DATA_VERSION, sets: {} };
+const manifestPath = join(DATA, "manifest.json");
+try {
+	const m = JSON.parse(readFileSync(manifestPath, "utf8"));
+	if (m.version === DATA_VERSION) manifest = m;
+} catch {}
+const saveManifest = () => writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 1)}\n`);
+
+/**
+ * A root whose project folder holds one generated pi session of `bytes` (bench/gen.mjs's writer:
+ * user/assistant/toolResult messages, tool calls, thinking, compactions, branches, labels), with a
+ * last model_change to the scripted model (as pi writes when the user picks a model), so that
+ * `pi -c` resumes it on the scripted provider.
+ */
+function continueSet(name, bytes) {
+	const dirs = makeRootDirs(join(DATA, name));
+	const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
+	const rec = manifest.sets[name];
+	if (rec && rec.cwd === dirs.project && existsSync(rec.file) && statSync(rec.file).size >= rec.size) {
+		truncateSync(rec.file, rec.size);
+		return { ...dirs, file: rec.file, size: rec.size };
+	}
+	rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
+	mkdirSync(sessDir, { recursive: true });
+	const t = performance.now();
+	const tmp = join(sessDir, "gen.tmp");
+	const res = writeSession(tmp, { seed: `pi-bin-${name}`, targetBytes: bytes, cwd: dirs.project, startMs: BASE_MS });
+	const last = lastEntry(tmp);
+	const ms = res.lastMs + 60_000;
+	appendFileSync(
+		tmp,
+		`${JSON.stringify({ type: "model_change", id: detId(`${name}-mc`), parentId: last.id, timestamp: new Date(ms).toISOString(), provider: "scripted", modelId: "scripted-1" })}\n`,
+	);
+	const file = join(sessDir, fileName(BASE_MS, res.sessionId));
+	renameSync(tmp, file);
+	const size = statSync(file).size;
+	manifest.sets[name] = { cwd: dirs.project, file, size, entries: res.entries + 1 };
+	saveManifest();
+	console.log(`  generated ${name}: ${(size / MB).toFixed(1)} MB, ${res.entries + 1} entries, ${((performance.now() - t) / 1000).toFixed(1)} s`);
+	return { ...dirs, file, size };
+}
+
+const PICKER_SESSIONS = 1000;
+const PICKER_MARK = "pibench newest session marker";
+/** A root whose project folder holds 1,000 generated sessions of 120–280 KB plus a newest small one with known text. */
+function pickerSet() {
+	const name = "picker";
+	const dirs = makeRootDirs(join(DATA, name));
+	const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
+	const rec = manifest.sets[name];
+	if (rec && rec.cwd === dirs.project && existsSync(sessDir) && readdirSync(sessDir).filter((f) => f.endsWith(".jsonl")).length === PICKER_SESSIONS + 1) {
+		return { ...dirs, sessDir, bytes: rec.bytes };
+	}
+	rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
+	mkdirSync(sessDir, { recursive: true });
+	const t = performance.now();
+	let bytes = 0;
+	let x = 0x9e3779b9; // xorshift32: sizes and start times
+	const rnd = () => {
+		x ^= x << 13;
+		x >>>= 0;
+		x ^= x >>> 17;
+		x ^= x << 5;
+		x >>>= 0;
+		return x / 4294967296;
+	};
+	for (let i = 0; i < PICKER_SESSIONS; i++) {
+		const startMs = BASE_MS + Math.floor(rnd() * 60 * 86400_000);
+		const targetBytes = 120_000 + Math.floor(rnd() * 160_000);
+		const sessionId = uuid7(startMs, `picker-${i}`);
+		const file = join(sessDir, fileName(startMs, sessionId));
+		const res = writeSession(`${file}.tmp`, { seed: `pi-bin-picker-${i}`, targetBytes, cwd: dirs.project, startMs, sessionId });
+		renameSync(`${file}.tmp`, file);
+		utimesSync(file, new Date(res.lastMs), new Date(res.lastMs));
+		bytes += statSync(file).size;
+	}
+	// the newest session: known first message, newest times and mtime
+	const ms = BASE_MS + 90 * 86400_000;
+	const sessionId = uuid7(ms, "picker-marker");
+	const file = join(sessDir, fileName(ms, sessionId));
+	const u = detId("marker-u");
+	const a = detId("marker-a");
+	const iso = (d) => new Date(ms + d).toISOString();
+	const lines = [
+		{ type: "session", version: 3, id: sessionId, timestamp: iso(0), cwd: dirs.project },
+		{ type: "message", id: u, parentId: null, timestamp: iso(1000), message: { role: "user", content: [{ type: "text", text: PICKER_MARK }], timestamp: ms + 1000 } },
+		{
+			type: "message",
+			id: a,
+			parentId: u,
+			timestamp: iso(2000),
+			message: {
+				role: "assistant",
+				content: [{ type: "text", text: "ok" }],
+				api: "openai-completions",
+				provider: "scripted",
+				model: "scripted-1",
+				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+				stopReason: "stop",
+				timestamp: ms + 2000,
+			},
+		},
+	];
+	writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+	utimesSync(file, new Date(ms + 2000), new Date(ms + 2000));
+	bytes += statSync(file).size;
+	manifest.sets[name] = { cwd: dirs.project, sessions: PICKER_SESSIONS + 1, bytes };
+	saveManifest();
+	console.log(`  generated picker store: ${PICKER_SESSIONS + 1} sessions, ${(bytes / MB).toFixed(0)} MB, ${((performance.now() - t) / 1000).toFixed(1)} s`);
+	return { ...dirs, sessDir, bytes };
+}
+
+function removeIndexes(agentDir) {
+	const base = join(agentDir, "sessions");
+	if (!existsSync(base)) return;
+	for (const d of readdirSync(base)) {
+		for (const f of readdirSync(join(base, d))) if (f.startsWith(".pi-session-index")) rmSync(join(base, d, f), { force: true });
+	}
+}
+
+// ---------------------------------------------------------------------------
+// running pi
+// ---------------------------------------------------------------------------
+/** Environment of one run: nothing inherited that changes pi or the hook. */
+function piEnv(dirs, how, debug = false) {
+	const env = { ...process.env };
+	for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
+	Object.assign(env, { HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agent, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", NO_COLOR: "1" });
+	if (how === "native") env.PI_CODING_AGENT_BIN = PI_BIN;
+	if (debug) env.PI_SESSION_NATIVE_DEBUG = "1";
+	return env;
+}
+const piArgv = (how, args) => (how === "native" ? [LAUNCHER, ...args] : [PI_BIN, ...args]);
+
+function readHwmKB(pid) {
+	try {
+		const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+		return m ? Number(m[1]) : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+let seq = 0;
+/** One whole process, stdin /dev/null: { ms, rssMB, code, stdout, stderr }. */
+function runOnce(dirs, how, args, { debug = false, timeout = 600_000 } = {}) {
+	return new Promise((resolvePromise, reject) => {
+		const rssFile = join(os.tmpdir(), `pi-bin-bench-${process.pid}-${++seq}.rss`);
+		const cmd = GNU_TIME ? GNU_TIME : node22;
+		const cargs = GNU_TIME ? ["-f", "%M", "-o", rssFile, node22, ...piArgv(how, args)] : piArgv(how, args);
+		const t0 = process.hrtime.bigint();
+		const child = spawn(cmd, cargs, { cwd: dirs.project, env: piEnv(dirs, how, debug), stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		child.stdout.on("data", (d) => (stdout += d));
+		child.stderr.on("data", (d) => (stderr += d));
+		let polled = 0;
+		const poll = GNU_TIME
+			? undefined
+			: setInterval(() => {
+					const kb = readHwmKB(child.pid);
+					if (kb) polled = Math.max(polled, kb);
+				}, 5);
+		const killer = setTimeout(() => child.kill("SIGKILL"), timeout);
+		child.on("error", reject);
+		child.on("close", (code, signal) => {
+			const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+			clearTimeout(killer);
+			if (poll) clearInterval(poll);
+			let kb = polled;
+			if (GNU_TIME) {
+				try {
+					kb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+				} catch {
+					kb = NaN;
+				}
+				rmSync(rssFile, { force: true });
+			}
+			resolvePromise({ ms, rssMB: kb / 1024, code: signal ? 128 : code, stdout, stderr });
+		});
+	});
+}
+
+// tmux: one server for the whole run, one session per picker run
+const TMUX_SOCKET = `pi-bin-bench-${process.pid}`;
+const tmux = (...args) =>
+	new Promise((res, rej) => execFile("tmux", ["-L", TMUX_SOCKET, ...args], { encoding: "utf8" }, (e, out) => (e ? rej(e) : res(out))));
+const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+let hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+function pickerScript(dirs, how, debug) {
+	const env = piEnv(dirs, how, debug);
+	const keys = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY", "PI_CODING_AGENT_BIN", "PI_SESSION_NATIVE_DEBUG", "PATH"];
+	const script = join(dirs.root, `picker-${how}${debug ? "-debug" : ""}.sh`);
+	writeFileSync(
+		script,
+		[
+			"#!/bin/sh",
+			"unset NODE_OPTIONS",
+			...keys.filter((k) => env[k] !== undefined).map((k) => `export ${k}=${shq(env[k])}`),
+			"export TERM=xterm-256color",
+			`cd ${shq(dirs.project)}`,
+			`exec ${[node22, ...piArgv(how, ["-r"])].map(shq).join(" ")} 2>${shq(join(dirs.root, `picker-stderr-${how}.txt`))}`,
+			"",
+		].join("\n"),
+		{ mode: 0o755 },
+	);
+	return script;
+}
+
+/** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, stderr }. */
+async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
+	const script = pickerScript(dirs, how, debug);
+	const name = `p${++seq}`;
+	const t0 = process.hrtime.bigint();
+	const pid = Number((await tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", name, "-P", "-F", "#{pane_pid}", script)).trim());
+	const end = Date.now() + timeout;
+	let screen = "";
+	try {
+		for (;;) {
+			screen = await tmux("capture-pane", "-p", "-t", name);
+			if (screen.includes(PICKER_MARK) && screen.includes("◉ Current Folder")) break;
+			if (Date.now() > end) throw new Error(`picker (${how}): list not drawn after ${timeout} ms:\n${screen}`);
+			await sleep(10);
+		}
+		const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+		const kb = readHwmKB(pid);
+		return { ms, rssMB: kb / 1024, screen, pid };
+	} finally {
+		await tmux("kill-session", "-t", name).catch(() => {});
+		// wait for the process to be gone before the next run
+		for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
+	}
+}
+
+// ---------------------------------------------------------------------------
+// rows
+// ---------------------------------------------------------------------------
+const PROMPT = "Where did we leave off? One line.";
+const rows = [];
+
+function stat(a) {
+	const s = [...a].sort((x, y) => x - y);
+	const mid = s.length >> 1;
+	return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s[s.length - 1], n: s.length };
+}
+
+/**
+ * Runs `once(how)` alternately: one untimed warm-up of each (checked by `check(how, result)`),
+ * then `rounds` rounds, plain first in even rounds, switched first in odd ones.
+ */
+async function measure(key, label, rounds, once, { before, check } = {}) {
+	if (!wanted(key)) return;
+	process.stdout.write(`  ${label}: `);
+	const samples = { ref: [], native: [] };
+	for (const how of ["ref", "native"]) {
+		await before?.(how, true);
+		const r = await once(how, true);
+		check?.(how, r);
+	}
+	for (let i = 0; i < rounds; i++) {
+		for (const how of i % 2 ? ["native", "ref"] : ["ref", "native"]) {
+			await before?.(how, false);
+			const r = await once(how, false);
+			check?.(how, r, true);
+			samples[how].push({ ms: r.ms, rssMB: r.rssMB });
+		}
+		process.stdout.write(".");
+	}
+	const row = { key, label, rounds, samples };
+	for (const how of ["ref", "native"]) {
+		row[how] = { ms: stat(samples[how].map((s) => s.ms)), rssMB: stat(samples[how].map((s) => s.rssMB)) };
+	}
+	rows.push(row);
+	const f = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
+	console.log(` pi ${f(row.ref.ms)} ms ${f(row.ref.rssMB)} MB | pi-native ${f(row.native.ms)} ms ${f(row.native.rssMB)} MB`);
+}
+
+const served = (how, r) => {
+	const n = r.stderr.split(MARKER).length - 1;
+	if (how === "native" && n !== 1) throw new Error(`switched run did not serve the native session manager (marker ${n}x):\n${r.stderr}`);
+	if (how === "ref" && n !== 0) throw new Error(`plain run printed the marker:\n${r.stderr}`);
+};
+const ok = (how, r) => {
+	if (r.code !== 0) throw new Error(`pi (${how}) exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+};
+
+async function main() {
+	const startLoad = os.loadavg();
+	const t0 = Date.now();
+	const piVersion = JSON.parse(readFileSync(join(PI_PKG, "package.json"), "utf8")).version;
+	const nodeVersion = spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim();
+	console.log(`pi-bin bench: pi ${piVersion} (dist/bundle/cli.js) under node ${nodeVersion}; ${os.cpus().length} CPUs; load ${startLoad.map((l) => l.toFixed(2)).join(" ")}`);
+	console.log(`  ${RSS_METHOD}`);
+	mkdirSync(DATA, { recursive: true });
+
+	const needC10 = wanted("c10mb");
+	const needC100 = wanted("c100mb");
+	const needPicker = wanted("picker-cold") || wanted("picker-warm") || wanted("session-id");
+	const c10 = needC10 ? continueSet("c10mb", 10 * MB) : undefined;
+	const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
+	const picker = needPicker ? pickerSet() : undefined;
+	const verDirs = makeRootDirs(join(DATA, "version"));
+
+	const server = await startModelServer({ maxRequests: 100_000 });
+	for (const d of [c10, c100, picker, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
+	try {
+		// --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
+		await measure("version", "`pi --version`", VERSION_ROUNDS, (how) => runOnce(verDirs, how, ["--version"]), {
+			check: (how, r) => {
+				ok(how, r);
+				if (r.stdout.trim() !== piVersion) throw new Error(`--version printed ${r.stdout}`);
+			},
+		});
+
+		for (const [key, set, mb] of [
+			["c10mb", c10, "10"],
+			["c100mb", c100, "100"],
+		]) {
+			if (!set) continue;
+			await measure(key, `\`pi -c -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["-c", "-p", PROMPT], { debug: warm }), {
+				before: () => truncateSync(set.file, set.size),
+				check: (how, r, timed) => {
+					ok(how, r);
+					if (!timed) served(how, r);
+					if (!r.stdout.includes(`ok: ${PROMPT}`)) throw new Error(`unexpected answer (${how}): ${r.stdout}\n${r.stderr}`);
+					// pi continued this very file: it grew by the new turn, and no new session was made
+					const files = readdirSync(dirname(set.file)).filter((f) => f.endsWith(".jsonl"));
+					if (files.length !== 1 || statSync(set.file).size <= set.size) throw new Error(`-c did not continue ${set.file} (${files.join(", ")})`);
+					truncateSync(set.file, set.size);
+				},
+			});
+		}
+
+		if (picker && hasTmux && (wanted("picker-cold") || wanted("picker-warm"))) {
+			await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
+			try {
+				const check = (how, r, timed) => {
+					if (!timed) {
+						const stderr = readFileSync(join(picker.root, `picker-stderr-${how}.txt`), "utf8");
+						served(how, { stderr });
+					}
+				};
+				await measure("picker-cold", "`pi -r` picker, 1,000 sessions, cold (no sidecar index)", ROUNDS, (how, warm) => pickerOnce(picker, how, { debug: warm }), {
+					before: () => removeIndexes(picker.agent),
+					check,
+				});
+				await measure("picker-warm", "`pi -r` picker, 1,000 sessions, warm (sidecar index)", ROUNDS, (how, warm) => pickerOnce(picker, how, { debug: warm }), { check });
+			} finally {
+				await tmux("kill-server").catch(() => {});
+			}
+		} else if (picker && !hasTmux && (wanted("picker-cold") || wanted("picker-warm"))) {
+			console.log("  picker rows skipped: no tmux");
+		}
+
+		if (picker) {
+			await measure("session-id", "`pi --session <unknown id>` (list + listAll, no TTY), warm", ROUNDS, (how, warm) => runOnce(picker, how, ["--session", "ffffffff", "-p", "x"], { debug: warm }), {
+				check: (how, r, timed) => {
+					if (r.code !== 1 || !r.stderr.includes("No session found matching")) throw new Error(`--session (${how}) exited ${r.code}:\n${r.stderr}`);
+					if (!timed) served(how, r);
+				},
+			});
+		}
+	} finally {
+		await server.close();
+	}
+
+	// table
+	const endLoad = os.loadavg();
+	const f0 = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
+	const ratio = (a, b) => `${(a.median / b.median).toFixed(2)}x`;
+	const out = [];
+	out.push("");
+	out.push(
+		`${new Date().toISOString().slice(0, 10)}, pi ${piVersion} bundle, node ${nodeVersion}, ${os.cpus().length} CPUs, load ${startLoad[0].toFixed(2)} → ${endLoad[0].toFixed(2)} (1-min avg, start → end), ${((Date.now() - t0) / 1000).toFixed(0)} s; median (min–max) of N alternating runs each`,
+	);
+	out.push("");
+	out.push("| | N | `pi` wall ms | `pi-native` wall ms | ratio | `pi` peak RSS MB | `pi-native` peak RSS MB | ratio |");
+	out.push("|---|---:|---:|---:|---:|---:|---:|---:|");
+	for (const r of rows) {
+		out.push(`| ${r.label} | ${r.rounds} | ${f0(r.ref.ms)} | ${f0(r.native.ms)} | ${ratio(r.native.ms, r.ref.ms)} | ${f0(r.ref.rssMB)} | ${f0(r.native.rssMB)} | ${ratio(r.native.rssMB, r.ref.rssMB)} |`);
+	}
+	out.push("");
+	out.push(`(${RSS_METHOD})`);
+	console.log(out.join("\n"));
+	const jsonOut = opt("--json");
+	if (jsonOut) {
+		writeFileSync(jsonOut, `${JSON.stringify({ date: new Date().toISOString(), pi: piVersion, node: nodeVersion, cpus: os.cpus().length, load: { start: startLoad, end: endLoad }, rssMethod: RSS_METHOD, rows }, null, 1)}\n`);
+	}
+}
+
+await main();
