@@ -10,6 +10,8 @@
 //   --native <path>                    module exporting SessionManager (default ./index.js)
 //   --ref-only                         skip the native implementation
 //   --json <file>                      also write raw samples as JSON
+//   --only pi-bin                      only the real pi bin, pi vs pi-native (bench/pi-bin.mjs; a full run
+//                                      runs it last; --no-pi-bin skips it)
 //
 // Runs of the two implementations alternate (ref,native / native,ref / ...); the table shows medians.
 // Setup (opening a session, copying files, building messages) is not timed unless it is the operation.
@@ -132,6 +134,15 @@ const big = flag("--big");
 const RUNS = Number(opt("--runs") ?? (quick ? 3 : 5));
 const WARMUP = Number(opt("--warmup") ?? 1);
 const only = opts("--only");
+// The real pi bin, plain vs pi-native (bench/pi-bin.mjs, issue 22): `--only pi-bin` runs only that;
+// a full run (no --only, not --quick/--ref-only) runs it after the library suite (--no-pi-bin skips it).
+const piBinOnly = only.length > 0 && only.every((s) => s.toLowerCase() === "pi-bin");
+const withPiBin = piBinOnly || (!flag("--no-pi-bin") && !quick && !flag("--ref-only") && (only.length === 0 || only.some((s) => s.toLowerCase() === "pi-bin")));
+function runPiBinBench(args = []) {
+	const r = spawnSync(process.execPath, [join(HERE, "pi-bin.mjs"), ...args], { stdio: "inherit" });
+	return r.status ?? 1;
+}
+if (piBinOnly) process.exit(runPiBinBench(argv.filter((a, i) => !(a === "--only" || (i > 0 && argv[i - 1] === "--only")))));
 const S = quick ? "10mb" : "100mb";
 const SL = quick ? "10 MB" : "100 MB";
 const file = (name) => singlePath(DATA, name);
@@ -409,3 +420,9 @@ console.log(lines.join("\n"));
 
 const jsonOut = opt("--json");
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, runs: RUNS, warmup: WARMUP, nativeNote, results, rss }, null, 1)}\n`);
+
+if (withPiBin) {
+	console.log("\n# Through the real pi bin: pi vs pi-native (bench/pi-bin.mjs)");
+	const code = runPiBinBench();
+	if (code) process.exitCode = code;
+}
