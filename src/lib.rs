@@ -15,5 +15,6 @@ pub mod jsonl;
 pub mod materialize;
 pub mod migrate;
 pub mod node;
+pub mod safefs;
 pub mod store;
 pub mod tree;

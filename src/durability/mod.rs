@@ -9,7 +9,7 @@
 pub mod flusher;
 use crate::store::{FsError, fs_error};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -328,23 +328,90 @@ fn pid_alive(pid: &str) -> bool {
         && Path::new("/proc").join(pid).exists()
 }
 
+/// Error of a lock path that holds something we must not touch.
+fn foreign_lock_error(session: &Path, lock_path: &Path, what: &str) -> FsError {
+    FsError {
+        code: "ELOCKED".to_string(),
+        message: format!(
+            "Session file {} cannot be locked: {} {what}; not touching it (remove it to continue)",
+            session.display(),
+            lock_path.display()
+        ),
+    }
+}
+
+/// At most this many bytes of a lock file are read (a pid).
+const LOCK_READ_MAX: u64 = 64;
+
 impl LockGuard {
+    /// Take `<session>.lock`. The file is created with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode
+    /// `0600`, and only a file created so is ever written. An existing lock file is opened
+    /// without following a link (a symbolic link there is refused, never followed); when
+    /// its `flock` is free (its holder died), it is taken over by unlinking that name and
+    /// creating a new file, never by truncating the old one (which could be a hard link to
+    /// anything).
     pub fn acquire(session: &Path) -> Result<LockGuard, FsError> {
         let lock_path = lock_path_of(session);
         let own = std::process::id().to_string();
         for _ in 0..5 {
-            let mut f = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&lock_path)
-                .map_err(|e| fs_error(&e, "open", &lock_path))?;
+            match crate::safefs::create_exclusive(&lock_path, 0o600) {
+                Ok(mut f) => {
+                    match f.try_lock() {
+                        Ok(()) => {}
+                        // Someone opened our fresh file and locked it first: it is theirs.
+                        Err(std::fs::TryLockError::WouldBlock) => continue,
+                        Err(std::fs::TryLockError::Error(e)) => {
+                            let _ = std::fs::remove_file(&lock_path);
+                            return Err(fs_error(&e, "flock", &lock_path));
+                        }
+                    }
+                    if let Err(e) = f.write_all(own.as_bytes()) {
+                        let _ = std::fs::remove_file(&lock_path);
+                        return Err(fs_error(&e, "write", &lock_path));
+                    }
+                    // A releasing holder may have unlinked the name meanwhile: check it is ours.
+                    if !same_inode(&lock_path, &f) {
+                        continue;
+                    }
+                    return Ok(LockGuard {
+                        session: session.to_path_buf(),
+                        lock_path,
+                        file: Some(f),
+                    });
+                }
+                Err(e) if e.raw_os_error() == Some(17) => {}
+                Err(e) => return Err(fs_error(&e, "open", &lock_path)),
+            }
+            // Something is at the lock path.
+            let meta = match std::fs::symlink_metadata(&lock_path) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(fs_error(&e, "lstat", &lock_path)),
+            };
+            if meta.file_type().is_symlink() {
+                return Err(foreign_lock_error(
+                    session,
+                    &lock_path,
+                    "is a symbolic link",
+                ));
+            }
+            let f = match crate::safefs::open_existing_rw_nofollow(&lock_path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if crate::safefs::is_not_regular(&e) || e.raw_os_error() == Some(40) => {
+                    return Err(foreign_lock_error(
+                        session,
+                        &lock_path,
+                        "is not a regular file",
+                    ));
+                }
+                Err(e) => return Err(fs_error(&e, "open", &lock_path)),
+            };
             match f.try_lock() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => {
                     let mut pid = String::new();
-                    let _ = f.read_to_string(&mut pid);
+                    let _ = (&f).take(LOCK_READ_MAX).read_to_string(&mut pid);
                     let pid = pid.trim().to_string();
                     if pid == own {
                         return Ok(LockGuard {
@@ -362,37 +429,52 @@ impl LockGuard {
                     return Err(fs_error(&e, "flock", &lock_path));
                 }
             }
-            // Locked an inode that a releasing holder unlinked meanwhile? Retry on the new one.
-            let same = match (std::fs::metadata(&lock_path), f.metadata()) {
-                (Ok(a), Ok(b)) => file_id(&a) == file_id(&b),
-                _ => false,
-            };
-            if !same {
-                continue;
-            }
-            // Ours (possibly a stale file of a dead process): record our pid.
-            let write = f
-                .set_len(0)
-                .and_then(|_| f.seek(SeekFrom::Start(0)))
-                .and_then(|_| f.write_all(own.as_bytes()));
-            if let Err(e) = write {
-                return Err(fs_error(&e, "write", &lock_path));
-            }
-            return Ok(LockGuard {
-                session: session.to_path_buf(),
-                lock_path,
-                file: Some(f),
+            // Free: its holder died (or a holder is between unlink and close). Take it over
+            // if it looks like a lock file of ours: owned by us, small, one link.
+            let looks_ours = f.metadata().is_ok_and(|m| {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    m.uid() == crate::safefs::euid() && m.nlink() == 1 && m.len() <= LOCK_READ_MAX
+                }
+                #[cfg(not(unix))]
+                {
+                    m.len() <= LOCK_READ_MAX
+                }
             });
+            if !looks_ours {
+                return Err(foreign_lock_error(
+                    session,
+                    &lock_path,
+                    "is not a lock file of this user (another owner, hard links, or content)",
+                ));
+            }
+            if same_inode(&lock_path, &f) {
+                // Unlinking removes the name only (whatever it is now), never a target.
+                let _ = std::fs::remove_file(&lock_path);
+            }
+            drop(f);
         }
         Err(locked_error(session, "?"))
+    }
+}
+
+/// Whether `path` (not followed) is the inode open as `f`.
+fn same_inode(path: &Path, f: &File) -> bool {
+    match (std::fs::symlink_metadata(path), f.metadata()) {
+        (Ok(a), Ok(b)) => file_id(&a) == file_id(&b),
+        _ => false,
     }
 }
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
         if let Some(f) = self.file.take() {
-            // Unlink while still holding the flock; waiters re-check the inode.
-            let _ = std::fs::remove_file(&self.lock_path);
+            // Unlink while still holding the flock; waiters re-check the inode. Only the
+            // name that still is our file.
+            if same_inode(&self.lock_path, &f) {
+                let _ = std::fs::remove_file(&self.lock_path);
+            }
             drop(f);
         }
     }
