@@ -8,7 +8,7 @@
 // child-process launcher doing the same (the design pi-native does not use, for comparison),
 // `pi -p hello` and `pi-native -p hello` (a new session with the scripted model).
 import { spawn, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, launcher, makeRoot, node22, piBin, piEnv, registerScript } from "./helpers.mjs";
 import { startModelServer } from "./model-server.mjs";
@@ -37,38 +37,49 @@ const rows = [
 
 async function main() {
 	const times = rows.map(() => []);
+	const cpus = rows.map(() => []);
 	for (const [, how, argv] of rows) await once(how, argv); // warm the compile cache and page cache
 	for (let i = 0; i < rounds; i++) {
-		for (let j = 0; j < rows.length; j++) times[j].push(await once(rows[j][1], rows[j][2]));
+		for (let j = 0; j < rows.length; j++) {
+			const { wall, cpu } = await once(rows[j][1], rows[j][2]);
+			times[j].push(wall);
+			cpus[j].push(cpu);
+		}
 	}
 	const stat = (a) => {
 		const s = [...a].sort((x, y) => x - y);
 		return { median: s[Math.floor(s.length / 2)], mean: s.reduce((x, y) => x + y, 0) / s.length, min: s[0] };
 	};
 	console.log(`node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}, ${rounds} rounds, ms`);
-	console.log("| command | median | mean | min |\n|---|---:|---:|---:|");
-	const base = stat(times[0]).median;
+	console.log("| command | wall median | wall mean | wall min | CPU median (user+sys) |\n|---|---:|---:|---:|---:|");
 	rows.forEach(([name], j) => {
 		const s = stat(times[j]);
-		console.log(`| ${name} | ${s.median.toFixed(0)} | ${s.mean.toFixed(0)} | ${s.min.toFixed(0)} |`);
+		console.log(`| ${name} | ${s.median.toFixed(0)} | ${s.mean.toFixed(0)} | ${s.min.toFixed(0)} | ${stat(cpus[j]).median.toFixed(0)} |`);
 	});
-	const v = stat(times[1]).median / base;
-	const p = stat(times[4]).median / stat(times[3]).median;
-	console.log(`\npi-native --version / pi --version = ${v.toFixed(3)}; new session ratio = ${p.toFixed(3)}`);
+	const ratio = (a, b, of = times) => (stat(of[a]).median / stat(of[b]).median).toFixed(3);
+	console.log(`\npi-native --version / pi --version: wall ${ratio(1, 0)}, CPU ${ratio(1, 0, cpus)}`);
+	console.log(`pi-native -p / pi -p (new session): wall ${ratio(4, 3)}, CPU ${ratio(4, 3, cpus)}`);
 }
 
-/** One run's wall time (asynchronous: the scripted model is served by this process). */
+// CPU time (user + sys, 10 ms resolution) through GNU time when present: less sensitive than
+// wall time to other load on a shared machine.
+const gnuTime = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+const cpuFile = join(root, "cpu.txt");
+
+/** One run's wall (and CPU) time; asynchronous, since this process serves the scripted model. */
 function once(how, argv) {
 	const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined } });
+	const [cmd, args] = gnuTime ? [gnuTime, ["-f", "%U %S", "-o", cpuFile, node22, ...argv]] : [node22, argv];
 	return new Promise((resolve, reject) => {
 		const t = process.hrtime.bigint();
-		const c = spawn(node22, argv, { cwd: join(root, "project"), env, stdio: ["ignore", "ignore", "pipe"] });
+		const c = spawn(cmd, args, { cwd: join(root, "project"), env, stdio: ["ignore", "ignore", "pipe"] });
 		let err = "";
 		c.stderr.on("data", (d) => (err += d));
 		c.on("exit", (code) => {
-			const ms = Number(process.hrtime.bigint() - t) / 1e6;
-			if (code !== 0) reject(new Error(`${argv.join(" ")} exited ${code}: ${err}`));
-			else resolve(ms);
+			const wall = Number(process.hrtime.bigint() - t) / 1e6;
+			if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err}`));
+			const cpu = gnuTime ? readFileSync(cpuFile, "utf8").trim().split(/\s+/).map(Number).reduce((a, b) => a + b, 0) * 1000 : NaN;
+			resolve({ wall, cpu });
 		});
 	});
 }
