@@ -40,11 +40,11 @@ export function cleanup() {
  * A fresh root: <root>/home, <root>/agent (models.json + settings.json for the scripted model),
  * <root>/project (the cwd). Prefixes of equal length keep the two runs' paths equally long.
  */
-export function makeRoot(prefix, baseUrl) {
+export function makeRoot(prefix, baseUrl, settings = {}) {
 	const root = tempDir(prefix);
 	dirs.push(root);
 	for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
-	writeAgentConfig(join(root, "agent"), baseUrl);
+	writeAgentConfig(join(root, "agent"), baseUrl, settings);
 	writeFileSync(join(root, "project", "notes.txt"), "alpha\nbeta\ngamma\n");
 	return root;
 }

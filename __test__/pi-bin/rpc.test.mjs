@@ -3,6 +3,8 @@
 // to the first session, a fork from its first user message and a prompt in the fork. The live
 // native process must have this package's addon mapped (/proc/<pid>/maps); its command
 // responses and session files must match the reference after ids, times and paths are mapped.
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
 	cleanup,
@@ -22,10 +24,30 @@ import { startModelServer } from "./model-server.mjs";
 const TIMEOUT = 180_000;
 const linux = process.platform === "linux";
 
+// An extension that records, at every session_start, what ctx.sessionManager is.
+const probeExtension = (log) => `
+import { appendFileSync } from "node:fs";
+export default function (pi) {
+	pi.on("session_start", async (event, ctx) => {
+		const sm = ctx.sessionManager;
+		const served = globalThis[Symbol.for("pi-session-native.hooks")]?.patch;
+		appendFileSync(${JSON.stringify(log)}, JSON.stringify({
+			reason: event.reason,
+			native: Boolean(served && sm instanceof served.SessionManager),
+			entries: sm.getEntries().length,
+			branch: sm.getBranch().length,
+		}) + "\\n");
+	});
+}
+`;
+
 async function rpcSequence(how) {
 	const server = await startModelServer({ maxRequests: 20 });
-	const root = makeRoot(`pirpc-${how.padEnd(6, "-")}-`, server.baseUrl);
-	const rpc = startRpc(root, how);
+	// keep few recent tokens, so a manual compaction of this short session has something to summarize
+	const root = makeRoot(`pirpc-${how.padEnd(6, "-")}-`, server.baseUrl, { compaction: { keepRecentTokens: 1 } });
+	const probeLog = join(root, "probe.jsonl");
+	writeFileSync(join(root, "probe.js"), probeExtension(probeLog));
+	const rpc = startRpc(root, how, ["-e", join(root, "probe.js")]);
 	const transcript = [];
 	const cmd = async (command) => {
 		const { res } = await rpc.send(command);
@@ -46,6 +68,9 @@ async function rpcSequence(how) {
 		const fork = await cmd({ type: "fork", entryId: messages[0].entryId });
 		await rpc.prompt("after fork");
 		const third = (await cmd({ type: "get_state" })).sessionFile;
+		await rpc.prompt("one more before compaction");
+		const compaction = await cmd({ type: "compact" });
+		await rpc.prompt("after compact");
 		await cmd({ type: "get_entries" });
 		await cmd({ type: "get_tree" });
 		const exit = await rpc.close();
@@ -58,6 +83,8 @@ async function rpcSequence(how) {
 			addons,
 			paths: { first, second, afterSwitch, third },
 			fork,
+			compaction,
+			probes: existsSync(probeLog) ? readJsonl(probeLog) : [],
 			messages,
 			transcript,
 			requests: server.requests,
@@ -94,15 +121,22 @@ describe.skipIf(!node22)("real pi bin, rpc mode: reference vs pi-native", () => 
 
 	test("reference: prompt, new session, switch back, fork, prompt in the fork", () => {
 		expect(ref.exit).toEqual({ code: 0, signal: null });
-		expect(ref.texts).toEqual(["ok: first rpc", "ok: second rpc", "ok: after fork"]);
+		expect(ref.texts).toEqual(["ok: first rpc", "ok: second rpc", "ok: after fork", "ok: one more before compaction", "ok: after compact"]);
+		expect(typeof ref.compaction.summary).toBe("string");
+		expect(readJsonl(ref.paths.third).some((e) => e.type === "compaction")).toBe(true);
+		// startup, new, resume (switch), fork: ctx.sessionManager is pi's own class here
+		expect(ref.probes.map((p) => p.reason)).toEqual(["startup", "new", "resume", "fork"]);
+		expect(ref.probes.every((p) => p.native === false)).toBe(true);
 		expect(ref.paths.afterSwitch).toBe(ref.paths.first);
 		expect(new Set([ref.paths.first, ref.paths.second, ref.paths.third]).size).toBe(3);
 		expect(ref.fork).toMatchObject({ cancelled: false, text: "first rpc" });
 		expect(ref.files).toHaveLength(3);
 		const entries = ref.transcript.find((t) => t.command.type === "get_entries").data.entries;
-		// forking at the first user message branches off before it: the fork holds "after fork" only
+		// forking at the first user message branches off before it: the fork starts with "after fork"
 		expect(entries.filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text)).toEqual([
 			"after fork",
+			"one more before compaction",
+			"after compact",
 		]);
 		expect(readJsonl(ref.paths.third)[0]).toMatchObject({ type: "session", parentSession: ref.paths.first });
 		expect(ref.stderr).not.toContain("[pi-session-native]");
@@ -117,6 +151,12 @@ describe.skipIf(!node22)("real pi bin, rpc mode: reference vs pi-native", () => 
 			expect(nat.addons.length, `maps of pid ${nat.pid}`).toBe(1);
 			expect(nat.stderr).toContain(`addon ${nat.addons[0]}`);
 		}
+	});
+
+	test("extensions' ctx.sessionManager is the native class at startup, new, resume and fork", () => {
+		expect(nat.probes.map((p) => p.reason)).toEqual(["startup", "new", "resume", "fork"]);
+		for (const p of nat.probes) expect(p.native, JSON.stringify(p)).toBe(true);
+		expect(nat.probes.map(({ entries, branch }) => ({ entries, branch }))).toEqual(ref.probes.map(({ entries, branch }) => ({ entries, branch })));
 	});
 
 	test("responses, session files and model traffic match the reference", () => {
