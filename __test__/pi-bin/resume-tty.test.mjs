@@ -1,7 +1,8 @@
 // The resume picker (`pi -r`) of the real bundled pi bin under a real TTY (tmux), unmodified and
 // through `pi-native`, side by side on the same session store: the listing of the current folder
 // (SessionManager.list) and, after Tab, of all folders (SessionManager.listAll) must render the
-// same screen; the native process must have served the session-manager and mapped the addon.
+// same screen, and so must the session opened from the picker and its /tree; the native process
+// must have served the session-manager and mapped the addon.
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,15 +54,31 @@ const capture = (name) =>
 		.join("\n")
 		.trimEnd();
 
-async function waitScreen(name, text, ms = 30_000) {
+async function waitScreen(name, text, ms = 30_000, also = () => true) {
 	const end = Date.now() + ms;
 	let screen = "";
 	while (Date.now() < end) {
 		screen = capture(name);
-		if (screen.includes(text)) return screen;
+		if (screen.includes(text) && also(screen)) return screen;
 		await sleep(150);
 	}
 	throw new Error(`tmux ${name}: "${text}" not on screen after ${ms} ms:\n${screen}`);
+}
+
+/** The screen once it shows `text` and has not changed for 500 ms. */
+async function waitStable(name, text, ms = 30_000) {
+	let last = await waitScreen(name, text, ms);
+	const end = Date.now() + ms;
+	let since = Date.now();
+	while (Date.now() < end) {
+		await sleep(100);
+		const now = capture(name);
+		if (now !== last) {
+			last = now;
+			since = Date.now();
+		} else if (Date.now() - since >= 500) return now;
+	}
+	throw new Error(`tmux ${name}: screen did not settle:\n${last}`);
 }
 
 afterAll(() => {
@@ -87,17 +104,29 @@ describe.skipIf(!node22 || !hasTmux || process.platform !== "linux")("real pi bi
 			await server.close();
 		}
 		expect(sessionFiles(root)).toHaveLength(4);
+		// extended keys on, as pi recommends (otherwise it warns, at a moment of its choosing)
+		const conf = join(root, "tmux.conf");
+		writeFileSync(conf, "set -g extended-keys on\n");
 		for (const how of ["ref", "native"]) {
 			const script = writeRunScript(root, how);
-			tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", how, script);
+			tmux("-f", conf, "new-session", "-d", "-x", "200", "-y", "50", "-s", how, script);
 		}
 		for (const how of ["ref", "native"]) {
 			seen[how] = { pid: Number(tmux("list-panes", "-t", how, "-F", "#{pane_pid}").trim()) };
-			seen[how].current = await waitScreen(how, "gamma topic");
+			seen[how].current = await waitStable(how, "gamma topic");
 		}
 		for (const how of ["ref", "native"]) seen[how].addons = mappedAddons(seen[how].pid);
 		for (const how of ["ref", "native"]) tmux("send-keys", "-t", how, "Tab");
-		for (const how of ["ref", "native"]) seen[how].all = await waitScreen(how, "delta elsewhere");
+		for (const how of ["ref", "native"]) seen[how].all = await waitStable(how, "delta elsewhere");
+		// back to this folder, open the selected session (resume), then /tree in the TUI
+		for (const how of ["ref", "native"]) tmux("send-keys", "-t", how, "Tab");
+		for (const how of ["ref", "native"]) await waitScreen(how, "Current Folder", 10_000, (sc) => !sc.includes("delta elsewhere"));
+		for (const how of ["ref", "native"]) tmux("send-keys", "-t", how, "Enter");
+		for (const how of ["ref", "native"]) seen[how].resumed = await waitStable(how, "ok: gamma topic");
+		for (const how of ["ref", "native"]) tmux("send-keys", "-t", how, "/tree");
+		for (const how of ["ref", "native"]) await waitScreen(how, "/tree");
+		for (const how of ["ref", "native"]) tmux("send-keys", "-t", how, "Enter");
+		for (const how of ["ref", "native"]) seen[how].tree = await waitStable(how, "Session Tree");
 		for (const how of ["ref", "native"]) {
 			seen[how].stderr = readFileSync(join(root, `stderr-${how}.txt`), "utf8");
 			tmux("kill-session", "-t", how);
@@ -122,5 +151,12 @@ describe.skipIf(!node22 || !hasTmux || process.platform !== "linux")("real pi bi
 	test("both listings render the same screen", () => {
 		expect(seen.native.current).toEqual(seen.ref.current);
 		expect(seen.native.all).toEqual(seen.ref.all);
+	});
+
+	test("the session picked in the picker opens the same, and /tree shows the same tree", () => {
+		expect(seen.ref.resumed).toContain("gamma topic");
+		expect(seen.ref.tree).toMatch(/user: gamma topic[\s\S]*assistant: ok: gamma topic/);
+		expect(seen.native.resumed).toEqual(seen.ref.resumed);
+		expect(seen.native.tree).toEqual(seen.ref.tree);
 	});
 });
