@@ -369,7 +369,7 @@ describe("repair", () => {
   };
   const sidefiles = (d, kind) => readdirSync(d).filter((x) => x.includes(`.${kind}-`));
 
-  it("torn tail: moved to the sidecar, backup written, no complete entry lost", () => {
+  it("torn tail: moved to the sidecar, backup written (--backup), no complete entry lost", () => {
     const good = readFileSync(sampleFile("2026-01-05"), "utf8");
     const tornBytes = '{"type":"message","id":"torn1","parentId":"7ad7ef47","message":{"role":"us';
     const { d, f } = setup(good + tornBytes);
@@ -379,7 +379,7 @@ describe("repair", () => {
     expect(dry.code).toBe(0);
     expect(dry.out).toContain(`${f}:15: would move the torn last line`);
     expect(readdirSync(d)).toEqual(["s.jsonl"]);
-    const r = json(["repair", f]);
+    const r = json(["repair", f, "--backup"]);
     expect(r.code).toBe(0);
     expect(r.data.actions).toEqual([{ kind: "move-torn-tail", line: 15, bytes: tornBytes.length }]);
     expect(readFileSync(r.data.backup).equals(original)).toBe(true);
@@ -393,10 +393,13 @@ describe("repair", () => {
     expect(cli(["repair", f]).out).toContain("nothing to repair");
     expect(sidefiles(d, "bak")).toHaveLength(1);
   });
-  it("missing final newline: added; bytes otherwise unchanged", () => {
+  it("missing final newline: added; bytes otherwise unchanged; no backup unless asked", () => {
     const { d, f } = setup(`${H}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}`);
     const original = readFileSync(f, "utf8");
-    const r = json(["repair", f]);
+    const plain = setup(`${H}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}`);
+    expect(json(["repair", plain.f]).data.backup).toBe(null);
+    expect(readdirSync(plain.d)).toEqual(["s.jsonl"]);
+    const r = json(["repair", f, "--backup"]);
     expect(r.data.actions).toEqual([{ kind: "add-final-newline", line: 2, bytes: 1 }]);
     expect(readFileSync(f, "utf8")).toBe(`${original}\n`);
     expect(sidefiles(d, "corrupt")).toHaveLength(0);
@@ -412,15 +415,14 @@ describe("repair", () => {
     expect(readFileSync(f, "utf8")).toBe(`${[lines[0], lines[1], lines[3]].join("\n")}\n`);
     expect(readFileSync(r.data.sidecar, "utf8")).toBe("# line 3\n{broken\n");
   });
-  it("a file that changes during the repair is left alone (nothing pi appended is lost)", async () => {
+  it("a file that changes during the repair is left alone (nothing pi appended is lost, nothing left behind)", async () => {
     const { repairFile } = await import("../lib/cli/repair.mjs");
     const { d, f } = setup(`${H}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}\n{"type":"cus`);
     const appended = '\n{"type":"custom","id":"b","parentId":"a","timestamp":"t","customType":"y"}\n';
     const original = readFileSync(f, "utf8");
-    expect(() => repairFile(f, { beforeReplace: () => appendFileSync(f, appended) })).toThrow(/changed during the repair/);
+    expect(() => repairFile(f, { backup: true, beforeReplace: () => appendFileSync(f, appended) })).toThrow(/changed during the repair/);
     expect(readFileSync(f, "utf8")).toBe(original + appended);
-    expect(readdirSync(d).filter((x) => x.includes(".tmp-"))).toEqual([]);
-    expect(readFileSync(join(d, sidefiles(d, "bak")[0]), "utf8")).toBe(original);
+    expect(readdirSync(d)).toEqual(["s.jsonl"]);
   });
   it("unreadable file: exit 2", () => {
     const r = cli(["repair", "/nonexistent/s.jsonl"]);

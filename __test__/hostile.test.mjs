@@ -103,3 +103,99 @@ describe("lock file (PI_SESSION_NATIVE_LOCK=1)", () => {
     expect(r.stdout.trim()).toBe("OK 600");
   });
 });
+
+const BIN = join(root, "bin", "pi-session.mjs");
+/** Run the CLI; a hang fails the test (spawnSync timeout -> error). */
+function cli(args, { env = {}, timeout = 20_000, input } = {}) {
+  const agentDir = tmp("psn-h-agent-");
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    timeout,
+    input,
+    env: { ...process.env, NO_COLOR: "1", TZ: "UTC", PI_CODING_AGENT_DIR: agentDir, ...env },
+  });
+  if (r.error) throw new Error(`pi-session ${args.join(" ")} failed: ${r.error.code ?? r.error.message} ${r.stderr}`);
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** A sessions dir with one real session, a FIFO `*.jsonl` and a `*.jsonl` link to /dev/zero. */
+function oddStore() {
+  const dir = tmp("psn-h-odd-");
+  const { file } = session(dir, "needle text");
+  const fifo = join(dir, "2026-01-01T00-00-00-000Z_fifo.jsonl");
+  const zero = join(dir, "2026-01-01T00-00-00-000Z_zero.jsonl");
+  expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+  fs.symlinkSync("/dev/zero", zero);
+  return { dir, file, fifo, zero };
+}
+
+describe("special files (FIFO, /dev/zero) never hang, never blow memory", () => {
+  it("library: listAll, list, findMostRecentSession, open and continueRecent skip or refuse them", () => {
+    const { dir, file, fifo, zero } = oddStore();
+    for (const noIndex of ["", "1"]) {
+      const r = node(
+        `import { SessionManager, findMostRecentSession } from ${JSON.stringify(INDEX)};
+         const dir = ${JSON.stringify(dir)};
+         const all = await SessionManager.listAll(dir);
+         const list = await SessionManager.list("/tmp/proj", dir);
+         const recent = findMostRecentSession(dir);
+         const errs = [];
+         for (const p of [${JSON.stringify(fifo)}, ${JSON.stringify(zero)}]) {
+           try { SessionManager.open(p); errs.push("opened"); } catch (e) { errs.push(e.code + " " + e.message); }
+         }
+         console.log(JSON.stringify({ all: all.map((s) => s.path), list: list.map((s) => s.path), recent, errs,
+           rss: process.memoryUsage().rss }));`,
+        { PI_SESSION_NATIVE_NO_INDEX: noIndex },
+      );
+      const out = JSON.parse(r.stdout);
+      expect(out.all).toEqual([file]);
+      expect(out.list).toEqual([file]);
+      expect(out.recent).toBe(file);
+      expect(out.errs[0]).toMatch(/^EINVAL EINVAL: not a regular file \(fifo\), open /);
+      expect(out.errs[1]).toMatch(/^EINVAL EINVAL: not a regular file \(character device\), open /);
+      expect(out.rss).toBeLessThan(1 << 30);
+    }
+  });
+
+  it("CLI: show, export, check, repair refuse them with one clear line (exit 2)", () => {
+    const { fifo, zero } = oddStore();
+    for (const p of [fifo, zero]) {
+      for (const args of [["show", p], ["show", p, "--tree"], ["export", p, "--format", "md"], ["check", p], ["repair", p], ["repair", p, "--dry-run"]]) {
+        const r = cli(args);
+        expect(r.code, `${args.join(" ")}: ${r.err}`).toBe(2);
+        expect(r.err).toMatch(/not a regular file \((fifo|character device)\)/);
+        expect(r.err.trim().split("\n")).toHaveLength(1);
+      }
+    }
+  });
+
+  it("CLI: ls, search, stats and check DIR skip them with one warning each", () => {
+    const { dir, file, fifo, zero } = oddStore();
+    for (const args of [["ls", dir], ["search", "needle", dir], ["stats", dir], ["check", dir]]) {
+      const r = cli(args);
+      expect(r.code, `${args.join(" ")}: ${r.err}`).toBe(0);
+      const warnings = r.err.trim().split("\n");
+      expect(warnings).toEqual([
+        `pi-session: ${fifo}: not a regular file (fifo); skipped`,
+        `pi-session: ${zero}: not a regular file (character device); skipped`,
+      ]);
+      if (args[0] !== "stats") expect(r.out).toContain(args[0] === "check" ? file : "needle");
+    }
+  });
+
+  it("repair through a symlink repairs the target, keeps the link, leaves no backup unless --backup", () => {
+    const dir = tmp("psn-h-rep-");
+    const { file } = session(dir);
+    fs.appendFileSync(file, '{"type":"message","id":"torn');
+    const link = join(dir, "link.jsonl");
+    fs.symlinkSync(file, link);
+    const r = cli(["repair", link, "--json"]);
+    expect(r.code, r.err).toBe(0);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(file, "utf8").endsWith("\n")).toBe(true);
+    expect(fs.readFileSync(file, "utf8")).not.toContain('"torn');
+    expect(JSON.parse(r.out)).toMatchObject({ target: file, changed: true, backup: null });
+    expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual([]);
+    expect(nat.SessionManager.open(link).getEntries().length).toBe(2);
+  });
+});

@@ -19,7 +19,7 @@ Commands:
   show FILE|ID           header and stats; --tree, --context
   search TEXT            full-text search over message text
   check FILE|DIR         validate session files (exit 1 on problems)
-  repair FILE            fix a torn tail / missing final newline (with backup)
+  repair FILE            fix a torn tail / missing final newline (--backup keeps a copy)
   stats [DIR]            totals: sessions, bytes, messages, tokens, cost by model
   export FILE|ID         the active branch as Markdown or as a single-branch session
 

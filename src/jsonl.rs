@@ -136,9 +136,14 @@ fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
 /// `loadEntriesFromFile` semantics, minus the repair write (the store decides that):
 /// missing file -> empty; a first entry that is not a valid header -> empty.
 pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
+    // Opened without blocking (a FIFO) and refused unless a regular file (a device such as
+    // `/dev/zero` would never end); a directory keeps the reference's `EISDIR` on read.
+    let f = match crate::safefs::open_regular(path, true) {
+        Ok(o) => o.file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        Err(e) if crate::safefs::is_not_regular(&e) && path.is_dir() => {
+            std::fs::File::open(path).map_err(LoadError::Open)?
+        }
         Err(e) => return Err(LoadError::Open(e)),
     };
     let meta = f.metadata().ok();
@@ -154,8 +159,16 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
         return Ok(loaded);
     }
     // Size the buffer from the file's length: no regrowth copies for large sessions.
-    let mut bytes = Vec::with_capacity(size as usize + 1);
-    f.read_to_end(&mut bytes).map_err(LoadError::Read)?;
+    // Never past the size it had when opened.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    let limit = if meta.as_ref().is_some_and(|m| m.is_file()) {
+        size
+    } else {
+        u64::MAX
+    };
+    f.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(LoadError::Read)?;
     let mut loaded = parse_owned(bytes);
     if let Some(first) = loaded.entries.first()
         && !first.is_valid_header()

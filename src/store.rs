@@ -53,6 +53,12 @@ pub fn fs_error(err: &std::io::Error, syscall: &str, path: &Path) -> FsError {
         Some(122) => ("EDQUOT", "disk quota exceeded"),
         _ => ("EIO", "i/o error"),
     };
+    if crate::safefs::is_not_regular(err) {
+        return FsError {
+            code: "EINVAL".to_string(),
+            message: format!("EINVAL: {err}, {syscall} '{}'", path.display()),
+        };
+    }
     let desc = if err.raw_os_error().is_none() {
         err.to_string()
     } else {

@@ -1,7 +1,7 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import { CliError, fsErrorMessage, makeOut, parse, paths } from "./util.mjs";
+import { CliError, fileKind, fsErrorMessage, makeOut, parse, paths, readRegularFile } from "./util.mjs";
 
 export const help = `Usage: pi-session check FILE|DIR... [--json] [--quiet]
 
@@ -281,7 +281,7 @@ export function checkFiles(files, { engine = process.env.PI_SESSION_CHECK_ENGINE
 export function checkFile(file) {
   let buf;
   try {
-    buf = readFileSync(file);
+    buf = readRegularFile(file);
   } catch (err) {
     return { file, ok: false, unreadable: fsErrorMessage(err, file), lines: 0, entries: 0, problems: [], notes: [] };
   }
@@ -310,6 +310,18 @@ function collect(target) {
       const q = join(d, e.name);
       if (e.isDirectory() && depth < 3) walk(q, depth + 1);
       else if (e.isFile() && e.name.endsWith(".jsonl")) files.push(q);
+      else if (!e.isDirectory() && e.name.endsWith(".jsonl")) {
+        // A symbolic link to a session is checked; a FIFO, device or socket (directly or
+        // through a link) is skipped with one warning (reading it would block or never end).
+        let st = null;
+        try {
+          st = statSync(q);
+        } catch {
+          // dangling link: nothing to check
+        }
+        if (st?.isFile()) files.push(q);
+        else if (st && !st.isDirectory()) process.stderr.write(`pi-session: ${q}: not a regular file (${fileKind(st)}); skipped\n`);
+      }
     }
   };
   walk(p, 0);

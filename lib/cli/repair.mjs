@@ -1,8 +1,8 @@
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { CliError, fsErrorMessage, makeOut, parse, paths } from "./util.mjs";
+import { CliError, fileKind, fsErrorMessage, makeOut, parse, paths, readRegularFile } from "./util.mjs";
 
-export const help = `Usage: pi-session repair FILE [--dry-run] [--move-malformed] [--json]
+export const help = `Usage: pi-session repair FILE [--dry-run] [--move-malformed] [--backup] [--json]
 
 Fix what can be fixed without losing data:
   - torn tail: the incomplete last line (no newline, not valid JSON) is moved to the
@@ -11,13 +11,16 @@ Fix what can be fixed without losing data:
   - with --move-malformed: every other line that is not valid JSON (pi skips those on
     load) is moved to the sidecar too. A lone torn tail is stored verbatim; several
     moved lines are each preceded by a "# line N" marker line.
-A backup FILE.bak-<timestamp> (a byte copy) is written before the file is changed; the
-new content replaces the file atomically (write + rename), unless the file changed while
-repairing (pi appending to it): then nothing is replaced. Nothing else is touched:
-tree problems reported by 'check' are left as they are.
+The new content replaces the file atomically (write + rename), unless the file changed
+while repairing (pi appending to it): then nothing is replaced. A symbolic link is
+repaired through: the file it points to is replaced, the link stays. Only regular files
+are repaired (a FIFO or a device is refused). On any failure everything the repair
+wrote (temp, sidecar, backup) is removed. Nothing else is touched: tree problems
+reported by 'check' are left as they are.
 
   --dry-run  print what would change, write nothing
-  --json     {file, changed, dryRun, backup, sidecar, actions: [{kind, line, bytes}]}
+  --backup   keep a byte copy FILE.bak-<timestamp> of the file as it was
+  --json     {file, target, changed, dryRun, backup, sidecar, actions: [{kind, line, bytes}]}
 
 Exit: 0 repaired or nothing to do, 2 unreadable (or write failed).`;
 
@@ -76,46 +79,60 @@ function sidecarContent(moved) {
  * Repair `file` (see the help text). Returns {result, plan}; throws CliError. `beforeReplace`
  * (tests) runs after the new content is written to the temp file, before the final check.
  */
-export function repairFile(file, { dryRun = false, moveMalformed = false, shownAs = file, beforeReplace } = {}) {
+export function repairFile(file, { dryRun = false, moveMalformed = false, backup: keepBackup = false, shownAs = file, beforeReplace } = {}) {
   let buf;
   let before;
+  let target;
   try {
-    before = statSync(file);
-    buf = readFileSync(file);
+    // Through a symbolic link: the file it points to is the one repaired (renaming onto
+    // the link would replace the link with a copy and leave the target as it was).
+    target = realpathSync(file);
+    before = statSync(target);
+    if (!before.isFile()) throw new Error(`not a regular file (${fileKind(before)})`);
+    buf = readRegularFile(target);
   } catch (err) {
     throw new CliError(fsErrorMessage(err, shownAs));
   }
-  if (!before.isFile()) throw new CliError(`${shownAs}: not a regular file`);
   if (buf.length !== before.size) throw new CliError(`${file}: changed while being read (is pi writing to it?); nothing done`);
   const plan = planRepair(buf, { moveMalformed });
   const ts = new Date().toISOString().replace(/[:.]/g, "-");
   const dry = Boolean(dryRun);
-  const result = { file, changed: false, dryRun: dry, backup: null, sidecar: null, actions: plan.actions };
+  const result = { file, target, changed: false, dryRun: dry, backup: null, sidecar: null, actions: plan.actions };
   if (plan.actions.length && !dry) {
-    const backup = `${file}.bak-${ts}`;
-    const sidecar = plan.moved.length ? `${file}.corrupt-${ts}` : null;
-    const tmp = `${file}.tmp-${ts}-${process.pid}`;
+    const backup = keepBackup ? `${target}.bak-${ts}` : null;
+    const sidecar = plan.moved.length ? `${target}.corrupt-${ts}` : null;
+    const tmp = `${target}.tmp-${ts}-${process.pid}`;
+    const made = [];
+    const write = (p, data) => {
+      writeFileSync(p, data, { flag: "wx", mode: before.mode & 0o777 });
+      made.push(p);
+    };
     try {
       // The backup holds exactly the bytes the repair was planned from.
-      writeFileSync(backup, buf, { flag: "wx", mode: before.mode & 0o777 });
-      result.backup = backup;
-      if (sidecar) {
-        writeFileSync(sidecar, sidecarContent(plan.moved), { flag: "wx", mode: before.mode & 0o777 });
-        result.sidecar = sidecar;
-      }
-      writeFileSync(tmp, plan.content, { flag: "wx", mode: before.mode & 0o777 });
+      if (backup) write(backup, buf);
+      if (sidecar) write(sidecar, sidecarContent(plan.moved));
+      write(tmp, plan.content);
       beforeReplace?.();
       // Someone (pi) appended meanwhile: replacing the file would lose that. Give up.
-      const now = statSync(file);
+      const now = statSync(target);
       if (now.size !== before.size || now.mtimeMs !== before.mtimeMs || now.ino !== before.ino) {
-        unlinkSync(tmp);
-        throw new CliError(`${file}: changed during the repair (is pi writing to it?); file left as it is, backup ${backup}`);
+        throw new CliError(`${file}: changed during the repair (is pi writing to it?); file left as it is`);
       }
-      renameSync(tmp, file);
+      renameSync(tmp, target);
     } catch (err) {
+      // Leave nothing behind: the file is as it was.
+      for (const p of made) {
+        try {
+          unlinkSync(p);
+        } catch {
+          // already gone
+        }
+      }
       if (err instanceof CliError) throw err;
-      throw new CliError(fsErrorMessage(err, file));
+      throw new CliError(`${fsErrorMessage(err, file)}; file left as it is`);
     }
+    result.backup = backup;
+    result.sidecar = sidecar;
     result.changed = true;
   }
   return { result, plan };
@@ -125,13 +142,14 @@ export async function run(argv) {
   const { values, positionals } = parse(argv, {
     "dry-run": { type: "boolean", short: "n" },
     "move-malformed": { type: "boolean" },
+    backup: { type: "boolean" },
     json: { type: "boolean" },
   });
   const out = makeOut();
   if (values.help) return out.line(help), 0;
   if (positionals.length !== 1) throw new CliError("repair: expected one FILE (see pi-session repair --help)");
   const file = resolve(paths.normalizePath(positionals[0]));
-  const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], shownAs: positionals[0] });
+  const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], backup: values.backup, shownAs: positionals[0] });
   const dry = result.dryRun;
   if (values.json) {
     out.line(JSON.stringify(result, null, 2));
@@ -152,7 +170,8 @@ export async function run(argv) {
     out.line(`${file}:${a.line}: ${verb === "would" ? "would " : ""}${what}`);
   }
   if (!dry) {
-    out.line(`backup:  ${result.backup}`);
+    if (result.target !== file) out.line(`repaired through the link: ${result.target}`);
+    if (result.backup) out.line(`backup:  ${result.backup}`);
     if (result.sidecar) out.line(`sidecar: ${result.sidecar}`);
   } else out.line(out.dim("dry run: nothing written"));
   return 0;

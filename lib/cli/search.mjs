@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { CliError, contentText, listSessions, makeOut, parse, parseIntOption, progress, shortenHome } from "./util.mjs";
+import { CliError, contentText, listSessions, makeOut, parse, parseIntOption, progress, readRegularFile, shortenHome } from "./util.mjs";
 
 const native = createRequire(import.meta.url)("../native.js");
 
@@ -74,7 +73,7 @@ export function searchFilesJs(files, re, limit = Infinity) {
   for (const { path, id, name } of files) {
     let text;
     try {
-      text = readFileSync(path, "utf8");
+      text = readRegularFile(path).toString("utf8");
     } catch {
       continue;
     }

@@ -1,6 +1,6 @@
 // Shared helpers of the pi-session CLI: output, colour, errors, formatting, store paths.
 import { createRequire } from "node:module";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { closeSync, constants as fsc, existsSync, fstatSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -21,11 +21,72 @@ export class CliError extends Error {
   }
 }
 
+/** Name of a non-regular file type (fs.Stats / Dirent). */
+export function fileKind(st) {
+  if (st.isFIFO()) return "fifo";
+  if (st.isCharacterDevice()) return "character device";
+  if (st.isBlockDevice()) return "block device";
+  if (st.isSocket()) return "socket";
+  if (st.isDirectory()) return "directory";
+  return "special file";
+}
+
+/**
+ * The bytes of a regular file, read up to the size it had when opened. Opened with
+ * O_NONBLOCK (a FIFO never blocks the open) and checked on the descriptor: anything but a
+ * regular file (FIFO, device, socket) throws `{ code: "ENOTREG" }`; a directory keeps EISDIR.
+ */
+export function readRegularFile(file) {
+  const fd = openSync(file, fsc.O_RDONLY | (fsc.O_NONBLOCK ?? 0));
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read`), { code: "EISDIR" });
+    if (!st.isFile()) throw Object.assign(new Error(`not a regular file (${fileKind(st)})`), { code: "ENOTREG" });
+    const buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const r = readSync(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * One stderr warning per `*.jsonl` in `dirs` that is not a regular file (the listing skips
+ * those: a FIFO would block, a device never ends).
+ */
+export function warnSpecialFiles(dirs) {
+  for (const d of dirs) {
+    let names;
+    try {
+      names = readdirSync(d).filter((f) => f.endsWith(".jsonl"));
+    } catch {
+      continue;
+    }
+    for (const f of names) {
+      const p = join(d, f);
+      let st;
+      try {
+        st = statSync(p);
+      } catch {
+        continue;
+      }
+      if (!st.isFile() && !st.isDirectory()) process.stderr.write(`pi-session: ${p}: not a regular file (${fileKind(st)}); skipped\n`);
+    }
+  }
+}
+
 /** One-line description of an fs error, with the path. */
 export function fsErrorMessage(err, path) {
   const code = err && err.code;
-  const what =
-    code === "ENOENT"
+  const notRegular = /not a regular file \(([^)]*)\)/.exec(String((err && err.message) || ""));
+  const what = notRegular
+    ? `not a regular file (${notRegular[1]})`
+    : code === "ENOENT"
       ? "no such file or directory"
       : code === "EISDIR"
         ? "is a directory"
@@ -157,6 +218,7 @@ export function sortInfos(list) {
  */
 export async function listSessions({ dir, all = false, cwd, explicitCwd = false, onProgress } = {}) {
   const wantCwd = resolve(cwd ?? process.cwd());
+  const listed = [];
   let infos;
   if (dir !== undefined) {
     const d = resolve(paths.normalizePath(dir));
@@ -164,6 +226,7 @@ export async function listSessions({ dir, all = false, cwd, explicitCwd = false,
     if (!isDir(d)) throw new CliError(`${dir}: not a directory`);
     if (hasJsonl(d)) {
       infos = await SessionManager.listAll(d, onProgress);
+      listed.push(d);
     } else {
       const subdirs = all
         ? readdirSync(d, { withFileTypes: true })
@@ -175,16 +238,25 @@ export async function listSessions({ dir, all = false, cwd, explicitCwd = false,
       for (const sd of subdirs) {
         if (!existsSync(sd)) continue;
         infos.push(...(await SessionManager.listAll(sd)));
+        listed.push(sd);
         onProgress?.(++done, subdirs.length);
       }
       sortInfos(infos);
     }
   } else if (all) {
     infos = await SessionManager.listAll(onProgress);
+    const base = paths.getSessionsDir();
+    try {
+      for (const e of readdirSync(base, { withFileTypes: true })) if (e.isDirectory()) listed.push(join(base, e.name));
+    } catch {
+      // no store yet
+    }
   } else {
     const sd = paths.getDefaultSessionDirPath(wantCwd);
     infos = existsSync(sd) ? await SessionManager.list(wantCwd, sd, onProgress) : [];
+    listed.push(sd);
   }
+  warnSpecialFiles(listed);
   if (explicitCwd) infos = infos.filter((s) => paths.pathsEqual(s.cwd || "/", wantCwd) && s.cwd !== "");
   return infos;
 }
@@ -270,7 +342,8 @@ export async function resolveSession(arg, { dir } = {}) {
 /** Open a session file read-only in spirit (SessionManager.open; no writes unless appended to). */
 export function openSession(file) {
   try {
-    statSync(file);
+    const st = statSync(file);
+    if (!st.isFile() && !st.isDirectory()) throw new Error(`not a regular file (${fileKind(st)})`);
   } catch (err) {
     throw new CliError(fsErrorMessage(err, file));
   }
@@ -292,7 +365,7 @@ export function openSession(file) {
 export function readEntries(file) {
   let text;
   try {
-    text = readFileSync(file, "utf8");
+    text = readRegularFile(file).toString("utf8");
   } catch (err) {
     throw new CliError(fsErrorMessage(err, file));
   }

@@ -8,6 +8,16 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The bytes of a regular file, up to the size it had when opened (never blocks on a FIFO,
+/// never reads a device: those are refused, see [`crate::safefs::open_regular`]).
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let o = crate::safefs::open_regular(path, true)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(o.size).unwrap_or(0).saturating_add(1));
+    o.file.take(o.size).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Read each file and apply `f` to its bytes on `threads` workers (work-stealing by index);
 /// results keep the order of `paths`, `None` for a file that could not be read.
 pub(crate) fn par_map_files<T: Send>(
@@ -24,7 +34,7 @@ pub(crate) fn par_map_files<T: Send>(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = paths.get(i) else { break };
-                    let r = std::fs::read(Path::new(p)).ok().map(|b| f(&b));
+                    let r = read_regular(Path::new(p)).ok().map(|b| f(&b));
                     if let Ok(mut slot) = results[i].lock() {
                         *slot = r;
                     }

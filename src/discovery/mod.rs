@@ -68,7 +68,17 @@ fn header_candidate(line: &str) -> Option<bool> {
 /// `readSessionHeader`. I/O errors are returned as errors (the JS layer re-raises them
 /// with Node's exact error objects).
 pub fn read_header(path: &Path) -> io::Result<Header> {
-    let mut f = File::open(path)?;
+    // Not a regular file (FIFO, device, socket): not a session. Never blocks, never reads
+    // past the size at open.
+    let mut f = match crate::safefs::open_regular(path, true) {
+        Ok(o) => o.file.take(o.size),
+        // A directory keeps the reference's EISDIR (from its read).
+        Err(e) if crate::safefs::is_not_regular(&e) && path.is_dir() => {
+            return Err(io::Error::from_raw_os_error(21));
+        }
+        Err(e) if crate::safefs::is_not_regular(&e) => return Ok(Header::None),
+        Err(e) => return Err(e),
+    };
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut scanned = 0usize;

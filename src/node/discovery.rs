@@ -404,7 +404,12 @@ fn run(
     let n = paths.len();
     let stamps: Vec<Option<index::Stamp>> = paths
         .iter()
-        .map(|p| std::fs::metadata(p).ok().map(|m| index::Stamp::of(&m)))
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| index::Stamp::of(&m))
+        })
         .collect();
     let same: Vec<bool> = (0..n)
         .map(|i| match (&stamps[i], known.get(i)) {
@@ -603,12 +608,19 @@ fn one(
         return (out(&c.record), Some(c.clone()), true);
     }
     let check = || abort.load(Ordering::Relaxed);
-    let Ok(file) = std::fs::File::open(path) else {
+    // Without blocking (a FIFO), and only a regular file (a device never ends): anything
+    // else is skipped, as an unreadable file is.
+    let Ok(opened) = crate::safefs::open_regular(Path::new(path), true) else {
         return (Out::None, None, false);
     };
-    // A record that will be cached describes exactly the bytes its stamp counts (a file
-    // still being written is read up to the size it had when stamped).
-    let limit = use_index.then_some(stamp.size);
+    let file = opened.file;
+    // Never read past the size the file had when stamped (or opened, if smaller): a record
+    // that will be cached describes exactly the bytes its stamp counts.
+    let limit = Some(if use_index {
+        stamp.size.min(opened.size)
+    } else {
+        opened.size
+    });
     let fingerprint = if use_index {
         discovery::resume::fingerprint(&file, stamp.size)
     } else {
