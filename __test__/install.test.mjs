@@ -31,7 +31,9 @@ function run(cmd, args, { input = "", ...opts } = {}) {
 		const child = execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, shell: win && cmd !== process.execPath, ...opts }, (error, stdout, stderr) => {
 			resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
 		});
-		// stdin at EOF: pi's print mode reads piped stdin before it starts.
+		// stdin at EOF: pi's print mode reads piped stdin before it starts. A child that exits
+		// without reading it makes the write fail with EPIPE: that is not an error here.
+		child.stdin?.on("error", () => {});
 		child.stdin?.end(input);
 	});
 }
