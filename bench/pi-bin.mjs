@@ -30,6 +30,9 @@
 // the whole-process rows fall back to polling VmHWM every 5 ms (can miss growth in the last
 // few ms before exit; the table says which method was used).
 //
+// CPU time (user + system; less moved by other load than wall time on a shared machine): GNU time
+// %U + %S, for the picker utime + stime from /proc/<pid>/stat when the list is drawn (10 ms ticks).
+//
 // Plain and switched runs alternate (plain,switched / switched,plain / ...) after one untimed
 // warm-up run of each (which also checks that the switched process served the native module).
 // Every -c run appends to its session; the file is cut back to its generated size after each
@@ -285,13 +288,25 @@ function readHwmKB(pid) {
 	}
 }
 
+const TICK_MS = 1000 / (Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100);
+/** user + system CPU time of a live process from /proc/<pid>/stat (clock ticks, 10 ms). */
+function readCpuMs(pid) {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		return (Number(f[11]) + Number(f[12])) * TICK_MS; // fields 14 and 15
+	} catch {
+		return undefined;
+	}
+}
+
 let seq = 0;
 /** One whole process, stdin /dev/null: { ms, rssMB, code, stdout, stderr }. */
 function runOnce(dirs, how, args, { debug = false, timeout = 600_000 } = {}) {
 	return new Promise((resolvePromise, reject) => {
 		const rssFile = join(os.tmpdir(), `pi-bin-bench-${process.pid}-${++seq}.rss`);
 		const cmd = GNU_TIME ? GNU_TIME : node22;
-		const cargs = GNU_TIME ? ["-f", "%M", "-o", rssFile, node22, ...piArgv(how, args)] : piArgv(how, args);
+		const cargs = GNU_TIME ? ["-f", "%M %U %S", "-o", rssFile, node22, ...piArgv(how, args)] : piArgv(how, args);
 		const t0 = process.hrtime.bigint();
 		const child = spawn(cmd, cargs, { cwd: dirs.project, env: piEnv(dirs, how, debug), stdio: ["ignore", "pipe", "pipe"] });
 		let stdout = "";
@@ -299,11 +314,14 @@ function runOnce(dirs, how, args, { debug = false, timeout = 600_000 } = {}) {
 		child.stdout.on("data", (d) => (stdout += d));
 		child.stderr.on("data", (d) => (stderr += d));
 		let polled = 0;
+		let lastCpuMs = NaN;
 		const poll = GNU_TIME
 			? undefined
 			: setInterval(() => {
 					const kb = readHwmKB(child.pid);
 					if (kb) polled = Math.max(polled, kb);
+					const c = readCpuMs(child.pid);
+					if (c !== undefined) lastCpuMs = c;
 				}, 5);
 		const killer = setTimeout(() => child.kill("SIGKILL"), timeout);
 		child.on("error", reject);
@@ -312,15 +330,19 @@ function runOnce(dirs, how, args, { debug = false, timeout = 600_000 } = {}) {
 			clearTimeout(killer);
 			if (poll) clearInterval(poll);
 			let kb = polled;
+			let cpuMs = lastCpuMs;
 			if (GNU_TIME) {
 				try {
-					kb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+					const [m, u, sy] = readFileSync(rssFile, "utf8").trim().split("\n").pop().split(" ").map(Number);
+					kb = m;
+					cpuMs = (u + sy) * 1000;
 				} catch {
 					kb = NaN;
+					cpuMs = NaN;
 				}
 				rmSync(rssFile, { force: true });
 			}
-			resolvePromise({ ms, rssMB: kb / 1024, code: signal ? 128 : code, stdout, stderr });
+			resolvePromise({ ms, rssMB: kb / 1024, cpuMs, code: signal ? 128 : code, stdout, stderr });
 		});
 	});
 }
@@ -369,7 +391,7 @@ async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) 
 		}
 		const ms = Number(process.hrtime.bigint() - t0) / 1e6;
 		const kb = readHwmKB(pid);
-		return { ms, rssMB: kb / 1024, screen, pid };
+		return { ms, rssMB: kb / 1024, cpuMs: readCpuMs(pid), screen, pid };
 	} finally {
 		await tmux("kill-session", "-t", name).catch(() => {});
 		// wait for the process to be gone before the next run
@@ -407,17 +429,17 @@ async function measure(key, label, rounds, once, { before, check } = {}) {
 			await before?.(how, false);
 			const r = await once(how, false);
 			check?.(how, r, true);
-			samples[how].push({ ms: r.ms, rssMB: r.rssMB });
+			samples[how].push({ ms: r.ms, cpuMs: r.cpuMs, rssMB: r.rssMB });
 		}
 		process.stdout.write(".");
 	}
 	const row = { key, label, rounds, samples };
 	for (const how of ["ref", "native"]) {
-		row[how] = { ms: stat(samples[how].map((s) => s.ms)), rssMB: stat(samples[how].map((s) => s.rssMB)) };
+		row[how] = { ms: stat(samples[how].map((s) => s.ms)), cpuMs: stat(samples[how].map((s) => s.cpuMs)), rssMB: stat(samples[how].map((s) => s.rssMB)) };
 	}
 	rows.push(row);
 	const f = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
-	console.log(` pi ${f(row.ref.ms)} ms ${f(row.ref.rssMB)} MB | pi-native ${f(row.native.ms)} ms ${f(row.native.rssMB)} MB`);
+	console.log(` pi ${f(row.ref.ms)} ms, cpu ${row.ref.cpuMs.median.toFixed(0)} ms, ${f(row.ref.rssMB)} MB | pi-native ${f(row.native.ms)} ms, cpu ${row.native.cpuMs.median.toFixed(0)} ms, ${f(row.native.rssMB)} MB`);
 }
 
 const served = (how, r) => {
@@ -519,13 +541,16 @@ async function main() {
 		`${new Date().toISOString().slice(0, 10)}, pi ${piVersion} bundle, node ${nodeVersion}, ${os.cpus().length} CPUs, load ${startLoad[0].toFixed(2)} → ${endLoad[0].toFixed(2)} (1-min avg, start → end), ${((Date.now() - t0) / 1000).toFixed(0)} s; median (min–max) of N alternating runs each`,
 	);
 	out.push("");
-	out.push("| | N | `pi` wall ms | `pi-native` wall ms | ratio | `pi` peak RSS MB | `pi-native` peak RSS MB | ratio |");
-	out.push("|---|---:|---:|---:|---:|---:|---:|---:|");
+	out.push("| | N | `pi` wall ms | `pi-native` wall ms | ratio | `pi` CPU ms | `pi-native` CPU ms | ratio | `pi` peak RSS MB | `pi-native` peak RSS MB | ratio |");
+	out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 	for (const r of rows) {
-		out.push(`| ${r.label} | ${r.rounds} | ${f0(r.ref.ms)} | ${f0(r.native.ms)} | ${ratio(r.native.ms, r.ref.ms)} | ${f0(r.ref.rssMB)} | ${f0(r.native.rssMB)} | ${ratio(r.native.rssMB, r.ref.rssMB)} |`);
+		const c = (x) => x.median.toFixed(0);
+		out.push(
+			`| ${r.label} | ${r.rounds} | ${f0(r.ref.ms)} | ${f0(r.native.ms)} | ${ratio(r.native.ms, r.ref.ms)} | ${c(r.ref.cpuMs)} | ${c(r.native.cpuMs)} | ${ratio(r.native.cpuMs, r.ref.cpuMs)} | ${f0(r.ref.rssMB)} | ${f0(r.native.rssMB)} | ${ratio(r.native.rssMB, r.ref.rssMB)} |`,
+		);
 	}
 	out.push("");
-	out.push(`(${RSS_METHOD})`);
+	out.push(`(wall: spawn to exit, picker: spawn to list drawn; CPU: user+sys median, 10 ms ticks; ${RSS_METHOD})`);
 	console.log(out.join("\n"));
 	const jsonOut = opt("--json");
 	if (jsonOut) {
