@@ -74,7 +74,11 @@ describe("help and conventions", () => {
     expect(r.err).toBe("pi-session: /nonexistent/dir/s.jsonl: no such file or directory\n");
   });
   it("colour only on a TTY and never with NO_COLOR", () => {
-    expect(makeOut({ isTTY: true, write() {} }, {}).red("x")).toBe("\x1b[31mx\x1b[39m");
+    // Colours become escape sequences at the sink (after sanitising the text they wrap).
+    const w = [];
+    const o = makeOut({ isTTY: true, write: (s) => w.push(s) }, {});
+    o.line(o.red("x\x1b[2J"));
+    expect(w.join("")).toBe("\x1b[31mx\x1b[2m\\e\x1b[22m[2J\x1b[39m\n");
     expect(makeOut({ isTTY: true, write() {} }, { NO_COLOR: "1" }).red("x")).toBe("x");
     expect(makeOut({ isTTY: false, write() {} }, {}).red("x")).toBe("x");
     const r = cli(["show", sampleFile("2026-01-05"), "--tree"], { env: { NO_COLOR: undefined } });

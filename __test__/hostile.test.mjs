@@ -104,7 +104,8 @@ describe("lock file (PI_SESSION_NATIVE_LOCK=1)", () => {
   });
 });
 
-const BIN = join(root, "bin", "pi-session.mjs");
+// HOSTILE_CLI_BIN: run these tests against another checkout's CLI (to see them fail before a fix).
+const BIN = process.env.HOSTILE_CLI_BIN ?? join(root, "bin", "pi-session.mjs");
 /** Run the CLI; a hang fails the test (spawnSync timeout -> error). */
 function cli(args, { env = {}, timeout = 20_000, input } = {}) {
   const agentDir = tmp("psn-h-agent-");
@@ -197,5 +198,126 @@ describe("special files (FIFO, /dev/zero) never hang, never blow memory", () => 
     expect(JSON.parse(r.out)).toMatchObject({ target: file, changed: true, backup: null });
     expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual([]);
     expect(nat.SessionManager.open(link).getEntries().length).toBe(2);
+  });
+});
+
+// Every class of terminal escape an attacker can put in session text (and in a file name).
+const EVIL = {
+  osc: "\x1b]0;pwned-title\x07",
+  clear: "\x1b[2J",
+  link: "\x1b]8;;http://evil.example\x07click\x1b]8;;\x07",
+  move: "\x1b[5A",
+  bg: "\x1b[41;1m",
+  cr: "\rOVERWRITE",
+  csi8: "\x9b2J",
+  c1: "\x85\x90\x9d",
+  del: "\x7f",
+  bidi: "\u202Eevil\u202C\u2066x\u2069\u200e\u200f\u061c",
+  bs: "\b\b\x00",
+};
+const EVIL_TEXT = `needle ${Object.values(EVIL).join(" ")} end`;
+// Every character the sanitiser must never let through (newline and tab excepted).
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+/** A sessions dir whose one session carries EVIL text everywhere: cwd, name, messages, model, label, file name. */
+function evilStore() {
+  const dir = tmp("psn-h-evil-");
+  const sm = nat.SessionManager.create(`/tmp/p${EVIL.osc}`, dir);
+  const u = sm.appendMessage(user(EVIL_TEXT));
+  sm.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: `reply ${EVIL_TEXT}` }],
+    api: "x",
+    provider: `prov${EVIL.bg}`,
+    model: `model${EVIL.csi8}`,
+    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "stop",
+    timestamp: 2,
+  });
+  sm.appendSessionInfo(`name ${EVIL.clear}${EVIL.bidi}`);
+  const lab = sm.appendLabelChange(u, `label${EVIL.osc}`);
+  const file = join(dir, `2026-01-01T00-00-00-000Z_evil${EVIL.osc}${EVIL.bidi}.jsonl`);
+  fs.renameSync(sm.getSessionFile(), file);
+  // check reports problems quoting session text: a label on a missing entry, a torn tail.
+  fs.appendFileSync(file, `${JSON.stringify({ type: "label", id: "l2", parentId: lab, timestamp: "2026-01-01T00:00:00.000Z", targetId: `gone${EVIL.clear}${EVIL.csi8}`, label: `x${EVIL.bidi}` })}\n`);
+  fs.appendFileSync(file, `{"torn":"${EVIL.bidi}`);
+  return { dir, file };
+}
+
+const COMMANDS = (dir, file) => [
+  ["ls", dir],
+  ["show", file],
+  ["show", file, "--tree"],
+  ["show", file, "--context"],
+  ["search", "needle", dir],
+  ["export", file, "--format", "md"],
+  ["check", file],
+  ["check", dir],
+  ["stats", dir],
+  ["repair", file, "--dry-run"],
+];
+
+/** SGR parameters the CLI itself uses (bold, dim, colours, resets). */
+const OWN_SGR = new Set(["1", "2", "22", "31", "32", "33", "34", "35", "36", "39"]);
+
+describe("CLI output: escape sequences in session text are shown, never obeyed", () => {
+  it("piped: no control, C1 or bidi character reaches stdout or stderr; each shown visibly", () => {
+    const { dir, file } = evilStore();
+    for (const args of COMMANDS(dir, file)) {
+      const r = cli(args);
+      expect(r.code, `${args.join(" ")}: ${r.err}`).toBeLessThan(2);
+      for (const [name, s] of [["stdout", r.out], ["stderr", r.err]]) {
+        const m = UNSAFE.exec(s);
+        expect(m, `${args[0]} ${args.slice(2).join(" ")} ${name}: raw U+${m?.[0].codePointAt(0).toString(16)} in ${JSON.stringify(s.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 20))}`).toBe(null);
+      }
+      const all = r.out + r.err;
+      expect(all, args.join(" ")).toMatch(/\\e|<U\+202E>|\\x9b/);
+    }
+    const shown = cli(["export", file, "--format", "md"]).out;
+    for (const v of ["\\e]0;pwned-title\\a", "\\e[2J", "\\e]8;;http://evil.example\\aclick", "\\e[5A", "\\x9b2J", "\\x85\\x90\\x9d", "\\x7f", "<U+202E>evil<U+202C><U+2066>x<U+2069><U+200E><U+200F><U+061C>", "\\b\\b\\0"]) {
+      expect(shown).toContain(v);
+    }
+  });
+
+  it("--json: every C0/C1/bidi control is \\u-escaped, and the values round-trip", () => {
+    const { dir, file } = evilStore();
+    for (const args of [["ls", dir], ["show", file], ["search", "needle", dir], ["check", file], ["stats", dir], ["repair", file, "--dry-run"]]) {
+      const r = cli([...args, "--json"]);
+      expect(r.code, `${args.join(" ")}: ${r.err}`).toBeLessThan(2);
+      const m = UNSAFE.exec(r.out);
+      expect(m, `${args[0]} --json: raw U+${m?.[0].codePointAt(0).toString(16)}`).toBe(null);
+      const data = JSON.parse(r.out);
+      if (args[0] === "ls") expect(data[0].name).toBe(`name ${EVIL.clear}${EVIL.bidi}`);
+      if (args[0] === "search") expect(data[0].text).toContain(EVIL.csi8);
+    }
+  });
+
+  it("on a terminal (script(1) pty, colour on): only the CLI's own SGR colours, session escapes shown dim", () => {
+    const have = spawnSync("script", ["--version"], { encoding: "utf8" });
+    if (have.status !== 0) {
+      console.warn("[skip] util-linux script(1) not found: TTY test skipped");
+      return;
+    }
+    const { dir, file } = evilStore();
+    const q = (s) => `'${s.replace(/'/g, "'\\''")}'`;
+    for (const args of COMMANDS(dir, file)) {
+      const cmd = [process.execPath, BIN, ...args].map(q).join(" ");
+      const r = spawnSync("script", ["-qec", cmd, "/dev/null"], {
+        encoding: "utf8",
+        timeout: 20_000,
+        env: { ...process.env, NO_COLOR: "", TERM: "xterm-256color", TZ: "UTC", PI_CODING_AGENT_DIR: tmp("psn-h-agent-") },
+      });
+      if (r.error) throw new Error(`script ${args.join(" ")}: ${r.error.code}`);
+      // The progress line on stderr (same pty) is ours: "\r" + erase-line.
+      const out = r.stdout.replace(/\r\n/g, "\n").replace(/\r\x1b\[K/g, "");
+      // Every escape sequence left is an SGR of ours; nothing else unsafe remains.
+      const sgrs = [...out.matchAll(/\x1b\[([0-9;]*)m/g)].map((x) => x[1]);
+      for (const p of sgrs) expect(OWN_SGR.has(p), `${args.join(" ")}: SGR ${p}`).toBe(true);
+      const rest = out.replace(/\x1b\[[0-9;]*m/g, "");
+      const m = UNSAFE.exec(rest);
+      expect(m, `${args[0]} ${args.slice(2).join(" ")} on a TTY: raw U+${m?.[0].codePointAt(0).toString(16)} near ${JSON.stringify(rest.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 20))}`).toBe(null);
+      // Shown, in the dim style.
+      expect(out, args.join(" ")).toMatch(/\x1b\[2m(\\e|<U\+202E>|\\x9b)\x1b\[22m/);
+    }
   });
 });

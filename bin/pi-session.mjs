@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pi-session: inspect, check, repair, search and export pi coding-agent session stores.
-import { CliError, EXIT } from "../lib/cli/util.mjs";
+import { CliError, EXIT, errLine } from "../lib/cli/util.mjs";
 
 const COMMANDS = {
   ls: () => import("../lib/cli/ls.mjs"),
@@ -57,6 +57,7 @@ try {
   process.exitCode = (await main(process.argv.slice(2))) ?? EXIT.OK;
 } catch (err) {
   const msg = err instanceof CliError ? err.message : `internal error: ${String(err?.stack ?? err).split("\n")[0]}`;
-  process.stderr.write(`pi-session: ${msg}\n`);
+  // Messages quote paths and session ids: sanitised like every other sink.
+  errLine(`pi-session: ${msg}`);
   process.exitCode = err instanceof CliError ? err.exitCode : EXIT.ERROR;
 }

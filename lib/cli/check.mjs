@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import { CliError, fileKind, fsErrorMessage, makeOut, parse, paths, readRegularFile } from "./util.mjs";
+import { CliError, errLine, fileKind, fsErrorMessage, makeOut, parse, paths, readRegularFile } from "./util.mjs";
 
 export const help = `Usage: pi-session check FILE|DIR... [--json] [--quiet]
 
@@ -320,7 +320,7 @@ function collect(target) {
           // dangling link: nothing to check
         }
         if (st?.isFile()) files.push(q);
-        else if (st && !st.isDirectory()) process.stderr.write(`pi-session: ${q}: not a regular file (${fileKind(st)}); skipped\n`);
+        else if (st && !st.isDirectory()) errLine(`pi-session: ${q}: not a regular file (${fileKind(st)}); skipped`);
       }
     }
   };
@@ -349,11 +349,11 @@ export async function run(argv) {
   }
   const bad = results.filter((r) => !r.ok).length;
   if (values.json) {
-    out.line(JSON.stringify(results, null, 2));
+    out.json(results);
   } else {
     for (const r of results) {
       if (r.unreadable) {
-        process.stderr.write(`pi-session: ${r.unreadable}\n`);
+        errLine(`pi-session: ${r.unreadable}`);
         continue;
       }
       if (r.ok && values.quiet) continue;

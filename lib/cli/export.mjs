@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { CliError, SessionManager, contentText, isoOrNull, loadSession, makeOut, parse, paths, resolveSession } from "./util.mjs";
+import { CliError, SessionManager, errLine, contentText, isoOrNull, loadSession, makeOut, parse, paths, resolveSession } from "./util.mjs";
 
 export const help = `Usage: pi-session export FILE|ID --format md|jsonl-branch [-o OUT] [--leaf ID] [--dir DIR]
 
@@ -102,7 +102,7 @@ export async function run(argv) {
     } catch (err) {
       throw new CliError(`${values.output}: ${String(err.message).split("\n")[0]}`);
     }
-    process.stderr.write(`wrote ${output}\n`);
+    errLine(`wrote ${output}`);
     return 0;
   }
   if (leafId === null) throw new CliError(`${file}: session has no entries to export`);

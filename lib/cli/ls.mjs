@@ -61,7 +61,7 @@ export async function run(argv) {
       firstMessage: s.firstMessage,
       size,
     }));
-    out.line(JSON.stringify(json, null, 2));
+    out.json(json);
     return 0;
   }
   if (rows.length === 0) {

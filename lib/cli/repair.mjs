@@ -152,7 +152,7 @@ export async function run(argv) {
   const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], backup: values.backup, shownAs: positionals[0] });
   const dry = result.dryRun;
   if (values.json) {
-    out.line(JSON.stringify(result, null, 2));
+    out.json(result);
     return 0;
   }
   if (!plan.actions.length) {

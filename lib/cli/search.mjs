@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { CliError, contentText, listSessions, makeOut, parse, parseIntOption, progress, readRegularFile, shortenHome } from "./util.mjs";
+import { CliError, contentText, errLine, listSessions, makeOut, parse, parseIntOption, progress, readRegularFile, shortenHome } from "./util.mjs";
 
 const native = createRequire(import.meta.url)("../native.js");
 
@@ -142,7 +142,7 @@ export async function run(argv) {
   const files = infos.map((s) => ({ path: s.path, id: s.id, name: s.name }));
   const hits = searchFiles(files, { query: re ?? query, regex: Boolean(re), icase, limit, engine: process.env.PI_SESSION_SEARCH_ENGINE });
   if (values.json) {
-    out.line(JSON.stringify(hits, null, 2));
+    out.json(hits);
     return hits.length ? 0 : 1;
   }
   let last = null;
@@ -167,6 +167,6 @@ export async function run(argv) {
     shown = `${from > 0 ? "…" : ""}${shown.replace(/\t/g, " ")}${to < h.text.length ? "…" : ""}`;
     out.line(`  ${out.dim(`${h.entryId ?? "-"}`)} ${out.cyan(h.role.padEnd(9))} ${h.line > 1 ? out.dim(`${h.line}: `) : ""}${shown}`);
   }
-  if (!hits.length) process.stderr.write(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}\n`);
+  if (!hits.length) errLine(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}`);
   return hits.length ? 0 : 1;
 }

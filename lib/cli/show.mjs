@@ -88,7 +88,7 @@ export async function run(argv) {
     const j = { file, header, fileVersion, name: name ?? null, size, leafId: sm.getLeafId(), stats };
     if (values.tree) j.tree = treeJson(sm.getTree());
     if (values.context) j.context = sm.buildSessionContext();
-    out.line(JSON.stringify(j, null, 2));
+    out.json(j);
     return 0;
   }
   const kv = (k, v) => out.line(`${out.dim(k.padEnd(9))}${v}`);

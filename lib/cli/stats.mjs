@@ -1,4 +1,4 @@
-import { formatBytes, listSessions, makeOut, parse, progress, readEntries, CliError } from "./util.mjs";
+import { errLine, formatBytes, listSessions, makeOut, parse, progress, readEntries, CliError } from "./util.mjs";
 import { statSync } from "node:fs";
 
 export const help = `Usage: pi-session stats [DIR] [--all] [--cwd PATH] [--json]
@@ -49,7 +49,7 @@ export async function computeStats(infos) {
       entries = readEntries(s.path);
       t.bytes += statSync(s.path).size;
     } catch (err) {
-      process.stderr.write(`${err.message}\n`);
+      errLine(err.message);
       continue;
     }
     if (entries.length === 0) continue;
@@ -90,7 +90,7 @@ export async function run(argv) {
   }
   const t = await computeStats(infos);
   if (values.json) {
-    out.line(JSON.stringify(t, null, 2));
+    out.json(t);
     return 0;
   }
   const kv = (k, v) => out.line(`${out.dim(k.padEnd(10))}${v}`);

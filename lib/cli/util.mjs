@@ -3,6 +3,9 @@ import { createRequire } from "node:module";
 import { closeSync, constants as fsc, existsSync, fstatSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { MARK, errLine, jsonSafe, sanitize } from "./sanitize.mjs";
+
+export { errLine, sanitize };
 
 const require = createRequire(import.meta.url);
 export const pkg = require("../../index.js");
@@ -75,7 +78,7 @@ export function warnSpecialFiles(dirs) {
       } catch {
         continue;
       }
-      if (!st.isFile() && !st.isDirectory()) process.stderr.write(`pi-session: ${p}: not a regular file (${fileKind(st)}); skipped\n`);
+      if (!st.isFile() && !st.isDirectory()) errLine(`pi-session: ${p}: not a regular file (${fileKind(st)}); skipped`);
     }
   }
 }
@@ -102,12 +105,15 @@ export function fsErrorMessage(err, path) {
 export function makeOut(stream = process.stdout, env = process.env) {
   // no-color.org: NO_COLOR set to a non-empty value disables colour.
   const color = Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
-  const wrap = (open, close) => (s) => (color ? `\x1b[${open}m${s}\x1b[${close}m` : String(s));
+  // Our colours are written as MARK (sanitize() turns it into ESC); every sink sanitises.
+  const wrap = (open, close) => (s) => (color ? `${MARK}[${open}m${s}${MARK}[${close}m` : String(s));
   return {
     color,
     columns: stream.isTTY && stream.columns > 0 ? stream.columns : undefined,
-    write: (s) => stream.write(s),
-    line: (s = "") => stream.write(`${s}\n`),
+    write: (s) => stream.write(sanitize(s, color)),
+    line: (s = "") => stream.write(`${sanitize(s, color)}\n`),
+    /** `--json` output: JSON.stringify, with every C0/C1/bidi control \u-escaped. */
+    json: (v) => stream.write(`${jsonSafe(JSON.stringify(v, null, 2))}\n`),
     bold: wrap(1, 22),
     dim: wrap(2, 22),
     red: wrap(31, 39),
@@ -273,7 +279,7 @@ export function progress(label) {
   return {
     onProgress(loaded, total) {
       shown = true;
-      process.stderr.write(`\r\x1b[K${label} ${loaded}/${total}`);
+      process.stderr.write(`\r\x1b[K${sanitize(label)} ${loaded}/${total}`);
     },
     done() {
       if (shown) process.stderr.write("\r\x1b[K");
