@@ -45,9 +45,14 @@ export const SESSION_EXPORTS = [
 	"buildSessionContext",
 	"SessionManager",
 ];
-// The class as esbuild emits it (a `var`, so the binding can be reassigned).
-const CLASS_SIGNATURE = /\bvar SessionManager\s*=\s*class _SessionManager\s*(?:extends\s+[\w$.]+\s*)?\{/;
-// Cheap pre-filter on the raw bytes: a module that may define pi's SessionManager.
+// The class as esbuild emits it (a `var`, so the binding can be reassigned). Signature checks are
+// literal searches of esbuild's minified-whitespace output: a regex over the 2.6 MB chunk costs
+// milliseconds per pattern, indexOf microseconds.
+const CLASS_SIGNATURE = "var SessionManager=class _SessionManager{";
+// Cheap pre-filter on the raw bytes: a module that may define pi's SessionManager mentions it in
+// its last TAIL bytes (where esbuild puts the export list), and then contains one of the needles.
+// pi's bundle is ~10 MB: scanning only tails keeps the hook's own cost near zero.
+const TAIL = 64 * 1024;
 const CANDIDATE_NEEDLES = ["SessionManager=class", "SessionManager = class", "class SessionManager", "class _SessionManager"];
 const UNBUNDLED_SUFFIX = "/pi-coding-agent/dist/core/session-manager.js";
 
@@ -93,8 +98,10 @@ export function loadedAddons() {
 function loadNative() {
 	const s = state();
 	if (s.native) return s.native;
+	const started = performance.now();
 	try {
 		const mod = require(nativeEntry);
+		s.nativeMs = performance.now() - started;
 		if (typeof mod?.SessionManager !== "function") throw new Error(`${nativeEntry} does not export SessionManager`);
 		s.native = mod;
 		return mod;
@@ -160,10 +167,24 @@ function exportList(source) {
  * Checks a candidate module against the signature; returns the assignments to append or the
  * reason it does not match.
  */
-export function matchSignature(source, native) {
-	if (!CLASS_SIGNATURE.test(source)) {
-		return { reason: "the class declaration `var SessionManager=class _SessionManager{` is not there" };
+/** Whether `literal` occurs in `source` at the start of a statement (not inside a longer name). */
+function declares(source, literal) {
+	for (let at = source.indexOf(literal); at !== -1; at = source.indexOf(literal, at + 1)) {
+		if (at === 0 || !/[\w$.]/.test(source[at - 1])) return true;
 	}
+	return false;
+}
+
+export function matchSignature(source, native) {
+	const classAt = source.indexOf(CLASS_SIGNATURE);
+	if (classAt === -1 || !declares(source, CLASS_SIGNATURE)) {
+		return { reason: `the class declaration \`${CLASS_SIGNATURE}\` is not there` };
+	}
+	// esbuild emits the session functions just before the class (15 KB in 1.6.0): look there
+	// first, then in the whole module
+	const near = source.slice(Math.max(0, classAt - 256 * 1024), classAt + 64 * 1024);
+	const bound = (local) =>
+		[near, source].some((text) => declares(text, `var ${local}=`) || declares(text, `function ${local}(`));
 	const exported = exportList(source);
 	if (!exported) return { reason: "no export list at the end of the module" };
 	const missing = SESSION_EXPORTS.filter((name) => !exported.has(name));
@@ -172,12 +193,16 @@ export function matchSignature(source, native) {
 	for (const name of SESSION_EXPORTS) {
 		const local = exported.get(name);
 		if (!/^[\w$]+$/.test(local)) return { reason: `unexpected local name ${local} for ${name}` };
-		const re = new RegExp(`(?:^|[;}\\s])(?:var\\s+${local.replace(/\$/g, "\\$")}\\s*=|function\\s+${local.replace(/\$/g, "\\$")}\\s*\\()`);
-		if (!re.test(source)) return { reason: `${name} is not a var or function binding` };
+		if (!bound(local)) {
+			return { reason: `${name} is not a var or function binding` };
+		}
 		if (!(name in native)) return { reason: `the native module has no ${name}` };
 		assignments.push([local, name]);
 	}
-	const version = /\bvar CURRENT_SESSION_VERSION\s*=\s*(\d+)\s*[;,]/.exec(source);
+	const versionLocal = exported.get("CURRENT_SESSION_VERSION");
+	const versionText = near.includes(`var ${versionLocal}=`) ? near : source;
+	const at = versionText.indexOf(`var ${versionLocal}=`);
+	const version = at === -1 ? null : /^(\d+)[;,]/.exec(versionText.slice(at + versionLocal.length + 5, at + versionLocal.length + 25));
 	if (!version || Number(version[1]) !== native.CURRENT_SESSION_VERSION) {
 		return {
 			reason: `CURRENT_SESSION_VERSION is ${version ? version[1] : "not a number"}, the native store writes ${native.CURRENT_SESSION_VERSION}`,
@@ -195,7 +220,8 @@ function bytesOf(source) {
 }
 
 function isCandidate(bytes) {
-	if (typeof bytes === "string") return CANDIDATE_NEEDLES.some((n) => bytes.includes(n));
+	const tail = bytes.length > TAIL ? (typeof bytes === "string" ? bytes.slice(-TAIL) : bytes.subarray(bytes.length - TAIL)) : bytes;
+	if (tail.indexOf("SessionManager") === -1) return false;
 	return CANDIDATE_NEEDLES.some((n) => bytes.indexOf(n) !== -1);
 }
 
@@ -210,7 +236,8 @@ function serveChunk(url, result, bytes) {
 	if (s.outcome) return result; // served already (a second copy would not be ours) or gave up
 	const file = fileURLToPath(url);
 	if (!checkVersion(file)) return result;
-	const source = typeof bytes === "string" ? bytes : bytes.toString("utf8");
+	// latin1 is a 1:1 byte copy (no UTF-8 decoding): enough for matching ASCII declarations
+	const source = typeof bytes === "string" ? bytes : bytes.toString("latin1");
 	const native = loadNative();
 	if (!native) return result;
 	const match = matchSignature(source, native);
@@ -222,15 +249,18 @@ function serveChunk(url, result, bytes) {
 	s.patch = native;
 	const body = match.assignments.map(([local, name]) => `${local}=__psn.${name}`).join(";");
 	const appended = `\n;{const __psn=globalThis[Symbol.for("pi-session-native.hooks")]?.patch;if(__psn){${body};globalThis[Symbol.for("pi-session-native.hooks")].applied=true}}\n`;
-	announce(file, s.outcome.names);
-	return { ...result, source: source + appended };
+	// hand back bytes when given bytes: Node decodes the module source itself
+	const patched = typeof bytes === "string" ? bytes + appended : Buffer.concat([bytes, Buffer.from(appended, "utf8")]);
+	return { ...result, source: patched };
 }
 
 function announce(what, names) {
-	if (!state().debug) return;
+	const s = state();
+	if (!s.debug) return;
 	const addons = loadedAddons();
 	say(
-		`${MARKER}: ${what} (pi ${state().version}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; addon ${addons.join(", ") || "not found"}; pid ${process.pid})`,
+		`${MARKER}: ${what} (pi ${s.version}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; ` +
+			`addon ${addons.join(", ") || "not found"}; pid ${process.pid}; addon load ${(s.nativeMs ?? 0).toFixed(1)} ms, hooks ${s.hookMs.toFixed(1)} ms in all)`,
 	);
 }
 
@@ -268,6 +298,15 @@ function redirectUnbundled(url, resolved) {
 function loadHook(url, context, nextLoad) {
 	const result = nextLoad(url, context);
 	if (!isPiDistUrl(url) || state().outcome || result.format !== "module" || result.source == null) return result;
+	const s = state();
+	const started = performance.now();
+	const out = inspectModule(url, result);
+	s.hookMs += performance.now() - started;
+	if (s.outcome?.served && out !== result) announce(s.outcome.module, s.outcome.names);
+	return out;
+}
+
+function inspectModule(url, result) {
 	// the unbundled module itself is handled by the resolve hook (loaded only when not redirected)
 	if (url.endsWith(UNBUNDLED_SUFFIX)) return result;
 	if (url.includes("/dist/bundle/") && !state().checkScheduled) {
@@ -293,7 +332,7 @@ function loadHook(url, context, nextLoad) {
  */
 export function installHooks({ env = process.env } = {}) {
 	if (globalThis[STATE_KEY]) return globalThis[STATE_KEY];
-	const s = { debug: env.PI_SESSION_NATIVE_DEBUG === "1", outcome: undefined, installed: false };
+	const s = { debug: env.PI_SESSION_NATIVE_DEBUG === "1", outcome: undefined, installed: false, hookMs: 0 };
 	Object.defineProperty(globalThis, STATE_KEY, { value: s, enumerable: false, configurable: true, writable: true });
 	if (env.PI_SESSION_NATIVE === "0") {
 		s.outcome = { served: false, reason: "PI_SESSION_NATIVE=0" };

@@ -145,7 +145,7 @@ describe.skipIf(!node22 || !hasTmux || process.platform !== "linux")("real pi bi
 		expect(markerCount(seen.native.stderr), seen.native.stderr).toBe(1);
 		expect(seen.native.addons).toHaveLength(1);
 		expect(seen.native.stderr).toContain(`addon ${seen.native.addons[0]}`);
-		expect(seen.native.stderr).toContain(`pid ${seen.native.pid})`);
+		expect(seen.native.stderr).toContain(`pid ${seen.native.pid};`);
 	});
 
 	test("both listings render the same screen", () => {

@@ -27,21 +27,24 @@ c.on("exit", (code, signal) => (signal ? process.kill(process.pid, signal) : pro
 `,
 );
 
+// [name, how, argv, extra env]; rows 0/1 and 3/4 are the ratios printed at the end
 const rows = [
 	["pi --version", "ref", [piBin, "--version"]],
 	["pi-native --version", "native", [launcher, "--version"]],
 	["child-process launcher --version", "ref", [childLauncher, "--version"]],
 	["pi -p hello (new session)", "ref", [piBin, "-p", "hello"]],
 	["pi-native -p hello (new session)", "native", [launcher, "-p", "hello"]],
+	["node --import lib/register.mjs pi --version", "ref", ["--import", registerScript, piBin, "--version"]],
+	["PI_SESSION_NATIVE=0 pi-native --version", "native", [launcher, "--version"], { PI_SESSION_NATIVE: "0" }],
 ];
 
 async function main() {
 	const times = rows.map(() => []);
 	const cpus = rows.map(() => []);
-	for (const [, how, argv] of rows) await once(how, argv); // warm the compile cache and page cache
+	for (const [, how, argv, extra] of rows) await once(how, argv, extra); // warm the compile cache and page cache
 	for (let i = 0; i < rounds; i++) {
 		for (let j = 0; j < rows.length; j++) {
-			const { wall, cpu } = await once(rows[j][1], rows[j][2]);
+			const { wall, cpu } = await once(rows[j][1], rows[j][2], rows[j][3]);
 			times[j].push(wall);
 			cpus[j].push(cpu);
 		}
@@ -67,8 +70,8 @@ const gnuTime = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 const cpuFile = join(root, "cpu.txt");
 
 /** One run's wall (and CPU) time; asynchronous, since this process serves the scripted model. */
-function once(how, argv) {
-	const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined } });
+function once(how, argv, extra = {}) {
+	const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined, ...extra } });
 	const [cmd, args] = gnuTime ? [gnuTime, ["-f", "%U %S", "-o", cpuFile, node22, ...argv]] : [node22, argv];
 	return new Promise((resolve, reject) => {
 		const t = process.hrtime.bigint();
