@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Wall time of the real bundled pi bin started plainly and through pi-native (a measurement, not
-// a test). Runs every command ROUNDS times, interleaved, and prints median / mean / min in ms.
+// a test). Runs every command ROUNDS times, interleaved in a random order per round, and prints
+// median / mean / min wall time and median CPU time in ms.
 //
 //   node __test__/pi-bin/startup-times.mjs [rounds=20]
 //
@@ -43,7 +44,9 @@ async function main() {
 	const cpus = rows.map(() => []);
 	for (const [, how, argv, extra] of rows) await once(how, argv, extra); // warm the compile cache and page cache
 	for (let i = 0; i < rounds; i++) {
-		for (let j = 0; j < rows.length; j++) {
+		// a fresh random order every round: no row always runs right after the same other row
+		const order = rows.map((_, j) => j).sort(() => Math.random() - 0.5);
+		for (const j of order) {
 			const { wall, cpu } = await once(rows[j][1], rows[j][2], rows[j][3]);
 			times[j].push(wall);
 			cpus[j].push(cpu);
