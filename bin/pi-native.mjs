@@ -7,10 +7,10 @@
 // exit code and NODE_OPTIONS, since nothing is in between): the hooks are installed, then pi's
 // bin is imported. PI_SESSION_NATIVE=0 runs pi unmodified; PI_SESSION_NATIVE_DEBUG=1 says which
 // module was served.
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { head, installHooks } from "../lib/register-hooks.mjs";
+import { installHooks } from "../lib/register-hooks.mjs";
 
 const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 const self = realpathSync(fileURLToPath(import.meta.url));
@@ -39,6 +39,17 @@ function binOfPackage(dir) {
 		return bin ? join(dir, bin) : undefined;
 	} catch {
 		return undefined;
+	}
+}
+
+/** First bytes of a file, to tell a JS bin from a shell shim. */
+function head(file, bytes) {
+	const fd = openSync(file, "r");
+	try {
+		const buf = Buffer.alloc(bytes);
+		return buf.subarray(0, readSync(fd, buf, 0, bytes, 0)).toString("utf8");
+	} finally {
+		closeSync(fd);
 	}
 }
 

@@ -20,7 +20,7 @@
 // on stderr says why, once per process. PI_SESSION_NATIVE=0 keeps the hooks from being installed;
 // PI_SESSION_NATIVE_DEBUG=1 prints `[pi-session-native] serving session-manager: ...` once.
 // PI_SESSION_NATIVE_ANY_VERSION=1 skips the version check (the signature check still applies).
-import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -352,16 +352,4 @@ export function installHooks({ env = process.env } = {}) {
 	registerHooks({ resolve: resolveHook, load: loadHook });
 	s.installed = true;
 	return s;
-}
-
-/** First bytes of a file (used by the launcher to tell a JS bin from a shell shim). */
-export function head(file, bytes = 256) {
-	const fd = openSync(file, "r");
-	try {
-		const buf = Buffer.alloc(bytes);
-		const n = readSync(fd, buf, 0, bytes, 0);
-		return buf.subarray(0, n).toString("utf8");
-	} finally {
-		closeSync(fd);
-	}
 }

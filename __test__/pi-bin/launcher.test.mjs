@@ -3,7 +3,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { cleanup, makeRoot, MARKER, markerCount, node22, piBin, runPi, startRpc } from "./helpers.mjs";
+import { cleanup, makeRoot, MARKER, markerCount, node22, piBin, piPackage, runPi, startRpc } from "./helpers.mjs";
 
 afterAll(cleanup);
 
@@ -22,6 +22,19 @@ describe.skipIf(!node22)("pi-native launcher", () => {
 		expect(r.stdout.trim()).toBe("1.6.0");
 		expect(markerCount(r.stderr), r.stderr).toBe(1);
 		expect(r.stderr).toContain("dist/bundle/chunks/");
+	});
+
+	test("finds pi behind a shell shim (npm's layout with node_modules next to the shim)", async () => {
+		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+		const prefix = join(root, "prefix");
+		mkdirSync(join(prefix, "node_modules", "@earendil-works"), { recursive: true });
+		symlinkSync(piPackage, join(prefix, "node_modules", "@earendil-works", "pi-coding-agent"));
+		writeFileSync(join(prefix, "pi"), '#!/bin/sh\necho "a shim, not pi" >&2\nexit 3\n', { mode: 0o755 });
+		const r = await runPi(root, "native", ["--version"], { env: { PI_CODING_AGENT_BIN: undefined, PATH: `${prefix}:${process.env.PATH}` } });
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout.trim()).toBe("1.6.0");
+		expect(r.stderr).not.toContain("a shim, not pi");
+		expect(markerCount(r.stderr), r.stderr).toBe(1);
 	});
 
 	test("no pi anywhere: exit 127 and a message that says what to do", async () => {
