@@ -4,7 +4,7 @@ import { describe, it, expect } from "vitest";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { root, tmp, nat } from "./helpers.mjs";
+import { root, tmp, nat, ref } from "./helpers.mjs";
 
 const INDEX = join(root, "index.mjs");
 const isRoot = process.getuid?.() === 0;
@@ -319,5 +319,174 @@ describe("CLI output: escape sequences in session text are shown, never obeyed",
       // Shown, in the dim style.
       expect(out, args.join(" ")).toMatch(/\x1b\[2m(\\e|<U\+202E>|\\x9b)\x1b\[22m/);
     }
+  });
+});
+
+const IDX = ".pi-session-index";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** listAll(dir) in a child (a hang fails the test), as comparable JSON; `env` for the child. */
+function listChild(dir, env = {}, prefix = []) {
+  const code = `import { SessionManager } from ${JSON.stringify(INDEX)};
+    const l = await SessionManager.listAll(${JSON.stringify(dir)});
+    console.log(JSON.stringify({ l: l.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })), rss: process.memoryUsage().rss }));`;
+  const r = spawnSync(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), "--input-type=module", "-e", code], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (r.error || r.status !== 0) throw new Error(`listAll child: ${r.error?.code ?? r.status} ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+const plain = (l) => JSON.parse(JSON.stringify(l.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() }))));
+
+/** A store of `n` settled sessions (older than the index's 1 s rule) with distinct texts. */
+async function settledStore(n = 4, bytes = 200) {
+  const dir = tmp("psn-h-idx-");
+  for (let i = 0; i < n; i++) {
+    const sm = nat.SessionManager.create(`/tmp/proj${i}`, dir);
+    sm.appendMessage(user(`first ${i} ${"x".repeat(bytes)}`));
+    sm.appendMessage(user(`second ${i} ${"y".repeat(bytes)}`));
+    sm.appendSessionInfo(`name ${i}`);
+  }
+  await sleep(1100);
+  return dir;
+}
+
+describe("sidecar index: hostile files, damage and stale stamps are never served", () => {
+  it("a FIFO, a /dev/zero symlink or a 3 GiB sparse file at the index path: no hang, no memory blow-up, same listing", async () => {
+    const dir = await settledStore(3);
+    const expected = listChild(dir, { PI_SESSION_NATIVE_NO_INDEX: "1" }).l;
+    const idx = join(dir, IDX);
+    const make = {
+      fifo: () => expect(spawnSync("mkfifo", [idx]).status).toBe(0),
+      devzero: () => fs.symlinkSync("/dev/zero", idx),
+      sparse: () => {
+        fs.writeFileSync(idx, "pi-session-index 4\n");
+        fs.truncateSync(idx, 3 * 1024 ** 3);
+      },
+    };
+    for (const [what, mk] of Object.entries(make)) {
+      fs.rmSync(idx, { force: true });
+      mk();
+      const t0 = Date.now();
+      const r = listChild(dir);
+      expect(r.l, what).toEqual(expected);
+      expect(r.rss, what).toBeLessThan(512 * 1024 * 1024);
+      expect(Date.now() - t0, what).toBeLessThan(15_000);
+      // Replaced by a regular 0600 index of ours (rename: the link itself, not /dev/zero).
+      const st = fs.lstatSync(idx);
+      expect(st.isFile(), what).toBe(true);
+      expect(st.mode & 0o777, what).toBe(0o600);
+    }
+  });
+
+  it("an index owned by another user is not used (and is replaced by our own)", async () => {
+    if (!isRoot) return console.warn("[skip] not root: cannot chown the index to another uid");
+    const dir = await settledStore(2);
+    listChild(dir);
+    const idx = join(dir, IDX);
+    expect(fs.statSync(idx).mode & 0o777).toBe(0o600);
+    fs.chownSync(idx, 65534, 65534);
+    // Nothing changed: an accepted index would not be rewritten and would stay 65534's.
+    listChild(dir);
+    expect(fs.statSync(idx).uid).toBe(0);
+  });
+
+  it("0600 sessions are not listed for a user who cannot read them, even from that user's own index", async () => {
+    if (!isRoot || spawnSync("setpriv", ["--version"]).status !== 0) return console.warn("[skip] needs root and setpriv");
+    const dir = await settledStore(2);
+    fs.chmodSync(dir, 0o755);
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort();
+    fs.chmodSync(join(dir, files[0]), 0o600);
+    fs.chmodSync(join(dir, files[1]), 0o644);
+    listChild(dir); // root's index: both records
+    // The index handed to the other user (as if written by them): records of both files.
+    fs.chownSync(join(dir, IDX), 65534, 65534);
+    const as = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+    const other = listChild(dir, {}, as);
+    const text = JSON.stringify(other.l);
+    expect(other.l.map((s) => s.path)).toEqual([join(dir, files[1])]);
+    const hidden = nat.SessionManager.open(join(dir, files[0])).getHeader().cwd;
+    expect(text).not.toContain(hidden);
+  });
+
+  it("every single-bit flip of the index is ignored or repaired, never served", async () => {
+    const dir = await settledStore(3, 40);
+    const expected = plain(await nat.SessionManager.listAll(dir));
+    const idx = join(dir, IDX);
+    const good = fs.readFileSync(idx);
+    const bits = good.length * 8;
+    // Every bit of a small index, one in-process listing per flip. Each listing goes through
+    // a fresh alias (symlink) of the directory: the listing process remembers records by
+    // path, so the same path would be answered from that memory, not from the index.
+    const aliases = tmp("psn-h-alias-");
+    let served = 0;
+    for (let bit = 0; bit < bits; bit++) {
+      const b = Buffer.from(good);
+      b[bit >> 3] ^= 1 << (bit & 7);
+      fs.writeFileSync(idx, b);
+      const alias = join(aliases, `d${bit}`);
+      fs.symlinkSync(dir, alias);
+      const got = plain(await nat.SessionManager.listAll(alias)).map((s) => ({ ...s, path: s.path.replace(alias, dir) }));
+      if (JSON.stringify(got) !== JSON.stringify(expected)) {
+        served++;
+        expect(got, `bit ${bit} of ${bits}`).toEqual(expected);
+      }
+    }
+    expect(served).toBe(0);
+    expect(good.subarray(0, 19).toString()).toBe("pi-session-index 4\n");
+    // The intact index is really what answers such a listing: it is used as is (an ignored
+    // or partly dropped index is rewritten by the listing).
+    fs.writeFileSync(idx, good);
+    const ino = fs.statSync(idx).ino;
+    fs.symlinkSync(dir, join(aliases, "intact"));
+    await nat.SessionManager.listAll(join(aliases, "intact"));
+    expect(fs.statSync(idx).ino).toBe(ino);
+    // A damaged record is repaired (the index rewritten whole).
+    const b = Buffer.from(good);
+    b[good.length - 5] ^= 1;
+    fs.writeFileSync(idx, b);
+    fs.symlinkSync(dir, join(aliases, "damaged"));
+    await nat.SessionManager.listAll(join(aliases, "damaged"));
+    expect(fs.readFileSync(idx)).toEqual(good);
+    console.log(`[hostile] ${bits} single-bit flips of a ${good.length}-byte index: none served`);
+  });
+
+  it("a same-size edit with the mtime put back is noticed", async () => {
+    const dir = await settledStore(2);
+    await nat.SessionManager.listAll(dir); // index built, records exact
+    const f = fs.readdirSync(dir).filter((x) => x.endsWith(".jsonl")).map((x) => join(dir, x))[0];
+    const st = fs.statSync(f, { bigint: true });
+    const stampCopy = join(tmp("psn-h-stamp-"), "stamp");
+    fs.writeFileSync(stampCopy, "");
+    expect(spawnSync("touch", ["-m", "-r", f, stampCopy]).status).toBe(0);
+    const text = fs.readFileSync(f, "utf8");
+    const edited = text.replace(/"first (\d)/, '"FIRST $1');
+    expect(edited.length).toBe(text.length);
+    fs.writeFileSync(f, edited);
+    // mtime put back to the nanosecond (size, mtime and inode as indexed; only ctime moved).
+    expect(spawnSync("touch", ["-m", "-r", stampCopy, f]).status).toBe(0);
+    const now = fs.statSync(f, { bigint: true });
+    expect([now.mtimeNs, now.size, now.ino]).toEqual([st.mtimeNs, st.size, st.ino]);
+    const got = plain(await nat.SessionManager.listAll(dir));
+    const want = plain(await ref.SessionManager.listAll(dir));
+    expect(got).toEqual(want);
+    expect(got.find((s) => s.path === f).firstMessage).toMatch(/^FIRST/);
+  });
+
+  it("a same-size edit in the middle of a file younger than a second is noticed", async () => {
+    const dir = tmp("psn-h-idx-");
+    const sm = nat.SessionManager.create("/tmp/young", dir);
+    sm.appendMessage(user(`head ${"a".repeat(9000)}`));
+    sm.appendMessage(user(`middle-word ${"b".repeat(9000)}`));
+    sm.appendMessage(user(`tail ${"c".repeat(9000)}`));
+    const f = sm.getSessionFile();
+    await nat.SessionManager.listAll(dir); // young: kept as a resume base
+    const text = fs.readFileSync(f, "utf8");
+    fs.writeFileSync(f, text.replace("middle-word", "MIDDLE-WORD"));
+    const got = plain(await nat.SessionManager.listAll(dir));
+    expect(got[0].allMessagesText).toContain("MIDDLE-WORD");
+    expect(got).toEqual(plain(await ref.SessionManager.listAll(dir)));
   });
 });

@@ -13,7 +13,8 @@
 //   literal, text as escaped string bodies) are embedded verbatim, so JSON.parse here
 //   reproduces the reference's values exactly (lone surrogates included).
 // - An optional per-directory sidecar index (`<dir>/.pi-session-index`) caches records
-//   keyed by (size, mtime ns, inode); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
+//   keyed by (size, mtime ns, ctime ns, inode), CRC-checked per record, opened O_NOFOLLOW,
+//   written 0600 (docs/durability.md); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
 //
 // Progress: as in the reference, onProgress runs as each file completes (completion order),
 // with the same counts and publish points (list: loaded 1, every 10th, last; listAll: file

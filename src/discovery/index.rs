@@ -1,8 +1,19 @@
 //! Sidecar cache of discovery records, one file per sessions directory
 //! (`<dir>/.pi-session-index`). Purely an optimization: an entry is used only when the
-//! file's size, mtime (ns) and inode are unchanged, entries for files modified within a
-//! second of the listing are not stored (coarse-clock races), and any unreadable or
-//! malformed index is ignored. Writes go to a temp file renamed into place.
+//! file's size, mtime (ns), ctime (ns) and inode are unchanged, entries for files modified
+//! (mtime or ctime) within a second of the listing only serve as bases to resume from once
+//! the file has grown (coarse-clock races: a same-size rewrite in the same tick keeps the
+//! stamp), and anything doubtful is ignored:
+//!
+//! - the index is opened with `O_NOFOLLOW | O_NONBLOCK` and used only when it is a regular
+//!   file owned by this user and no larger than a bound derived from the session files it
+//!   covers ([`size_bound`]); it is read up to the size it had when opened;
+//! - the file starts with a versioned header line (`pi-session-index 4`); each record is
+//!   framed as `len u32, crc32 u32, payload` (CRC-32 of `len` and payload, `crc32fast`): a
+//!   damaged record is dropped (its session file is read again and the record rebuilt),
+//!   never served;
+//! - it is written `0600` to a temp file created with `O_CREAT | O_EXCL | O_NOFOLLOW` and
+//!   renamed into place.
 
 use std::collections::HashMap;
 use std::fs;
@@ -15,13 +26,15 @@ use super::text::Text;
 use super::{First, Record};
 
 pub const INDEX_FILE: &str = ".pi-session-index";
-const MAGIC: &str = "pi-session-index 3";
+const MAGIC: &str = "pi-session-index 4";
 
 /// Identity of a file's content as far as the cache is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
     pub size: u64,
     pub mtime_ns: i128,
+    /// Status change time: moves on every write and on `utime` (which puts mtime back).
+    pub ctime_ns: i128,
     pub ino: u64,
 }
 
@@ -33,6 +46,7 @@ impl Stamp {
             Stamp {
                 size: md.len(),
                 mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
+                ctime_ns: i128::from(md.ctime()) * 1_000_000_000 + i128::from(md.ctime_nsec()),
                 ino: md.ino(),
             }
         }
@@ -47,6 +61,7 @@ impl Stamp {
             Stamp {
                 size: md.len(),
                 mtime_ns,
+                ctime_ns: 0,
                 ino: 0,
             }
         }
@@ -77,24 +92,60 @@ pub fn now_ns() -> i128 {
 }
 
 /// Whether a file stamped `stamp` may be cached by a listing that started at `start_ns`.
+/// Both the content (mtime) and the status (ctime: `utime` putting mtime back moves it)
+/// must be older than a second.
 pub fn cacheable(stamp: &Stamp, start_ns: i128) -> bool {
-    stamp.mtime_ns < start_ns - 1_000_000_000
+    stamp.mtime_ns.max(stamp.ctime_ns) < start_ns - 1_000_000_000
 }
 
-/// Load `<dir>/.pi-session-index`; empty on any problem.
-pub fn load(dir: &Path) -> HashMap<String, Cached> {
-    let Ok(bytes) = fs::read(dir.join(INDEX_FILE)) else {
-        return HashMap::new();
-    };
-    parse(&bytes).unwrap_or_default()
+/// Largest index accepted for session files of `sizes` bytes: a record holds at most a
+/// file's texts twice (first message and all text), UTF-16 at worst doubling them, plus
+/// the stamps and names.
+pub fn size_bound(sizes: impl Iterator<Item = u64>) -> u64 {
+    let (mut total, mut n) = (0u64, 0u64);
+    for s in sizes {
+        total = total.saturating_add(s);
+        n += 1;
+    }
+    total
+        .saturating_mul(4)
+        .saturating_add(n.saturating_mul(4096))
+        .saturating_add(64 * 1024)
 }
 
-// Format: MAGIC "\n", then per entry: name (str), size u64, mtime i128, ino u64, use u8
-// (0 exact, no fingerprint; 1 exact + u64 fingerprint; 2 resume-only + u64), kind u8 (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
-// activity f64, deferred (opt str), first (0 + text | 1 + u64 prefix units), all (text);
-// then the entry count (u64) and END. Little-endian; str = u64 length + UTF-8;
-// text = u8 (0 UTF-8, 1 UTF-16LE) + u64 byte length + bytes.
-const END: &[u8] = b"\nEND\n";
+/// Load `<dir>/.pi-session-index`; empty on any problem (see the module docs), at most
+/// `bound` bytes.
+pub fn load(dir: &Path, bound: u64) -> HashMap<String, Cached> {
+    read_index(&dir.join(INDEX_FILE), bound)
+        .map(|b| parse(&b))
+        .unwrap_or_default()
+}
+
+fn read_index(path: &Path, bound: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let o = crate::safefs::open_regular(path, false).ok()?;
+    if o.uid != crate::safefs::euid() || o.size > bound {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(o.size).ok()?);
+    o.file.take(o.size).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+// Format: MAGIC "\n", then records `len u32, crc u32, payload` (crc = CRC-32 of the len
+// bytes then the payload). Payload: name (str), size u64, mtime i128, ctime i128, ino u64,
+// use u8 (0 exact, no fingerprint; 1 exact + u64 fingerprint; 2 resume-only + u64), kind u8
+// (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
+// activity f64, deferred (opt str), first (0 + text | 1 + u64 prefix units), all (text).
+// Little-endian; str = u64 length + UTF-8; text = u8 (0 UTF-8, 1 UTF-16LE) + u64 byte
+// length + bytes.
+
+fn frame_crc(len: [u8; 4], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&len);
+    h.update(payload);
+    h.finalize()
+}
 
 struct Reader<'a> {
     b: &'a [u8],
@@ -143,64 +194,90 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse(bytes: &[u8]) -> Option<HashMap<String, Cached>> {
-    let body = bytes.strip_prefix(MAGIC.as_bytes())?.strip_prefix(b"\n")?;
-    let body = body.strip_suffix(END)?;
-    let (body, count) = body.split_at(body.len().checked_sub(8)?);
-    let count = u64::from_le_bytes(count.try_into().ok()?);
-    let mut r = Reader { b: body, i: 0 };
+/// The records of an index; a record whose checksum or shape is wrong is left out.
+fn parse(bytes: &[u8]) -> HashMap<String, Cached> {
     let mut map = HashMap::new();
-    while r.i < body.len() {
-        let name = r.str()?.to_owned();
-        let stamp = Stamp {
-            size: r.u64()?,
-            mtime_ns: r.i128()?,
-            ino: r.u64()?,
+    let Some(mut body) = bytes
+        .strip_prefix(MAGIC.as_bytes())
+        .and_then(|b| b.strip_prefix(b"\n"))
+    else {
+        return map;
+    };
+    while body.len() >= 8 {
+        let (len, rest) = body.split_at(4);
+        let (crc, rest) = rest.split_at(4);
+        let len: [u8; 4] = [len[0], len[1], len[2], len[3]];
+        let crc = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        let Ok(n) = usize::try_from(u32::from_le_bytes(len)) else {
+            break;
         };
-        let (resume, exact) = match r.u8()? {
-            0 => (None, true),
-            1 => (Some(r.u64()?), true),
-            2 => (Some(r.u64()?), false),
-            _ => return None,
-        };
-        let record = match r.u8()? {
-            0 => None,
-            1 => {
-                let header = r.str()?.to_owned();
-                let name = r.opt_str()?;
-                let count = r.u64()?;
-                let activity = f64::from_bits(r.u64()?);
-                let deferred = r.opt_str()?;
-                let first = match r.u8()? {
-                    0 => First::Text(r.text()?),
-                    1 => First::Prefix(r.u64()?),
-                    _ => return None,
-                };
-                let all = r.text()?;
-                Some(Arc::new(Record {
-                    header,
-                    name,
-                    count,
-                    activity,
-                    deferred,
-                    first,
-                    all,
-                }))
-            }
-            _ => return None,
-        };
-        map.insert(
-            name,
-            Cached {
-                stamp,
-                record,
-                resume,
-                exact,
-            },
-        );
+        // A length that runs past the end: the framing is lost, nothing after is trusted.
+        let Some(payload) = rest.get(..n) else { break };
+        body = &rest[n..];
+        if frame_crc(len, payload) != crc {
+            continue;
+        }
+        if let Some((name, cached)) = parse_record(payload) {
+            map.insert(name, cached);
+        }
     }
-    // A torn or foreign file is rejected as a whole.
-    (map.len() as u64 == count).then_some(map)
+    map
+}
+
+fn parse_record(payload: &[u8]) -> Option<(String, Cached)> {
+    let mut r = Reader { b: payload, i: 0 };
+    let name = r.str()?.to_owned();
+    let stamp = Stamp {
+        size: r.u64()?,
+        mtime_ns: r.i128()?,
+        ctime_ns: r.i128()?,
+        ino: r.u64()?,
+    };
+    let (resume, exact) = match r.u8()? {
+        0 => (None, true),
+        1 => (Some(r.u64()?), true),
+        2 => (Some(r.u64()?), false),
+        _ => return None,
+    };
+    let record = match r.u8()? {
+        0 => None,
+        1 => {
+            let header = r.str()?.to_owned();
+            let name = r.opt_str()?;
+            let count = r.u64()?;
+            let activity = f64::from_bits(r.u64()?);
+            let deferred = r.opt_str()?;
+            let first = match r.u8()? {
+                0 => First::Text(r.text()?),
+                1 => First::Prefix(r.u64()?),
+                _ => return None,
+            };
+            let all = r.text()?;
+            Some(Arc::new(Record {
+                header,
+                name,
+                count,
+                activity,
+                deferred,
+                first,
+                all,
+            }))
+        }
+        _ => return None,
+    };
+    // The payload is exactly one record.
+    if r.i != payload.len() {
+        return None;
+    }
+    Some((
+        name,
+        Cached {
+            stamp,
+            record,
+            resume,
+            exact,
+        },
+    ))
 }
 
 fn put_u64(out: &mut Vec<u8>, v: u64) {
@@ -242,7 +319,9 @@ pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)
         std::process::id(),
         now_ns()
     ));
-    let ok = fs::File::create(&tmp)
+    // 0600 whatever the sessions' modes (the index holds their texts); never follows or
+    // reuses what is at the temp path.
+    let ok = crate::safefs::create_exclusive(&tmp, 0o600)
         .and_then(|f| write_entries(f, entries))
         .and_then(|_| fs::rename(&tmp, dir.join(INDEX_FILE)));
     if ok.is_err() {
@@ -259,13 +338,13 @@ fn write_entries<'a>(
     let mut w = std::io::BufWriter::with_capacity(256 * 1024, file);
     w.write_all(MAGIC.as_bytes())?;
     w.write_all(b"\n")?;
-    let mut n = 0u64;
     let mut out: Vec<u8> = Vec::new();
     for (name, c) in entries {
         out.clear();
         put_str(&mut out, name);
         put_u64(&mut out, c.stamp.size);
         out.extend_from_slice(&c.stamp.mtime_ns.to_le_bytes());
+        out.extend_from_slice(&c.stamp.ctime_ns.to_le_bytes());
         put_u64(&mut out, c.stamp.ino);
         match (c.resume, c.exact) {
             (None, true) => out.push(0),
@@ -298,11 +377,15 @@ fn write_entries<'a>(
                 put_text(&mut out, &r.all);
             }
         }
+        // A record too large to frame is left out (its file is read again next time).
+        let Ok(len) = u32::try_from(out.len()) else {
+            continue;
+        };
+        let len = len.to_le_bytes();
+        w.write_all(&len)?;
+        w.write_all(&frame_crc(len, &out).to_le_bytes())?;
         w.write_all(&out)?;
-        n += 1;
     }
-    w.write_all(&n.to_le_bytes())?;
-    w.write_all(END)?;
     w.into_inner().map_err(|e| e.into_error())?;
     Ok(())
 }
@@ -328,6 +411,7 @@ mod tests {
             stamp: Stamp {
                 size: 3,
                 mtime_ns: 5,
+                ctime_ns: 6,
                 ino: 7,
             },
             record: Some(Arc::new(rec.clone())),
@@ -356,7 +440,7 @@ mod tests {
             ("useless.jsonl", &useless),
         ];
         store(&dir, all.into_iter());
-        let m = load(&dir);
+        let m = load(&dir, 1 << 20);
         assert_eq!(m.len(), 3);
         assert!(m["a\tb.jsonl"].exact && !m["base.jsonl"].exact);
         assert_eq!(m["base.jsonl"].resume, Some(42));
@@ -365,10 +449,47 @@ mod tests {
         assert_eq!(m["n.jsonl"].resume, None);
         assert!(m["n.jsonl"].record.is_none());
         let full = fs::read(dir.join(INDEX_FILE)).unwrap_or_default();
+        // A torn last record is dropped; the others stay.
         let _ = fs::write(dir.join(INDEX_FILE), &full[..full.len() - 3]);
-        assert!(load(&dir).is_empty());
+        let torn = load(&dir, 1 << 20);
+        assert_eq!(torn.len(), 2);
+        assert!(!torn.contains_key("base.jsonl"));
         let _ = fs::write(dir.join(INDEX_FILE), "garbage");
-        assert!(load(&dir).is_empty());
+        assert!(load(&dir, 1 << 20).is_empty());
+        // Larger than the bound: not read at all.
+        let _ = fs::write(dir.join(INDEX_FILE), &full);
+        assert!(load(&dir, full.len() as u64 - 1).is_empty());
+        assert_eq!(load(&dir, full.len() as u64).len(), 3);
+        // Every single-bit flip: each record is either exactly as written or left out.
+        let same = |a: &Cached, b: &Cached| {
+            a.stamp == b.stamp
+                && a.resume == b.resume
+                && a.exact == b.exact
+                && a.record.as_deref() == b.record.as_deref()
+        };
+        for bit in 0..full.len() * 8 {
+            let mut flipped = full.clone();
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            for (name, c) in parse(&flipped) {
+                let orig = m.get(&name);
+                assert!(
+                    orig.is_some_and(|o| same(o, &c)),
+                    "bit {bit}: {name:?} served changed"
+                );
+            }
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(dir.join(INDEX_FILE)).map(|m| m.permissions().mode());
+            assert_eq!(mode.map(|m| m & 0o777).ok(), Some(0o600));
+            // A symbolic link at the index path is not followed.
+            let _ = fs::remove_file(dir.join(INDEX_FILE));
+            let real = dir.join("real-index");
+            let _ = fs::write(&real, &full);
+            let _ = std::os::unix::fs::symlink(&real, dir.join(INDEX_FILE));
+            assert!(load(&dir, 1 << 20).is_empty());
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -385,7 +385,7 @@ const REBASE_BYTES: u64 = 4 << 20;
 static RESUMED: AtomicUsize = AtomicUsize::new(0);
 
 fn stamp_key(s: &index::Stamp) -> String {
-    format!("{}:{}:{}", s.size, s.mtime_ns, s.ino)
+    format!("{}:{}:{}:{}", s.size, s.mtime_ns, s.ctime_ns, s.ino)
 }
 
 /// Hands one finished file to JS as it completes.
@@ -408,6 +408,9 @@ fn run(
             std::fs::metadata(p)
                 .ok()
                 .filter(|m| m.is_file())
+                // Nothing is answered (from the index or the caller's copy) for a file this
+                // process cannot read: the reference skips those.
+                .filter(|_| crate::safefs::readable(Path::new(p)))
                 .map(|m| index::Stamp::of(&m))
         })
         .collect();
@@ -447,7 +450,13 @@ fn run(
             loop {
                 let j = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&k) = todo.get(j) else { return };
-                let m = index::load(&dirs[k]);
+                // The index may only be as large as the files it covers make plausible.
+                let bound = index::size_bound(
+                    (0..n)
+                        .filter(|&i| dir_of[i] == k)
+                        .map(|i| stamps[i].map_or(0, |s| s.size)),
+                );
+                let m = index::load(&dirs[k], bound);
                 if let Ok(mut slot) = slots[k].lock() {
                     *slot = m;
                 }
@@ -628,13 +637,12 @@ fn one(
     };
     // Exact entries for settled files; a resume base for the others (pi's active session).
     let keep = use_index && (cacheable || fingerprint.is_some());
-    // The same file grown since its cached record (or, for a resume base, not grown), with
-    // that record's bytes unchanged: read only what was appended.
+    // The same file grown since its cached record, with that record's bytes unchanged
+    // (fingerprint): read only what was appended. A file of the same size is read whole: a
+    // same-size rewrite within the clock's granularity keeps every stamp, so a resume base
+    // (a file modified within a second of its listing) of the same size proves nothing.
     let grown = old.filter(|c| {
-        use_index
-            && c.stamp.ino == stamp.ino
-            && (c.stamp.size < stamp.size || (!c.exact && c.stamp.size == stamp.size))
-            && c.resume.is_some()
+        use_index && c.stamp.ino == stamp.ino && c.stamp.size < stamp.size && c.resume.is_some()
     });
     let resumable = grown.and_then(|c| {
         let rec = c.record.as_ref()?;
