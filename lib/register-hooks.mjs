@@ -346,7 +346,10 @@ export function installHooks({ env = process.env } = {}) {
 		// not available
 	}
 	if (typeof registerHooks !== "function") {
-		giveUp(`Node ${process.version} has no module.registerHooks (needs Node >= 22.15)`);
+		// pi needs Node >= 22.19 anyway; with the NODE_OPTIONS recipe this runs in every Node
+		// process of the shell, so only say it when asked
+		s.outcome = { served: false, reason: "no module.registerHooks" };
+		if (s.debug) say(`${PREFIX} not serving session-manager: Node ${process.version} has no module.registerHooks (needs Node >= 22.15)`);
 		return s;
 	}
 	registerHooks({ resolve: resolveHook, load: loadHook });
