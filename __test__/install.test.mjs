@@ -9,8 +9,8 @@
 // optionalDependencies leave this platform out (a deliberately broken release), the first
 // require fails with the loader's one clear error, and the same checks report that failure.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cleanNpmEnv, MAIN_TARBALL_TOP, pack } from "../scripts/pack.mjs";
 import { startRegistry } from "../scripts/local-registry.mjs";
@@ -246,6 +246,55 @@ describe.skipIf(!node22)("pi install npm:pi-session-native from the registry (re
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stderr).toContain(sm.getSessionFile());
 		expect(r.stderr).toMatch(/zanzibar/);
+	});
+});
+
+// The one switch as a user gets it: `npm install -g pi-session-native` from the registry, pi's
+// own bin on PATH (a symlink, as npm -g makes it), Node 22 first on PATH; `pi-native` serves the
+// installed package's addon inside the real pi bin.
+describe.skipIf(!node22 || win)("pi-native from a global install (real pi bin)", () => {
+	test("npm install -g, then pi-native --export runs pi on the installed addon", async () => {
+		const dir = join(work, "global");
+		const prefix = join(dir, "prefix");
+		const piDir = join(dir, "pi-bin");
+		mkdirSync(piDir, { recursive: true });
+		writeFileSync(join(dir, ".npmrc"), `registry=${registry.url}\n`);
+		symlinkSync(piBin, join(piDir, "pi"));
+		const env = {
+			...cleanNpmEnv(process.env),
+			HOME: join(dir, "home"),
+			PI_CODING_AGENT_DIR: join(dir, "home", ".pi", "agent"),
+			PI_OFFLINE: "1",
+			PI_SKIP_VERSION_CHECK: "1",
+			PI_TELEMETRY: "0",
+			PI_SESSION_NATIVE_DEBUG: "1",
+			npm_config_cache: join(dir, "npm-cache"),
+			npm_config_userconfig: join(dir, ".npmrc"),
+			PATH: [dirname(node22), join(prefix, "bin"), piDir, pathWithoutRust()].join(delimiter),
+		};
+		delete env.NODE_OPTIONS;
+		delete env.PI_CODING_AGENT_BIN;
+		mkdirSync(env.HOME, { recursive: true });
+		const inst = await run("npm", ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", "pi-session-native"], { cwd: dir, env });
+		expect(inst.code, inst.stderr).toBe(0);
+		const installed = join(prefix, "lib", "node_modules", "pi-session-native");
+		expect(existsSync(join(prefix, "lib", "node_modules", `pi-session-native-${id.name}`)) || existsSync(join(installed, "node_modules", `pi-session-native-${id.name}`))).toBe(true);
+
+		const sm = ref.SessionManager.create(dir, join(dir, "sessions"));
+		sm.appendMessage({ role: "user", content: "export me", timestamp: 1 });
+		sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "exported" }], api: "x", provider: "p", model: "m", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 2 });
+		const html = join(dir, "out.html");
+		const r = await run("pi-native", ["--export", sm.getSessionFile(), html], { cwd: dir, env });
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stderr).toContain("[pi-session-native] serving session-manager");
+		// The addon mapped is the globally installed platform package's, not the repo's.
+		expect(r.stderr).toMatch(new RegExp(`addon [^;]*pi-session-native-${id.name}/${BINARY_NAME}\\.${id.name}\\.node`));
+		const addon = /addon ([^;]*\.node)/.exec(r.stderr)?.[1] ?? "";
+		expect(addon.startsWith(prefix), addon).toBe(true);
+		// pi embeds the session as base64 JSON in the page.
+		const page = readFileSync(html, "utf8");
+		const embedded = (page.match(/[A-Za-z0-9+/]{100,}={0,2}/g) ?? []).map((b) => Buffer.from(b, "base64").toString("utf8"));
+		expect(embedded.some((t) => t.includes("export me") && t.includes(sm.getSessionId()))).toBe(true);
 	});
 });
 
