@@ -307,15 +307,23 @@ function loadHook(url, context, nextLoad) {
 }
 
 function inspectModule(url, result) {
+	const s = state();
 	// the unbundled module itself is handled by the resolve hook (loaded only when not redirected)
 	if (url.endsWith(UNBUNDLED_SUFFIX)) return result;
-	if (url.includes("/dist/bundle/") && !state().checkScheduled) {
-		// pi's bundle is loading: once its module graph has been evaluated, say so if no module of
-		// it was even a candidate (the chunk is imported statically by every bundle entry).
-		state().checkScheduled = true;
-		setImmediate(() => {
-			if (!state().outcome && !state().seenCandidate) giveUp("no module of pi's bundle defines SessionManager");
-		}).unref?.();
+	if (url.includes("/dist/bundle/") && !s.bundleSeen) {
+		s.bundleSeen = true;
+		// pi's bundle is loading: check its version now (one package.json read), so an untested
+		// pi is reported before it starts, and at exit say so if no module of it was even a
+		// candidate (at exit, because modules may load lazily; never too early)
+		if (!checkVersion(fileURLToPath(url))) return result;
+		process.once("exit", () => {
+			if (!state().outcome && !state().seenCandidate) {
+				giveUp(
+					"no module of pi's bundle looks like its session manager " +
+						`(none mentions SessionManager in its last ${TAIL / 1024} KB, where esbuild puts the export list)`,
+				);
+			}
+		});
 	}
 	try {
 		const bytes = bytesOf(result.source);

@@ -48,15 +48,17 @@ function copyPiWithRenamedClass() {
 	cpSync(piPackage, pkg, { recursive: true, dereference: true });
 	const chunks = join(pkg, "dist", "bundle", "chunks");
 	const renamed = [];
+	let original;
 	for (const f of readdirSync(chunks)) {
 		const file = join(chunks, f);
 		const src = readFileSync(file, "utf8");
 		if (!src.includes(CLASS)) continue;
 		writeFileSync(file, src.split("_SessionManager").join("_PiSessionStore"));
 		renamed.push(file);
+		original = src;
 	}
 	if (renamed.length !== 1) throw new Error(`expected one chunk defining SessionManager, found ${renamed.length}`);
-	return { base, pkg, bin: join(pkg, "dist", "bundle", "cli.js"), chunk: renamed[0] };
+	return { base, pkg, bin: join(pkg, "dist", "bundle", "cli.js"), chunk: renamed[0], original };
 }
 
 const failLines = (stderr) => stderr.split("\n").filter((l) => l.includes("[pi-session-native]"));
@@ -109,6 +111,19 @@ describe.skipIf(!node22)("fail-safe: pi runs unmodified and one line says why", 
 			await expectUnmodifiedRun("native", /does not match the signature/, { bin: copy.bin, env: { PI_SESSION_NATIVE_ANY_VERSION: "1" } });
 		} finally {
 			writeFileSync(pkgFile, original);
+		}
+	});
+
+	test("a bundle where no module looks like the session manager: said once, at exit", async () => {
+		const renamed = readFileSync(copy.chunk, "utf8");
+		try {
+			// the class is intact, but 80 KB of comment after the export list hide it from the
+			// cheap tail check: the hook never serves, and says so when pi exits
+			writeFileSync(copy.chunk, `${copy.original}\n/*${" ".repeat(80 * 1024)}*/\n`);
+			const line = await expectUnmodifiedRun("native", /no module of pi's bundle looks like its session manager/, { bin: copy.bin });
+			expect(line).toContain("last 64 KB");
+		} finally {
+			writeFileSync(copy.chunk, renamed);
 		}
 	});
 
