@@ -9,6 +9,7 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { rpcRecords } from "./rpc-records.mjs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findNode22 } from "../../scripts/node22.mjs";
@@ -157,48 +158,7 @@ export function addonInMarker(stderr) {
 /** Starts `pi --mode rpc` and gives a small JSONL client. */
 export function startRpc(root, how, args = [], { cwd = join(root, "project") } = {}) {
 	const child = spawn(node22, piArgv(how, ["--mode", "rpc", ...args]), { cwd, env: piEnv(root, how), stdio: ["pipe", "pipe", "pipe"] });
-	const records = [];
-	const waiters = [];
-	let buf = "";
-	let stderr = "";
-	child.stderr.on("data", (d) => {
-		stderr += d;
-	});
-	child.stdout.on("data", (d) => {
-		buf += d;
-		let nl;
-		while ((nl = buf.indexOf("\n")) !== -1) {
-			const line = buf.slice(0, nl).replace(/\r$/, "");
-			buf = buf.slice(nl + 1);
-			if (!line.trim()) continue;
-			let rec;
-			try {
-				rec = JSON.parse(line);
-			} catch {
-				rec = { type: "unparsed", line };
-			}
-			records.push(rec);
-			for (const w of [...waiters]) {
-				if (w.pred(rec)) {
-					waiters.splice(waiters.indexOf(w), 1);
-					clearTimeout(w.timer);
-					w.resolve(rec);
-				}
-			}
-		}
-	});
-	const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-	const waitFor = (pred, what, ms = 30_000) =>
-		new Promise((resolve, reject) => {
-			const seen = records.find(pred);
-			if (seen) return resolve(seen);
-			const w = { pred, resolve };
-			w.timer = setTimeout(() => {
-				waiters.splice(waiters.indexOf(w), 1);
-				reject(new Error(`rpc: timed out waiting for ${what}\nstderr:\n${stderr}`));
-			}, ms);
-			waiters.push(w);
-		});
+	const { records, waitFor, exited, stderr } = rpcRecords(child);
 	let n = 0;
 	const send = async (command) => {
 		const id = `req-${++n}`;
@@ -223,7 +183,7 @@ export function startRpc(root, how, args = [], { cwd = join(root, "project") } =
 		clearTimeout(timer);
 		return r;
 	};
-	return { child, records, send, prompt, close, stderr: () => stderr, waitFor };
+	return { child, records, send, prompt, close, stderr, waitFor };
 }
 
 export { MODEL, PROVIDER };

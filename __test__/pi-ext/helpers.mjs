@@ -1,4 +1,5 @@
 // Helpers for the tests that run the real bundled pi bin with this package's pi extension.
+import { rpcRecords } from "../pi-bin/rpc-records.mjs";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -95,51 +96,14 @@ export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
  */
 export function startRpc(args, { cwd, env, timeoutMs = 60_000 } = {}) {
 	const child = spawn(node22, [piBin, "--mode", "rpc", ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-	const records = [];
-	const waiters = [];
-	let buf = "";
-	let stderr = "";
-	let exited = null;
-	child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-	child.stdout.on("data", (chunk) => {
-		buf += chunk.toString("utf8");
-		let nl;
-		while ((nl = buf.indexOf("\n")) >= 0) {
-			const line = buf.slice(0, nl).replace(/\r$/, "");
-			buf = buf.slice(nl + 1);
-			if (!line.trim()) continue;
-			let rec;
-			try {
-				rec = JSON.parse(line);
-			} catch {
-				rec = { type: "unparsed", line };
-			}
-			records.push(rec);
-			for (const w of [...waiters]) {
-				if (w.pred(rec)) {
-					waiters.splice(waiters.indexOf(w), 1);
-					clearTimeout(w.timer);
-					w.resolve(rec);
-				}
-			}
-		}
-	});
-	const exitPromise = new Promise((r) =>
-		child.on("close", (code, signal) => {
-			exited = { code, signal };
-			for (const w of waiters.splice(0)) {
-				clearTimeout(w.timer);
-				w.reject(new Error(`pi exited (${code ?? signal}) while waiting; stderr:\n${stderr}`));
-			}
-			r(exited);
-		}),
-	);
+	const rpc = rpcRecords(child);
+	const { records } = rpc;
 	let seq = 0;
 	return {
 		child,
 		records,
 		get stderr() {
-			return stderr;
+			return rpc.stderr();
 		},
 		send(cmd) {
 			child.stdin.write(`${JSON.stringify(cmd)}\n`);
@@ -152,26 +116,16 @@ export function startRpc(args, { cwd, env, timeoutMs = 60_000 } = {}) {
 			return p;
 		},
 		waitFor(pred, ms = timeoutMs) {
-			const seen = records.find(pred);
-			if (seen) return Promise.resolve(seen);
-			if (exited) return Promise.reject(new Error(`pi already exited (${exited.code ?? exited.signal}); stderr:\n${stderr}`));
-			return new Promise((res, rej) => {
-				const w = { pred, resolve: res, reject: rej };
-				w.timer = setTimeout(() => {
-					waiters.splice(waiters.indexOf(w), 1);
-					rej(new Error(`timed out waiting for an rpc record; got ${records.map((r) => r.type).join(", ")}; stderr:\n${stderr}`));
-				}, ms);
-				waiters.push(w);
-			});
+			return rpc.waitFor(pred, "an rpc record", ms);
 		},
 		async close() {
-			if (!exited) {
+			if (!rpc.exitState()) {
 				child.stdin.end();
 				const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
-				await exitPromise;
+				await rpc.exited;
 				clearTimeout(t);
 			}
-			return exited;
+			return rpc.exitState();
 		},
 	};
 }
