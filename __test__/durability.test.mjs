@@ -272,10 +272,11 @@ describe("durability", () => {
         const id = sm.appendCustomEntry("k", { last: true });
         expect(fs.readFileSync(file, "utf8")).toBe(`${full}${JSON.stringify(sm.getEntry(id))}\n`);
       } else {
-        // Nothing to rebuild the cut part from: appended to what is left, as the reference.
+        // Nothing to rebuild the cut part from: appended to what is left, as the reference,
+        // but on a line of its own (never glued onto the cut line; issue 24).
         const cut = fs.readFileSync(file, "utf8");
         const id = sm.appendCustomEntry("k", { n: 1 });
-        expect(fs.readFileSync(file, "utf8")).toBe(`${cut}${JSON.stringify(sm.getEntry(id))}\n`);
+        expect(fs.readFileSync(file, "utf8")).toBe(`${cut}\n${JSON.stringify(sm.getEntry(id))}\n`);
       }
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -307,7 +308,7 @@ describe("durability", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("truncated in place with entries nobody holds (large file, not materialized): the new line goes after what is left, as the reference", () => {
+  it("truncated in place with entries nobody holds (large file, not materialized): the new line goes after what is left, on a line of its own", () => {
     const dir = tmp("psn-trunc-backed-");
     const { sm, file } = openBacked(dir);
     sm.appendCustomEntry("k", { n: 0 });
@@ -315,7 +316,7 @@ describe("durability", () => {
     const cut = fs.readFileSync(file, "utf8");
     const one = sm.appendCustomEntry("k", { n: 1 });
     const two = sm.appendCustomEntry("k", { n: 2 });
-    expect(fs.readFileSync(file, "utf8")).toBe(`${cut}${JSON.stringify(sm.getEntry(one))}\n${JSON.stringify(sm.getEntry(two))}\n`);
+    expect(fs.readFileSync(file, "utf8")).toBe(`${cut}\n${JSON.stringify(sm.getEntry(one))}\n${JSON.stringify(sm.getEntry(two))}\n`);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -490,3 +490,36 @@ describe("sidecar index: hostile files, damage and stale stamps are never served
     expect(got).toEqual(plain(await ref.SessionManager.listAll(dir)));
   });
 });
+
+describe("a session changed under an open manager (file-backed, PI_SESSION_NATIVE_BACKED_MIN=1)", () => {
+  for (const how of ["truncated mid-line", "overwritten in place, same size"]) {
+    it(`${how}: the next append starts a line of its own, reads of lost texts fail with EIO naming the file`, () => {
+      const dir = tmp("psn-h-changed-");
+      const r = node(
+        `import * as fs from "node:fs";
+         import { SessionManager } from ${JSON.stringify(INDEX)};
+         const a = SessionManager.create("/tmp/p", ${JSON.stringify(dir)});
+         for (let i = 0; i < 6; i++) a.appendMessage({ role: "user", content: "message " + i + " " + "z".repeat(100), timestamp: i });
+         const file = a.getSessionFile();
+         const sm = SessionManager.open(file);
+         const text = fs.readFileSync(file, "utf8");
+         if (${JSON.stringify(how)}.startsWith("truncated")) fs.truncateSync(file, text.length - 60);
+         else { const b = Buffer.from(text); b.fill(0x41, b.length - 80); fs.writeFileSync(file, b); }
+         sm.appendMessage({ role: "user", content: "after", timestamp: 9 });
+         let ctx;
+         try { sm.buildSessionContext(); ctx = "ok"; } catch (e) { ctx = e.name + " " + e.code + " " + e.message; }
+         console.log(JSON.stringify({ file, ctx }));`,
+        { PI_SESSION_NATIVE_BACKED_MIN: "1" },
+      );
+      const { file, ctx } = JSON.parse(r.stdout);
+      expect(ctx).toMatch(new RegExp(`^Error EIO EIO: i/o error, read '${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'`));
+      // The appended entry is whole and readable by the reference and by us.
+      const lines = fs.readFileSync(file, "utf8").split("\n");
+      expect(lines.at(-1)).toBe("");
+      expect(JSON.parse(lines.at(-2)).message.content).toBe("after");
+      const refEntries = ref.SessionManager.open(file).getEntries();
+      expect(refEntries.at(-1).message.content).toBe("after");
+      expect(nat.SessionManager.open(file).getEntries().at(-1).message.content).toBe("after");
+    });
+  }
+});

@@ -289,10 +289,31 @@ class SessionManager {
   _obj(i) {
     let o = this._objs[i];
     if (o === undefined) {
-      o = JSON.parse(this._core.line(i));
+      const text = this._core.line(i);
+      // No text: it could not be read back (its file was cut or overwritten under us).
+      if (text == null) throw this._changedUnderUs(new SyntaxError("entry text could not be read back"));
+      try {
+        o = JSON.parse(text);
+      } catch (err) {
+        throw this._changedUnderUs(err);
+      }
       this._objs[i] = o;
     }
     return o;
+  }
+
+  /**
+   * Every text Rust holds was a complete JSON line when loaded or appended: one that no
+   * longer parses was read back from a file another program overwrote under this session.
+   * Reported as the I/O error it is (docs/durability.md), never as a SyntaxError.
+   */
+  _changedUnderUs(err) {
+    if (!(err instanceof SyntaxError)) return err;
+    const file = this.sessionFile ?? "";
+    return Object.assign(
+      new Error(`EIO: i/o error, read '${file}' (the session file was changed by another program under this open session; an entry's text is no longer what was written: ${err.message})`),
+      { code: "EIO", errno: -5, syscall: "read", path: file },
+    );
   }
 
   /** Objects for file indices, parsing the missing ones in one batch. */
@@ -308,9 +329,18 @@ class SessionManager {
   _parseBatch(missing) {
     const want = Uint32Array.from(missing);
     // `_core`: indices from a Rust answer, as in `_obj`.
-    parseEntries(this._core, want, (k, o) => {
-      this._objs[want[k]] = o;
-    });
+    let gone = false;
+    try {
+      parseEntries(this._core, want, (k, o) => {
+        if (o === null) gone = true;
+        else this._objs[want[k]] = o;
+      });
+    } catch (err) {
+      throw this._changedUnderUs(err);
+    }
+    // A text that can no longer be read back (its file was cut or overwritten under this
+    // session): the EIO of that read, as a single-entry read reports it.
+    if (gone) for (const i of missing) if (this._objs[i] === undefined) this._obj(i);
   }
 
   _all() {

@@ -35,11 +35,33 @@ pub enum Text {
 #[derive(Debug)]
 pub struct FileSource {
     pub file: std::fs::File,
+    /// Bytes of the file that still hold what was loaded or written through it: lowered when
+    /// another program truncated or overwrote the file under the open session, so a text
+    /// past it fails with `EIO` instead of returning someone else's bytes.
+    pub valid_len: std::sync::atomic::AtomicU64,
 }
 
 impl FileSource {
+    pub fn new(file: std::fs::File) -> FileSource {
+        FileSource {
+            file,
+            valid_len: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Texts ending past `len` are no longer ours (see [`FileSource::valid_len`]).
+    pub fn invalidate_from(&self, len: u64) {
+        self.valid_len
+            .fetch_min(len, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Read as much as available (up to `buf.len()`) at `offset`; returns the count.
     pub(crate) fn read_up_to(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        // Never past what is still ours (a short read: callers treat the rest as gone).
+        let valid = self.valid_len.load(std::sync::atomic::Ordering::Relaxed);
+        let room = usize::try_from(valid.saturating_sub(offset)).unwrap_or(usize::MAX);
+        let cap = room.min(buf.len());
+        let buf = &mut buf[..cap];
         let mut done = 0;
         while done < buf.len() {
             let n = self.read_some(&mut buf[done..], offset + done as u64)?;
@@ -64,6 +86,12 @@ impl FileSource {
     }
 
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        if end > self.valid_len.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(std::io::Error::other(
+                "the session file was truncated or overwritten by another program; this entry's text is gone",
+            ));
+        }
         read_exact_at(&self.file, buf, offset)
     }
 }

@@ -207,7 +207,7 @@ fn load_backed_in(file: std::fs::File, chunk: usize, threads: usize) -> Result<L
     use std::sync::atomic::AtomicBool;
     let chunk = chunk.max(1);
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let src = Arc::new(FileSource { file });
+    let src = Arc::new(FileSource::new(file));
     let cuts = range_cuts(&src, size, threads, 2 * chunk as u64).map_err(LoadError::Read)?;
     // Set when the first entry is not a header: the load is empty, the others stop early.
     let not_session = AtomicBool::new(false);

@@ -319,7 +319,7 @@ impl Store {
     fn recover(&mut self, path: &Path, what: &str) -> Result<(), FsError> {
         let bytes = match entries_bytes(&self.tree.entries) {
             Ok(bytes) => bytes,
-            Err(e) if what == "was truncated" => {
+            Err(e) if what == "was truncated" || what == "was overwritten" => {
                 // Some entries lived only in the part another program cut away, and nobody
                 // gave their texts back (a large file-backed load that JS never
                 // materialized): the file cannot be rebuilt. Do what the reference does,
@@ -330,11 +330,19 @@ impl Store {
                     Some(entry) => entry.text.read().map_err(|e| fs_error(&e, "read", path))?,
                     None => std::borrow::Cow::Borrowed(""),
                 };
-                append_line(path, &last)?;
+                // Never glued onto a partial line: a newline first when the file does not
+                // end with one.
+                let size = std::fs::metadata(path).map_or(0, |m| m.len());
+                let ends_clean = size == 0 || File::open(path).is_ok_and(|f| newline_at(&f, size));
+                if ends_clean {
+                    append_line(path, &last)?;
+                } else {
+                    append_line(path, &format!("\n{last}"))?;
+                }
                 eprintln!(
-                    "pi-session-native: session file {} was truncated by another program; \
-                     entries that lived only in the cut part cannot be restored ({e}); \
-                     appended the new entry to what is left",
+                    "pi-session-native: session file {} {what} by another program; \
+                     entries that lived only in the damaged part cannot be restored ({e}); \
+                     appended the new entry on a line of its own after what is left",
                     path.display()
                 );
                 return Ok(());
@@ -355,6 +363,23 @@ impl Store {
         );
         // The next append opens a fresh handle on the new file.
         Ok(())
+    }
+
+    /// Make every file-backed text of the current file (handle or load) that ends past `cut`
+    /// unreadable (EIO).
+    fn invalidate_texts_from(&self, cut: u64) {
+        let id = match (&self.handle, &self.loaded) {
+            (Some(h), _) => h.id,
+            (None, Some(l)) => l.id,
+            (None, None) => return,
+        };
+        let own = self.handle.as_ref().map(|h| &h.src);
+        for i in self.texts_in(id, own) {
+            if let Some(Text::File { src, .. }) = self.tree.entries.get(i as usize).map(|e| &e.text)
+            {
+                src.invalidate_from(cut);
+            }
+        }
     }
 
     /// Entries whose text lives only in the file with (device, inode) `id` (appended through
@@ -424,6 +449,10 @@ impl Store {
                     problem = Some("was replaced");
                 } else if m.len() < h.min_len {
                     problem = Some("was truncated");
+                } else if !newline_at(&h.src.file, h.min_len) {
+                    // Same length or longer, but our last line no longer ends where we
+                    // wrote it: overwritten in place. Never append after a partial line.
+                    problem = Some("was overwritten");
                 }
             }
             // The first append since a load: the same questions, about the file as loaded.
@@ -433,6 +462,8 @@ impl Store {
                         problem = Some("was replaced");
                     } else if m.len() < l.len {
                         problem = Some("was truncated");
+                    } else if File::open(path).is_ok_and(|f| !newline_at(&f, l.len)) {
+                        problem = Some("was overwritten");
                     }
                 }
             }
@@ -449,7 +480,24 @@ impl Store {
             _ => {}
         }
         if let Some(what) = problem {
-            if what == "was truncated" && !restored {
+            let damaged = what == "was truncated" || what == "was overwritten";
+            if damaged {
+                // Texts read back from the old inode past the damage would be someone
+                // else's bytes: they fail with EIO from now on.
+                let end = match (&self.handle, &self.loaded) {
+                    (Some(h), _) => h.min_len,
+                    (None, Some(l)) => l.len,
+                    (None, None) => 0,
+                };
+                let now = current.as_ref().map_or(0, |m| m.len());
+                let cut = if what == "was truncated" {
+                    last_line_end(path, now)
+                } else {
+                    last_line_end(path, end.saturating_sub(1))
+                };
+                self.invalidate_texts_from(cut);
+            }
+            if damaged && !restored {
                 // Texts that lived only in the truncated file come back from the caller
                 // first; the retried append then rewrites the file.
                 let lost = match (&self.handle, &self.loaded) {
@@ -475,7 +523,7 @@ impl Store {
                 path: path.to_path_buf(),
                 id: durability::file_id(&m),
                 min_len: m.len(),
-                src: Arc::new(FileSource { file }),
+                src: Arc::new(FileSource::new(file)),
                 sync: None,
             });
             // From here on the handle does the checking.
@@ -631,6 +679,35 @@ pub fn write_lines_exclusive(path: &Path, lines: &[String]) -> Result<(), FsErro
 }
 
 /// Append text plus a newline with one write on an `O_APPEND` handle (`appendFileSync`).
+/// Whether the byte before offset `end` of `file` is a newline (true for `end == 0`).
+fn newline_at(file: &File, end: u64) -> bool {
+    if end == 0 {
+        return true;
+    }
+    let mut b = [0u8; 1];
+    crate::entry::read_exact_at(file, &mut b, end - 1).is_ok() && b[0] == b'\n'
+}
+
+/// The offset just after the last newline at or before `end` in `path` (0 if none): where
+/// the intact lines of a damaged file end, as far as its bytes tell.
+fn last_line_end(path: &Path, end: u64) -> u64 {
+    let Ok(f) = File::open(path) else { return 0 };
+    let mut hi = end;
+    let mut buf = vec![0u8; 64 * 1024];
+    while hi > 0 {
+        let lo = hi.saturating_sub(buf.len() as u64);
+        let n = (hi - lo) as usize;
+        if crate::entry::read_exact_at(&f, &mut buf[..n], lo).is_err() {
+            return 0;
+        }
+        if let Some(i) = memchr::memrchr(b'\n', &buf[..n]) {
+            return lo + i as u64 + 1;
+        }
+        hi = lo;
+    }
+    0
+}
+
 pub fn append_line(path: &Path, text: &str) -> Result<(), FsError> {
     let mut f = OpenOptions::new()
         .append(true)
