@@ -1,8 +1,11 @@
 "use strict";
-// Entry objects from the Rust-held texts. Rust lays many entries' texts out in one ASCII
-// string per ~32 MB batch (src/materialize.rs); each entry is parsed from its slice, as the
-// reference parses each line of its file string. While JS parses one batch, Rust lays out
-// the next on a worker thread.
+// Entry objects from the Rust-held texts. Rust lays many entries' texts out as ASCII in
+// batches of ~1 MB (src/materialize.rs) and hands each batch over as strings of ~64 KB
+// copied into the V8 heap (src/node/session.rs, `linesText`); each entry is parsed from its
+// slice, as the reference parses each line of its file string. A piece is a young object:
+// once its entries are parsed it is garbage for the next scavenge, so the text handed over
+// never adds up in memory beside the objects. While JS parses one batch's pieces, Rust lays
+// out the next batch on a worker thread.
 
 const UNREADABLE = 0xffffffff;
 

@@ -52,6 +52,53 @@ impl Batch {
     }
 }
 
+/// A run of a batch's entries handed to JS as one string: `bytes[start..end]` of the batch,
+/// with each entry's start and end relative to `start` ([`UNREADABLE`] kept).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Piece {
+    pub start: usize,
+    pub end: usize,
+    pub starts: Vec<u32>,
+    pub ends: Vec<u32>,
+}
+
+impl Piece {
+    /// How many entries this piece holds.
+    pub fn count(&self) -> usize {
+        self.starts.len()
+    }
+}
+
+/// The piece of `b` from entry `from`: entries while their text spans at most `budget`
+/// bytes (always at least one entry when any remain). Small pieces let JS take a batch as
+/// strings V8 allocates young and frees at the next scavenge once parsed.
+pub fn piece(b: &Batch, from: usize, budget: usize) -> Piece {
+    let pairs = b.starts.iter().zip(&b.ends).skip(from);
+    let mut origin: Option<u32> = None;
+    let mut end = 0u32;
+    let mut count = 0;
+    for (&s, &e) in pairs {
+        if s != UNREADABLE {
+            let o = *origin.get_or_insert(s);
+            if count > 0 && (e - o) as usize > budget {
+                break;
+            }
+            end = e;
+        }
+        count += 1;
+    }
+    let o = origin.unwrap_or(0);
+    let rebase = |v: u32| if v == UNREADABLE { v } else { v - o };
+    let range = b.starts.iter().zip(&b.ends).skip(from).take(count);
+    let (starts, ends) = range.map(|(&s, &e)| (rebase(s), rebase(e))).unzip();
+    Piece {
+        start: o as usize,
+        end: end.max(o) as usize,
+        starts,
+        ends,
+    }
+}
+
 /// Lay out the texts `text_of(indices[..])`, in order, stopping after the entry that brings
 /// the buffer to `budget` bytes (always at least one entry when any is asked for). Indices
 /// without a text are [`UNREADABLE`]. `scratch` receives file reads; passing the same one
@@ -314,6 +361,37 @@ mod tests {
         let mut out = Vec::new();
         push_escaped(&mut out, &long);
         assert_eq!(unescape(&out), long);
+    }
+
+    #[test]
+    fn pieces_cover_a_batch_in_order() {
+        let l = jsonl::parse_bytes(FILE.as_bytes());
+        let idx = [0u32, 9, 1, 2, 3, 4, 8];
+        let b = of(&l.entries, &idx, usize::MAX);
+        let want = texts(&b);
+        for budget in [0, 1, 30, 60, 1 << 20] {
+            let mut got = Vec::new();
+            let mut from = 0;
+            while from < b.count() {
+                let p = piece(&b, from, budget);
+                assert!(p.count() >= 1, "{budget}");
+                assert!(p.end <= b.bytes.len() && p.start <= p.end);
+                let text = &b.bytes[p.start..p.end];
+                for (&s, &e) in p.starts.iter().zip(&p.ends) {
+                    got.push((s != UNREADABLE).then(|| unescape(&text[s as usize..e as usize])));
+                }
+                if budget == 0 {
+                    assert!(p.starts.iter().filter(|&&s| s != UNREADABLE).count() <= 1);
+                }
+                from += p.count();
+            }
+            assert_eq!(got, want, "{budget}");
+        }
+        assert_eq!(piece(&b, b.count(), 10).count(), 0);
+        // Only unreadable entries: an empty text.
+        let b = of(&l.entries, &[9, 10], usize::MAX);
+        let p = piece(&b, 0, 10);
+        assert_eq!((p.start, p.end, p.count()), (0, 0, 2));
     }
 
     #[test]

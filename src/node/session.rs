@@ -9,7 +9,6 @@ use crate::entry::{Entry, Text};
 use crate::jsonl;
 use crate::materialize;
 use crate::store::{self, Store, StoreError, fs_error};
-use napi::JsStringLatin1;
 use napi::bindgen_prelude::{Either, Function, Object};
 use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
@@ -62,19 +61,43 @@ pub struct NativeSession {
     needed: Vec<u32>,
     /// The next `linesText` batch, being laid out on a worker thread.
     prefetch: Option<Prefetch>,
+    /// The batch `linesText` is handing over piece by piece.
+    laid: Option<Laid>,
 }
 
-/// Bytes of entry text per `linesText` batch (`PI_SESSION_NATIVE_TEXT_BATCH` overrides it,
-/// so tests can exercise many batches and the prefetch on small sessions).
+/// A laid-out batch, handed to JS in pieces of about [`text_piece`] bytes.
+struct Laid {
+    /// The entry indices the batch holds texts for.
+    key: Vec<u32>,
+    batch: materialize::Batch,
+    /// Entries of `batch` handed over so far.
+    pos: usize,
+}
+
+/// Bytes of entry text per string handed to JS (`PI_SESSION_NATIVE_TEXT_PIECE` overrides
+/// it). Under V8's largest regular object (128 KB), a piece is allocated in the young
+/// generation and, parsed and dropped before the next scavenge, costs no old-space memory.
+fn text_piece() -> usize {
+    std::env::var("PI_SESSION_NATIVE_TEXT_PIECE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64 << 10)
+}
+
+/// Bytes of entry text per batch laid out in Rust (`PI_SESSION_NATIVE_TEXT_BATCH` overrides it,
+/// so tests can exercise many batches and the prefetch on small sessions). Up to three live
+/// at once (the one handed over, the next, the read scratch), and freed blocks of this size
+/// stay in the allocator: on the 100 MB session, 16 MB batches peaked 45 MB above 1 MB ones
+/// at the same speed (BENCHMARKS.md, issue 23).
 fn text_batch() -> usize {
     std::env::var("PI_SESSION_NATIVE_TEXT_BATCH")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(32 << 20)
+        .unwrap_or(1 << 20)
         .max(1)
 }
 
-/// A batch laid out ahead on a worker thread, for a request of exactly `key`. The thread
+/// A batch laid out ahead on a worker thread, for a request that starts with `key`. The thread
 /// hands back the scratch buffer it read into, for the next batch.
 struct Prefetch {
     key: Vec<u32>,
@@ -109,6 +132,10 @@ impl Prefetch {
             texts.push(t);
         }
         let local: Vec<u32> = (0..texts.len() as u32).collect();
+        // The batch holds texts for a prefix of these indices only: a later request that
+        // starts with them gets it (comparing or copying the whole rest for every batch
+        // would cost time quadratic in the number of batches).
+        let key = rest.get(..texts.len()).unwrap_or_default().to_vec();
         let handle = std::thread::Builder::new()
             .name("psn-text".into())
             .spawn(move || {
@@ -121,17 +148,53 @@ impl Prefetch {
                 (b, scratch)
             })
             .ok()?;
-        Some(Prefetch {
-            key: rest.to_vec(),
-            handle,
-        })
+        Some(Prefetch { key, handle })
     }
 }
 
 impl NativeSession {
+    /// Lay out the batch of texts that starts `want`: the one the worker thread prepared
+    /// if it is for these entries, else here (a small first batch, so JS starts parsing at
+    /// once). When entries remain after it, the next batch is started on a worker thread.
+    fn lay_out(&mut self, want: &[u32]) -> Laid {
+        let entries = &self.store.tree.entries;
+        let budget = text_batch();
+        let prefetched = match self.prefetch.take() {
+            Some(p) if want.starts_with(&p.key) => p.handle.join().ok(),
+            _ => None,
+        };
+        let mut scratch = Vec::new();
+        let batch = match prefetched {
+            Some((b, used)) => {
+                scratch = used;
+                b
+            }
+            None => {
+                let first = (budget / 16).max(1);
+                let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
+                materialize::batch(text_of, want, first, &mut scratch)
+            }
+        };
+        let n = batch.count();
+        let rest = want.get(n..).unwrap_or_default();
+        if !rest.is_empty() {
+            // Batches double up to the budget: laying text out runs faster than JS parses
+            // it, so each batch is ready by the time JS has parsed the one before. The
+            // scratch buffer goes along (it is dropped after the last batch).
+            let next = budget.min(batch.bytes.len().max(1).saturating_mul(2));
+            self.prefetch = Prefetch::spawn(entries, rest, next, scratch);
+        }
+        Laid {
+            key: want.get(..n).unwrap_or_default().to_vec(),
+            batch,
+            pos: 0,
+        }
+    }
+
     /// Replace every entry; a batch laid out ahead for the old ones is dropped.
     fn replace_entries(&mut self, entries: Vec<Entry>) {
         self.prefetch = None;
+        self.laid = None;
         self.store.replace(entries);
     }
 }
@@ -166,6 +229,7 @@ impl NativeSession {
             store: Store::new(persist),
             needed: Vec::new(),
             prefetch: None,
+            laid: None,
         }
     }
 
@@ -283,6 +347,7 @@ impl NativeSession {
     pub fn append(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<u32> {
         // A batch laid out ahead belongs to the entries as they were.
         self.prefetch = None;
+        self.laid = None;
         let done = self.store.append_stringified(line.0);
         self.appended(done)?;
         Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
@@ -307,6 +372,7 @@ impl NativeSession {
         line: Option<crate::node::utf8_arg::Utf8Arg>,
     ) -> Result<i32> {
         self.prefetch = None;
+        self.laid = None;
         let (etype, role) = field_kind(kind, role)?;
         let mut entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
         if let Some(line) = line {
@@ -335,6 +401,7 @@ impl NativeSession {
         parent_keys: Vec<String>,
     ) -> Result<i32> {
         self.prefetch = None;
+        self.laid = None;
         if self.store.persist {
             return Err(Error::from_reason(
                 "appendFieldsBatch: a persisted session writes each append",
@@ -431,6 +498,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn restore_texts(&mut self, indices: Vec<u32>, lines: Vec<Option<String>>) {
         self.prefetch = None;
+        self.laid = None;
         self.store.restore_texts(&indices, lines);
     }
 
@@ -440,6 +508,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn append_new(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<i32> {
         self.prefetch = None;
+        self.laid = None;
         let done = self.store.append_stringified_if_new_id(line.0);
         self.appended_at(done)
     }
@@ -556,9 +625,9 @@ impl NativeSession {
     /// Texts of the given entries for JS to parse one by one: `{ text, starts, ends }`,
     /// where entry `k`'s JSON is `text.slice(starts[k], ends[k])` (`starts[k]` is
     /// `0xFFFFFFFF` when its text cannot be read). Holds a prefix of the requested entries
-    /// (about 32 MB of text per call, at least one entry): `starts.length` says how many.
-    /// When more remain, the next batch is laid out on a worker thread while JS parses this
-    /// one, and handed over if the next call asks for exactly the rest.
+    /// (about 64 KB of text per call, at least one entry): `starts.length` says how many.
+    /// Texts are laid out in Rust a batch (up to 1 MB) at a time and handed over in pieces;
+    /// while JS parses a batch's pieces, the next batch is laid out on a worker thread.
     #[napi(
         catch_unwind,
         ts_return_type = "{ text: string; starts: Uint32Array; ends: Uint32Array }"
@@ -569,45 +638,33 @@ impl NativeSession {
         indices: Uint32Array,
     ) -> Result<Object<'env>> {
         let want: &[u32] = &indices;
-        let entries = &self.store.tree.entries;
-        let mut scratch = Vec::new();
-        let prefetched = match self.prefetch.take() {
-            Some(p) if p.key.as_slice() == want => p.handle.join().ok(),
-            _ => None,
-        };
-        let budget = text_batch();
-        let b = match prefetched {
-            Some((b, used)) => {
-                scratch = used;
-                b
-            }
-            // Laid out here, JS waits for it: a first batch is small (JS starts parsing at
-            // once) and the batches that follow are laid out by the prefetch thread.
-            None => {
-                let first = (budget / 16).max(1);
-                let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
-                materialize::batch(text_of, want, first, &mut scratch)
-            }
-        };
-        let rest = want.get(b.count()..).unwrap_or_default();
-        if !rest.is_empty() {
-            // Batches double up to the budget: laying text out runs faster than JS parses
-            // it, so each batch is ready by the time JS has parsed the one before. The
-            // scratch buffer goes along (it is dropped after the last batch).
-            let next = budget.min(b.bytes.len().max(1).saturating_mul(2));
-            self.prefetch = Prefetch::spawn(entries, rest, next, scratch);
+        // The batch being handed over, if this call continues it.
+        let mut laid = self
+            .laid
+            .take()
+            .filter(|l| want.starts_with(l.key.get(l.pos..).unwrap_or_default()));
+        if laid.as_ref().is_none_or(|l| l.pos >= l.batch.count()) {
+            laid = Some(self.lay_out(want));
         }
-        let text = if b.bytes.is_empty() {
-            env.create_string("")?
-        } else {
-            // The buffer is ASCII (materialize escapes the rest): V8 keeps it as an external
-            // one-byte string, without copying or decoding it.
-            JsStringLatin1::from_data(env, b.bytes)?.into_value()
+        let Some(mut l) = laid else {
+            return Err(Error::from_reason("internal: no entry text batch"));
         };
+        let p = materialize::piece(&l.batch, l.pos, text_piece());
+        // The buffer is ASCII (materialize escapes the rest), so V8 takes it as one-byte
+        // text without decoding. A piece is copied into the V8 heap, not handed over as an
+        // external string: V8 allocates external strings in old space, so dead ones wait for
+        // a full GC, which external-memory pressure starts only after ~64 MB of them (the
+        // peak RSS of a 100 MB materialization carried that much dead text).
+        let text =
+            env.create_string_latin1(l.batch.bytes.get(p.start..p.end).unwrap_or_default())?;
+        l.pos += p.count();
+        if l.pos < l.batch.count() {
+            self.laid = Some(l);
+        }
         let mut o = Object::new(env)?;
         o.set("text", text)?;
-        o.set("starts", Uint32Array::new(b.starts))?;
-        o.set("ends", Uint32Array::new(b.ends))?;
+        o.set("starts", Uint32Array::new(p.starts))?;
+        o.set("ends", Uint32Array::new(p.ends))?;
         Ok(o)
     }
 
