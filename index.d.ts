@@ -611,3 +611,85 @@ export declare class SessionManager {
   static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
   static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
 }
+
+/** Options of {@link searchSessions}. */
+export interface SearchSessionsOptions {
+  /** Sessions directory searched: its `*.jsonl` files and those of its subdirectories. Default: pi's sessions root (`<agentDir>/sessions`, all projects, like `listAll`). The index is `<sessionDir>/.pi-session-search.sqlite`. */
+  sessionDir?: string;
+  /** Only sessions whose header `cwd` is this directory (resolved). */
+  cwd?: string;
+  /** Only these roles: `user`, `assistant`, `toolResult`, `bash`, `custom:<type>`, `compaction`, `branch_summary`. */
+  roles?: string[];
+  /** Only entries naming one of these tools (tool calls of an assistant message, a tool result's tool). */
+  tools?: string[];
+  /** Entries at or after this time (Date, ms since the epoch, or a date string). */
+  since?: Date | number | string;
+  /** Entries before this time. */
+  until?: Date | number | string;
+  /** `"active"` (default): only entries on the path from the session's last entry to its root; `"all"`: abandoned branches too. */
+  branch?: "active" | "all";
+  /** Most hits (default 20, at most 1000). */
+  limit?: number;
+  /** Hits skipped first (paging). */
+  offset?: number;
+  /** Most hits per session (default: no cap). */
+  perSession?: number;
+  /** Session files left out (e.g. the current session). */
+  exclude?: string[];
+  /** Characters of a snippet (default 160). */
+  snippetChars?: number;
+  signal?: AbortSignal;
+}
+
+/** One hit of {@link searchSessions}. */
+export interface SearchHit {
+  sessionPath: string;
+  sessionId: string | null;
+  cwd: string | null;
+  entryId: string | null;
+  /** `user`, `assistant`, `toolResult`, `bash`, `custom:<type>`, `compaction` or `branch_summary`. */
+  role: string;
+  timestamp: string | null;
+  /** At most `snippetChars` characters of the entry's text around the first match, every matching word marked `«…»`, `…` where cut, line breaks as spaces. Raw session text: sanitise before printing to a terminal. */
+  snippet: string;
+  /** Relevance, higher is better (BM25; a session-id match scores 1e9). */
+  score: number;
+  /** The entry is on the path from the session's last entry (its leaf) to the root. */
+  onActiveBranch: boolean;
+  /** `"text"`, or `"sessionId"` when the query is the session's id or an id prefix. */
+  match: "text" | "sessionId";
+}
+
+/**
+ * Ranked full-text search over all sessions (SQLite FTS5 index beside the listing index,
+ * brought up to date before each query). Query: words (all must match), `"exact phrases"`,
+ * prefixes (`auth*`), a session id or id prefix. Case- and accent-insensitive for Latin text;
+ * CJK found by substring. Runs off the JS thread.
+ */
+export function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SearchHit[]>;
+
+/** One entry of {@link readSessionWindow}. */
+export interface SessionWindowEntry {
+  id: string | null;
+  parentId: string | null;
+  type: string | null;
+  role: string | null;
+  timestamp: string | null;
+  /** The entry's searchable text, cut to the budgets. */
+  text: string;
+  truncated: boolean;
+  /** This is the entry asked for. */
+  hit: boolean;
+}
+
+/**
+ * The entries around `entryId` on its branch (ancestors before it; after it, the path to the
+ * latest leaf descending from it), oldest first: at most `before`/`after` entries (default 3,
+ * at most 200) and `maxChars` characters of text in all (default 8000; `maxEntryChars` per
+ * entry, default 2000). `[]` when the file cannot be read or has no such entry.
+ */
+export function readSessionWindow(
+  sessionPath: string,
+  entryId: string,
+  options?: { before?: number; after?: number; maxChars?: number; maxEntryChars?: number; signal?: AbortSignal },
+): Promise<SessionWindowEntry[]>;

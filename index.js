@@ -8,6 +8,7 @@ const paths = require("./lib/paths.js");
 const bridge = require("./lib/discovery-bridge.js");
 const native = require("./lib/native.js");
 const { parseEntries } = require("./lib/materialize.js");
+const search = require("./lib/search.js");
 
 /** Parse JSONL text; blank and malformed lines skipped (`parseSessionEntries`). */
 function parseSessionEntries(content) {
@@ -56,4 +57,6 @@ module.exports = {
   getDefaultSessionDir: paths.getDefaultSessionDir,
   loadEntriesFromFile,
   findMostRecentSession,
+  searchSessions: search.searchSessions,
+  readSessionWindow: search.readSessionWindow,
 };

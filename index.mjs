@@ -17,5 +17,7 @@ export const {
   getDefaultSessionDir,
   loadEntriesFromFile,
   findMostRecentSession,
+  searchSessions,
+  readSessionWindow,
 } = m;
 export default m;

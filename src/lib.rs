@@ -16,5 +16,6 @@ pub mod materialize;
 pub mod migrate;
 pub mod node;
 pub mod safefs;
+pub mod search;
 pub mod store;
 pub mod tree;

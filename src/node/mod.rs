@@ -16,4 +16,5 @@ pub fn uuidv7() -> String {
 }
 pub mod check;
 pub mod discovery;
+pub mod search;
 pub mod utf8_arg;

@@ -1,0 +1,988 @@
+//! Full-text search over session files: a SQLite FTS5 index beside the listing index
+//! (`<sessions dir>/.pi-session-search.sqlite`), brought up to date before every query.
+//!
+//! - **A cache, never trusted**: the file is checked before use (regular file, not a link,
+//!   owned by this user, mode `0600`, our `application_id` and schema version); anything
+//!   else is removed and rebuilt. SQLite errors that say "corrupt" or "not a database"
+//!   rebuild it too. Where no index can be written (read-only directory) an in-memory one
+//!   serves the query. A hit is returned only after its line was read back from the session
+//!   file (so never for a file this process cannot read, never for a line that changed).
+//! - **Incremental**: per file the index keeps its stamp (size, mtime, ctime, inode), the
+//!   offset indexed up to and a fingerprint of that prefix (`discovery::resume`). A file
+//!   that grew is parsed from that offset; a rewritten one is reindexed whole; a vanished
+//!   one is dropped. Files are parsed on worker threads, written in one transaction.
+//! - **Branch-aware**: each text row carries `active`: its entry is on the path from the
+//!   file's last entry (pi's leaf on load) to the root. An append that extends the leaf
+//!   keeps every flag; one that branches (its parent is not the old leaf) reindexes the file.
+//! - **Safe queries**: user text never reaches FTS5 syntax (see [`text`]).
+
+pub mod extract;
+pub mod fold_table;
+pub mod text;
+
+use crate::discovery::index::{Stamp, cacheable, now_ns};
+use rusqlite::{Connection, OpenFlags, params};
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Name of the index file in a sessions directory.
+pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
+/// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
+const APP_ID: i32 = 0x5053_5248;
+/// `PRAGMA user_version`: the schema; another value rebuilds the index.
+const SCHEMA: i32 = 1;
+/// Files parsed per write transaction (bounds memory during a first build).
+const BATCH: usize = 128;
+
+/// An error of the engine (message for JS).
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error(format!("search index: {e}"))
+    }
+}
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error(format!("search index: {e}"))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn aborted() -> Error {
+    Error("aborted".into())
+}
+
+/// Whether a SQLite error means the file is not a usable index.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+#[derive(Clone, Debug)]
+struct FileRow {
+    id: i64,
+    stamp: Stamp,
+    indexed_to: u64,
+    fp: Option<u64>,
+    exact: bool,
+    session_id: Option<String>,
+    cwd: Option<String>,
+    leaf: Option<String>,
+}
+
+/// An open index over one sessions directory (its `*.jsonl` files and those of its
+/// immediate subdirectories: pi's per-project directories when it is pi's sessions root).
+pub struct Index {
+    conn: Connection,
+    dir: PathBuf,
+    /// `(dev, ino)` of the index file as verified; `None` in memory.
+    file_id: Option<(u64, u64)>,
+    data_version: i64,
+    files: HashMap<String, FileRow>,
+}
+
+const SCHEMA_SQL: &str = "
+CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+  mtime INTEGER NOT NULL, ctime INTEGER NOT NULL, ino INTEGER NOT NULL,
+  indexed_to INTEGER NOT NULL, fp INTEGER, exact INTEGER NOT NULL,
+  session_id TEXT, cwd TEXT, leaf TEXT);
+CREATE INDEX files_session ON files(session_id);
+CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
+  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL);
+CREATE INDEX rows_file ON rows(file);
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1,
+  tokenize='unicode61 remove_diacritics 2');
+";
+
+#[cfg(unix)]
+fn dev_ino(md: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (md.dev(), md.ino())
+}
+#[cfg(not(unix))]
+fn dev_ino(_md: &fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+#[cfg(unix)]
+fn mode_ok(md: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    md.permissions().mode() & 0o077 == 0
+}
+#[cfg(not(unix))]
+fn mode_ok(_md: &fs::Metadata) -> bool {
+    true
+}
+
+/// The verified identity of the index file at `path`: a regular file (no link followed,
+/// no FIFO opened blocking), owned by this user, not readable by others. `None`: missing
+/// or not acceptable.
+fn verified(path: &Path) -> Option<(u64, u64)> {
+    let o = crate::safefs::open_regular(path, false).ok()?;
+    (o.uid == crate::safefs::euid() && mode_ok(&o.meta)).then(|| dev_ino(&o.meta))
+}
+
+fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "DELETE")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "cache_size", -16_000)?;
+    Ok(())
+}
+
+/// Whether `conn` holds our schema (`Some(false)`: an empty database to initialise).
+fn schema_state(conn: &Connection) -> rusqlite::Result<Option<bool>> {
+    let app: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let ver: i32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+    Ok(if app == APP_ID && ver == SCHEMA && tables > 0 {
+        Some(true)
+    } else if app == 0 && ver == 0 && tables == 0 {
+        Some(false)
+    } else {
+        None
+    })
+}
+
+fn init_schema(conn: &Connection) -> Result<()> {
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE; {SCHEMA_SQL} PRAGMA application_id = {APP_ID}; PRAGMA user_version = {SCHEMA}; COMMIT;"
+    ))?;
+    Ok(())
+}
+
+fn open_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW
+}
+
+/// Open the file at `path` (checked by [`verified`]) and check or set up its schema.
+fn open_verified(path: &Path, id: (u64, u64)) -> Result<Connection> {
+    let conn = Connection::open_with_flags(path, open_flags())?;
+    configure(&conn)?;
+    // The file SQLite opened is the one checked (no swap in between).
+    if verified(path) != Some(id) {
+        return Err(Error("search index: replaced while opening".into()));
+    }
+    match schema_state(&conn) {
+        Ok(Some(true)) => {}
+        Ok(Some(false)) => init_schema(&conn)?,
+        Ok(None) => return Err(Error("search index: foreign file".into())),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(conn)
+}
+
+/// Remove what is at `path` (a link is removed, not followed).
+fn remove(path: &Path) {
+    let _ = fs::remove_file(path);
+}
+
+impl Index {
+    /// Open (or create, or rebuild) the index of `dir`; in memory when none can be written.
+    pub fn open(dir: &Path) -> Result<Index> {
+        let path = dir.join(INDEX_FILE);
+        // A journal left by someone else, or not a regular file: never replayed.
+        let journal = dir.join(format!("{INDEX_FILE}-journal"));
+        if fs::symlink_metadata(&journal).is_ok() && verified(&journal).is_none() {
+            remove(&journal);
+        }
+        for attempt in 0..3 {
+            if let Some(id) = verified(&path) {
+                match open_verified(&path, id) {
+                    Ok(conn) => return Index::with(conn, dir, Some(id)),
+                    Err(_) => remove(&path),
+                }
+            } else if fs::symlink_metadata(&path).is_ok() {
+                remove(&path);
+            }
+            match crate::safefs::create_exclusive(&path, 0o600) {
+                Ok(f) => drop(f),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 2 => {
+                    continue;
+                }
+                Err(_) => break,
+            }
+        }
+        // No index can be kept here: one in memory for this query.
+        let conn = Connection::open_in_memory()?;
+        init_schema(&conn)?;
+        Index::with(conn, dir, None)
+    }
+
+    fn with(conn: Connection, dir: &Path, file_id: Option<(u64, u64)>) -> Result<Index> {
+        let mut ix = Index {
+            conn,
+            dir: dir.to_path_buf(),
+            file_id,
+            data_version: -1,
+            files: HashMap::new(),
+        };
+        ix.load_files()?;
+        Ok(ix)
+    }
+
+    /// Whether this open index is still the verified file at its path.
+    pub fn still_valid(&self) -> bool {
+        match self.file_id {
+            Some(id) => verified(&self.dir.join(INDEX_FILE)) == Some(id),
+            None => false,
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the index lives in memory only.
+    pub fn in_memory(&self) -> bool {
+        self.file_id.is_none()
+    }
+
+    fn data_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .pragma_query_value(None, "data_version", |r| r.get(0))?)
+    }
+
+    fn load_files(&mut self) -> Result<()> {
+        let mut st = self.conn.prepare(
+            "SELECT id, path, size, mtime, ctime, ino, indexed_to, fp, exact, session_id, cwd, leaf FROM files",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(1)?,
+                FileRow {
+                    id: r.get(0)?,
+                    stamp: Stamp {
+                        size: r.get::<_, i64>(2)? as u64,
+                        mtime_ns: i128::from(r.get::<_, i64>(3)?),
+                        ctime_ns: i128::from(r.get::<_, i64>(4)?),
+                        ino: r.get::<_, i64>(5)? as u64,
+                    },
+                    indexed_to: r.get::<_, i64>(6)? as u64,
+                    fp: r.get::<_, Option<i64>>(7)?.map(|v| v as u64),
+                    exact: r.get::<_, i64>(8)? != 0,
+                    session_id: r.get(9)?,
+                    cwd: r.get(10)?,
+                    leaf: r.get(11)?,
+                },
+            ))
+        })?;
+        let mut files = HashMap::new();
+        for row in rows {
+            let (p, f) = row?;
+            files.insert(p, f);
+        }
+        drop(st);
+        self.files = files;
+        self.data_version = self.data_version()?;
+        Ok(())
+    }
+
+    /// The session files of the directory: `*.jsonl` in it and in its subdirectories
+    /// (links to directories not followed), regular files only, with their stamps.
+    fn scan_dir(&self, abort: &AtomicBool) -> Vec<(String, Stamp)> {
+        let mut out = Vec::new();
+        let mut dirs = vec![self.dir.clone()];
+        if let Ok(rd) = fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    dirs.push(e.path());
+                }
+            }
+        }
+        for d in dirs {
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let Ok(rd) = fs::read_dir(&d) else { continue };
+            for e in rd.flatten() {
+                let name = e.file_name();
+                let Some(n) = name.to_str() else { continue };
+                if !n.ends_with(".jsonl") {
+                    continue;
+                }
+                let p = e.path();
+                let Ok(md) = fs::metadata(&p) else { continue };
+                if !md.is_file() {
+                    continue;
+                }
+                if let Some(s) = p.to_str() {
+                    out.push((s.to_string(), Stamp::of(&md)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Bring the index up to date with the files on disk. Retries once over a damaged file.
+    pub fn refresh(&mut self, abort: &AtomicBool) -> Result<()> {
+        match self.refresh_once(abort) {
+            Err(RefreshError::Sql(e)) if is_damage(&e) => {
+                self.rebuild()?;
+                self.refresh_once(abort).map_err(RefreshError::into_error)
+            }
+            r => r.map_err(RefreshError::into_error),
+        }
+    }
+
+    /// Replace a damaged index file by a new one.
+    fn rebuild(&mut self) -> Result<()> {
+        let path = self.dir.join(INDEX_FILE);
+        if self.file_id.is_some() {
+            remove(&path);
+        }
+        *self = Index::open(&self.dir.clone())?;
+        Ok(())
+    }
+
+    fn refresh_once(&mut self, abort: &AtomicBool) -> std::result::Result<(), RefreshError> {
+        if self.data_version()? != self.data_version {
+            self.load_files()?;
+        }
+        let start = now_ns();
+        let found = self.scan_dir(abort);
+        if abort.load(Ordering::Relaxed) {
+            return Err(RefreshError::Other(aborted()));
+        }
+        let mut seen: HashMap<&str, ()> = HashMap::with_capacity(found.len());
+        let mut work: Vec<(String, Stamp, Option<FileRow>)> = Vec::new();
+        for (p, st) in &found {
+            seen.insert(p.as_str(), ());
+            match self.files.get(p) {
+                Some(f) if f.exact && f.stamp == *st => {}
+                // Same stamp, changed within the last second: checked again once it settles.
+                Some(f) if f.stamp == *st && !cacheable(st, start) => {}
+                old => work.push((p.clone(), *st, old.cloned())),
+            }
+        }
+        let gone: Vec<(String, i64)> = self
+            .files
+            .iter()
+            .filter(|(p, _)| !seen.contains_key(p.as_str()))
+            .map(|(p, f)| (p.clone(), f.id))
+            .collect();
+        if work.is_empty() && gone.is_empty() {
+            return Ok(());
+        }
+        for chunk in work.chunks(BATCH) {
+            if abort.load(Ordering::Relaxed) {
+                return Err(RefreshError::Other(aborted()));
+            }
+            let parsed = parse_files(chunk, start);
+            self.write(chunk, parsed)?;
+        }
+        if !gone.is_empty() {
+            let tx = self.conn.unchecked_transaction()?;
+            for (p, id) in &gone {
+                delete_file_rows(&tx, *id)?;
+                tx.execute("DELETE FROM files WHERE id = ?1", params![id])?;
+                self.files.remove(p);
+            }
+            tx.commit()?;
+        }
+        self.data_version = self.data_version()?;
+        Ok(())
+    }
+
+    fn write(
+        &mut self,
+        chunk: &[(String, Stamp, Option<FileRow>)],
+        parsed: Vec<Option<Update>>,
+    ) -> std::result::Result<(), RefreshError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let r = self.write_in_tx(chunk, parsed);
+        match r {
+            Ok(()) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                // The in-memory view may be ahead of the file now.
+                let _ = self.load_files();
+                Err(e)
+            }
+        }
+    }
+
+    fn write_in_tx(
+        &mut self,
+        chunk: &[(String, Stamp, Option<FileRow>)],
+        parsed: Vec<Option<Update>>,
+    ) -> std::result::Result<(), RefreshError> {
+        // Another process may have written since our view was loaded.
+        if self.data_version()? != self.data_version {
+            self.load_files()?;
+        }
+        for ((path, stamp, old), up) in chunk.iter().zip(parsed) {
+            let current = self.files.get(path).cloned();
+            if current.as_ref().map(|c| (c.stamp, c.exact))
+                != old.as_ref().map(|o| (o.stamp, o.exact))
+            {
+                // Someone else updated this file's rows meanwhile: theirs stand unless stale.
+                if current
+                    .as_ref()
+                    .is_some_and(|c| c.exact && c.stamp == *stamp)
+                {
+                    continue;
+                }
+            }
+            let Some(up) = up else {
+                // Unreadable now: forget it.
+                if let Some(c) = current {
+                    delete_file_rows(&self.conn, c.id)?;
+                    self.conn
+                        .execute("DELETE FROM files WHERE id = ?1", params![c.id])?;
+                    self.files.remove(path);
+                }
+                continue;
+            };
+            let (file_id, full) = match (&current, up.append) {
+                (Some(c), true) => {
+                    // The appended lines continue the rows as we saw them, or nothing.
+                    if old.as_ref().map(|o| (o.id, o.indexed_to)) != Some((c.id, c.indexed_to)) {
+                        continue;
+                    }
+                    (c.id, false)
+                }
+                (Some(c), false) => {
+                    delete_file_rows(&self.conn, c.id)?;
+                    (c.id, true)
+                }
+                (None, true) => continue,
+                (None, false) => {
+                    self.conn.execute(
+                        "INSERT INTO files(path, size, mtime, ctime, ino, indexed_to, exact) VALUES (?1, 0, 0, 0, 0, 0, 0)",
+                        params![path],
+                    )?;
+                    (self.conn.last_insert_rowid(), true)
+                }
+            };
+            let p = &up.parsed;
+            let active = if full { active_set(&p.entries) } else { None };
+            {
+                let mut ins_row = self.conn.prepare_cached(
+                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )?;
+                let mut ins_fts = self
+                    .conn
+                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+                for r in &p.rows {
+                    let Some(e) = p.entries.get(r.entry) else {
+                        continue;
+                    };
+                    let on = match &active {
+                        Some(set) => set.get(r.entry).copied().unwrap_or(false),
+                        None => true,
+                    };
+                    ins_row.execute(params![
+                        file_id,
+                        e.id,
+                        r.role,
+                        r.tools,
+                        r.ts_ms,
+                        e.off as i64,
+                        e.len as i64,
+                        on as i64
+                    ])?;
+                    let rowid = self.conn.last_insert_rowid();
+                    ins_fts.execute(params![rowid, text::index_text(&r.text)])?;
+                }
+            }
+            let prev = if full { None } else { current.as_ref() };
+            let leaf = p
+                .entries
+                .last()
+                .map(|e| e.id.clone())
+                .unwrap_or_else(|| prev.and_then(|c| c.leaf.clone()));
+            let session_id = p
+                .session_id
+                .clone()
+                .or_else(|| prev.and_then(|c| c.session_id.clone()));
+            let cwd = p.cwd.clone().or_else(|| prev.and_then(|c| c.cwd.clone()));
+            let row = FileRow {
+                id: file_id,
+                stamp: *stamp,
+                indexed_to: p.end,
+                fp: up.fp,
+                exact: up.exact,
+                session_id,
+                cwd,
+                leaf,
+            };
+            self.conn.execute(
+                "UPDATE files SET size=?2, mtime=?3, ctime=?4, ino=?5, indexed_to=?6, fp=?7, exact=?8, session_id=?9, cwd=?10, leaf=?11 WHERE id=?1",
+                params![
+                    row.id,
+                    row.stamp.size as i64,
+                    row.stamp.mtime_ns as i64,
+                    row.stamp.ctime_ns as i64,
+                    row.stamp.ino as i64,
+                    row.indexed_to as i64,
+                    row.fp.map(|v| v as i64),
+                    row.exact as i64,
+                    row.session_id,
+                    row.cwd,
+                    row.leaf
+                ],
+            )?;
+            self.files.insert(path.clone(), row);
+        }
+        Ok(())
+    }
+}
+
+enum RefreshError {
+    Sql(rusqlite::Error),
+    Other(Error),
+}
+impl From<rusqlite::Error> for RefreshError {
+    fn from(e: rusqlite::Error) -> Self {
+        RefreshError::Sql(e)
+    }
+}
+impl From<Error> for RefreshError {
+    fn from(e: Error) -> Self {
+        RefreshError::Other(e)
+    }
+}
+impl RefreshError {
+    fn into_error(self) -> Error {
+        match self {
+            RefreshError::Sql(e) => e.into(),
+            RefreshError::Other(e) => e,
+        }
+    }
+}
+
+fn delete_file_rows(conn: &Connection, file: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "DELETE FROM fts WHERE rowid IN (SELECT id FROM rows WHERE file = ?1)",
+        params![file],
+    )?;
+    conn.execute("DELETE FROM rows WHERE file = ?1", params![file])?;
+    Ok(())
+}
+
+/// Per entry: on the path from the last entry to the root (parent links by id; a cycle or
+/// a missing parent ends the walk). `None` when no entry has an id.
+fn active_set(entries: &[extract::Entry]) -> Option<Vec<bool>> {
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(id) = &e.id {
+            by_id.insert(id.as_str(), i);
+        }
+    }
+    let mut on = vec![false; entries.len()];
+    let mut cur = entries.len().checked_sub(1)?;
+    loop {
+        if on[cur] {
+            break;
+        }
+        on[cur] = true;
+        let Some(next) = entries[cur]
+            .parent
+            .as_deref()
+            .and_then(|p| by_id.get(p).copied())
+        else {
+            break;
+        };
+        cur = next;
+    }
+    Some(on)
+}
+
+/// What a worker produced for one file.
+struct Update {
+    parsed: extract::Parsed,
+    /// Lines appended after `indexed_to`, extending the leaf (else: the whole file).
+    append: bool,
+    fp: Option<u64>,
+    exact: bool,
+}
+
+/// Parse the files of a chunk on worker threads (2 at most: the machine is shared with
+/// the host). `None`: the file could not be read.
+fn parse_files(chunk: &[(String, Stamp, Option<FileRow>)], start_ns: i128) -> Vec<Option<Update>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 4);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Update>>> =
+        chunk.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(chunk.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((path, stamp, old)) = chunk.get(i) else {
+                        break;
+                    };
+                    let up = parse_one(Path::new(path), stamp, old.as_ref(), start_ns);
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = up;
+                    }
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or(None))
+        .collect()
+}
+
+fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) -> Option<Update> {
+    use std::io::Read;
+    let o = crate::safefs::open_regular(path, true).ok()?;
+    let now = Stamp::of(&o.meta);
+    let size = o.size;
+    let stable = cacheable(&now, start_ns);
+    let _ = stamp;
+    // Resume from where the index left off when that prefix is unchanged.
+    if let Some(old) = old
+        && old.stamp.ino == now.ino
+        && size >= old.indexed_to
+        && old.indexed_to > 0
+        && old.fp.is_some()
+        && crate::discovery::resume::fingerprint(&o.file, old.indexed_to) == old.fp
+    {
+        let mut bytes = Vec::new();
+        let mut f = &o.file;
+        use std::io::Seek;
+        f.seek(std::io::SeekFrom::Start(old.indexed_to)).ok()?;
+        f.take(size - old.indexed_to).read_to_end(&mut bytes).ok()?;
+        let parsed = extract::parse(&bytes, old.indexed_to, stable);
+        // Appends must extend the old leaf, one after the other.
+        let mut leaf = old.leaf.clone();
+        let mut linear = true;
+        for e in &parsed.entries {
+            if e.parent != leaf {
+                linear = false;
+                break;
+            }
+            leaf = e.id.clone();
+        }
+        if linear {
+            let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
+            return Some(Update {
+                parsed,
+                append: true,
+                fp,
+                exact: stable,
+            });
+        }
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?.saturating_add(1));
+    (&o.file).take(size).read_to_end(&mut bytes).ok()?;
+    let parsed = extract::parse(&bytes, 0, stable);
+    let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
+    Some(Update {
+        parsed,
+        append: false,
+        fp,
+        exact: stable,
+    })
+}
+
+/// Search options (see `searchSessions` in index.d.ts).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub cwd: Option<String>,
+    pub roles: Vec<String>,
+    pub tools: Vec<String>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub all_branches: bool,
+    pub limit: usize,
+    pub offset: usize,
+    /// Most hits per session (0: no cap).
+    pub per_session: usize,
+    /// Session files left out.
+    pub exclude: Vec<String>,
+    /// Characters of a snippet.
+    pub snippet_chars: usize,
+}
+
+/// One hit.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub session_path: String,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub entry_id: Option<String>,
+    pub role: String,
+    pub timestamp: Option<String>,
+    pub snippet: String,
+    pub score: f64,
+    pub on_active_branch: bool,
+    /// What matched: "text" or "sessionId".
+    pub matched: &'static str,
+}
+
+struct Candidate {
+    file: i64,
+    entry_id: Option<String>,
+    role: String,
+    tools: String,
+    off: u64,
+    len: u64,
+    active: bool,
+    score: f64,
+    matched: &'static str,
+}
+
+impl Index {
+    /// Refresh, then search. A damaged index is rebuilt once.
+    pub fn search(
+        &mut self,
+        query: &str,
+        opts: &Options,
+        abort: &Arc<AtomicBool>,
+    ) -> Result<Vec<Hit>> {
+        self.refresh(abort)?;
+        match self.query(query, opts, abort) {
+            Err(QueryError::Sql(e)) if is_damage(&e) => {
+                self.rebuild()?;
+                self.refresh(abort)?;
+                self.query(query, opts, abort)
+                    .map_err(QueryError::into_error)
+            }
+            r => r.map_err(QueryError::into_error),
+        }
+    }
+
+    fn query(
+        &self,
+        query: &str,
+        opts: &Options,
+        abort: &Arc<AtomicBool>,
+    ) -> std::result::Result<Vec<Hit>, QueryError> {
+        let q = text::parse_query(query);
+        let a = Arc::clone(abort);
+        self.conn
+            .progress_handler(10_000, Some(move || a.load(Ordering::Relaxed)));
+        let by_id: HashMap<i64, (&String, &FileRow)> =
+            self.files.iter().map(|(p, f)| (f.id, (p, f))).collect();
+        let mut out: Vec<Hit> = Vec::new();
+        let mut skipped = 0usize;
+        let mut per: HashMap<i64, usize> = HashMap::new();
+        let mut readers: HashMap<i64, Option<fs::File>> = HashMap::new();
+        let mut accept = |c: Candidate, out: &mut Vec<Hit>| -> bool {
+            let Some((path, f)) = by_id.get(&c.file) else {
+                return false;
+            };
+            if opts.exclude.iter().any(|x| x == *path) {
+                return false;
+            }
+            if let Some(cwd) = &opts.cwd
+                && f.cwd.as_deref() != Some(cwd.as_str())
+            {
+                return false;
+            }
+            if !opts.tools.is_empty()
+                && !c
+                    .tools
+                    .split(' ')
+                    .any(|t| opts.tools.iter().any(|w| w == t))
+            {
+                return false;
+            }
+            if opts.per_session > 0 && per.get(&c.file).copied().unwrap_or(0) >= opts.per_session {
+                return false;
+            }
+            // Read the line back: the caller can read the file, and the entry is still there.
+            let file = readers.entry(c.file).or_insert_with(|| {
+                crate::safefs::open_regular(Path::new(path.as_str()), true)
+                    .ok()
+                    .map(|o| o.file)
+            });
+            let Some(file) = file.as_ref() else {
+                return false;
+            };
+            let Ok(len) = usize::try_from(c.len) else {
+                return false;
+            };
+            if len > 256 * 1024 * 1024 {
+                return false;
+            }
+            let mut buf = vec![0u8; len];
+            if crate::entry::read_exact_at(file, &mut buf, c.off).is_err() {
+                return false;
+            }
+            let Some((e, texts)) = extract::line_texts(&buf) else {
+                return false;
+            };
+            let id = e
+                .get("id")
+                .and_then(|v| v.as_js_string())
+                .map(|s| s.to_string_lossy());
+            if id != c.entry_id {
+                return false;
+            }
+            let timestamp = e
+                .get("timestamp")
+                .and_then(|v| v.as_js_string())
+                .map(|s| s.to_string_lossy());
+            let Some((_, t)) = texts.iter().find(|(r, _)| *r == c.role) else {
+                return false;
+            };
+            *per.entry(c.file).or_insert(0) += 1;
+            if skipped < opts.offset {
+                skipped += 1;
+                return true;
+            }
+            let snippet = if c.matched == "sessionId" {
+                text::snippet(t, &text::Query::default(), opts.snippet_chars)
+            } else {
+                text::snippet(t, &q, opts.snippet_chars)
+            };
+            out.push(Hit {
+                session_path: path.to_string(),
+                session_id: f.session_id.clone(),
+                cwd: f.cwd.clone(),
+                entry_id: c.entry_id,
+                role: c.role,
+                timestamp,
+                snippet,
+                score: c.score,
+                on_active_branch: c.active,
+                matched: c.matched,
+            });
+            true
+        };
+        let mut filters = String::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        if !opts.all_branches {
+            filters.push_str(" AND r.active = 1");
+        }
+        if let Some(s) = opts.since_ms {
+            args.push(s.into());
+            filters.push_str(&format!(" AND r.ts_ms >= ?{}", args.len() + 1));
+        }
+        if let Some(u) = opts.until_ms {
+            args.push(u.into());
+            filters.push_str(&format!(" AND r.ts_ms < ?{}", args.len() + 1));
+        }
+        if !opts.roles.is_empty() {
+            let mut list = Vec::new();
+            for r in opts.roles.iter().take(32) {
+                args.push(r.clone().into());
+                list.push(format!("?{}", args.len() + 1));
+            }
+            filters.push_str(&format!(" AND r.role IN ({})", list.join(",")));
+        }
+        // A session id or id prefix: the session's first text, ahead of text hits.
+        if let Some(idp) = &q.id_prefix {
+            let mut st = self.conn.prepare(
+                "SELECT f.id, (SELECT r.id FROM rows r WHERE r.file = f.id ORDER BY r.id LIMIT 1) FROM files f WHERE f.session_id LIKE ?1 || '%' ORDER BY f.session_id LIMIT 1000",
+            )?;
+            let found: Vec<(i64, Option<i64>)> = st
+                .query_map(params![idp], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            for (_, row) in found {
+                if out.len() >= opts.limit {
+                    return Ok(out);
+                }
+                let Some(row) = row else { continue };
+                let c = self.conn.query_row(
+                    "SELECT file, entry_id, role, tools, off, len, active FROM rows WHERE id = ?1",
+                    params![row],
+                    |r| {
+                        Ok(Candidate {
+                            file: r.get(0)?,
+                            entry_id: r.get(1)?,
+                            role: r.get(2)?,
+                            tools: r.get(3)?,
+                            off: r.get::<_, i64>(4)? as u64,
+                            len: r.get::<_, i64>(5)? as u64,
+                            active: r.get::<_, i64>(6)? != 0,
+                            score: 1e9,
+                            matched: "sessionId",
+                        })
+                    },
+                )?;
+                accept(c, &mut out);
+            }
+        }
+        let Some(m) = q.fts() else {
+            self.conn.progress_handler(0, None::<fn() -> bool>);
+            return Ok(out);
+        };
+        let sql = format!(
+            "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, bm25(fts) AS rank \
+             FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters} ORDER BY rank"
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let mut all: Vec<rusqlite::types::Value> = vec![m.into()];
+        all.extend(args);
+        let mut rows = st.query(rusqlite::params_from_iter(all))?;
+        while out.len() < opts.limit {
+            let Some(r) = rows.next()? else { break };
+            if abort.load(Ordering::Relaxed) {
+                return Err(QueryError::Other(aborted()));
+            }
+            let c = Candidate {
+                file: r.get(0)?,
+                entry_id: r.get(1)?,
+                role: r.get(2)?,
+                tools: r.get(3)?,
+                off: r.get::<_, i64>(4)? as u64,
+                len: r.get::<_, i64>(5)? as u64,
+                active: r.get::<_, i64>(6)? != 0,
+                score: -r.get::<_, f64>(7)?,
+                matched: "text",
+            };
+            accept(c, &mut out);
+        }
+        drop(rows);
+        drop(st);
+        self.conn.progress_handler(0, None::<fn() -> bool>);
+        Ok(out)
+    }
+
+    /// Bytes of the index file (0 in memory).
+    pub fn size(&self) -> u64 {
+        if self.file_id.is_none() {
+            return 0;
+        }
+        fs::metadata(self.dir.join(INDEX_FILE))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    }
+}
+
+enum QueryError {
+    Sql(rusqlite::Error),
+    Other(Error),
+}
+impl From<rusqlite::Error> for QueryError {
+    fn from(e: rusqlite::Error) -> Self {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) {
+            return QueryError::Other(aborted());
+        }
+        QueryError::Sql(e)
+    }
+}
+impl QueryError {
+    fn into_error(self) -> Error {
+        match self {
+            QueryError::Sql(e) => e.into(),
+            QueryError::Other(e) => e,
+        }
+    }
+}
+
+pub mod window;

@@ -1,0 +1,330 @@
+//! Tokens, folding, query parsing and snippets of the search engine.
+//!
+//! The engine gives SQLite FTS5 *pre-tokenized* text: [`index_text`] turns a message text
+//! into its folded tokens joined by spaces, and a query term is turned into a quoted FTS5
+//! string of the same tokens. Both sides go through the same code, so what matches is
+//! decided here:
+//! - a token is a run of letters and digits (`char::is_alphanumeric`), folded: lower case,
+//!   Latin diacritics removed (`é` → `e`, `ß` → `ss`, see [`super::fold_table`]), combining
+//!   marks dropped;
+//! - a CJK character (Han, kana, Hangul) is a token of its own, so a CJK query is a phrase
+//!   of single characters: found as a substring, whatever the word boundaries.
+//!
+//! User text never reaches FTS5's query syntax: [`parse_query`] keeps only tokens, and every
+//! term is written as a double-quoted string of tokens that contain no quote (`"a b"`,
+//! `"auth"*`), so `NEAR`, `OR`, `-`, `^`, `col:` and quotes are plain text or separators.
+
+use super::fold_table::FOLD;
+
+/// Longest query considered (characters); the rest is ignored.
+pub const MAX_QUERY_CHARS: usize = 4096;
+/// Most terms (words, phrases, prefixes) in one query; the rest are ignored.
+pub const MAX_TERMS: usize = 32;
+/// Most tokens in one phrase.
+pub const MAX_PHRASE_TOKENS: usize = 64;
+
+/// A CJK character: one token on its own.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK Extension A
+        | 0x4E00..=0x9FFF // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0x1100..=0x11FF // Hangul Jamo
+        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
+        | 0x20000..=0x2FFFF)
+}
+
+fn is_combining(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// Append the folded form of `c` to `out`.
+fn push_folded(c: char, out: &mut String) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    if let Ok(i) = FOLD.binary_search_by_key(&(c as u32), |&(cp, _)| cp) {
+        out.push_str(FOLD[i].1);
+        return;
+    }
+    for l in c.to_lowercase() {
+        out.push(l);
+    }
+}
+
+/// One token of a text: `[start, end)` byte range in the text and its folded form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub start: usize,
+    pub end: usize,
+    pub folded: String,
+}
+
+/// The tokens of `text`, in order (linear time).
+pub fn tokens(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut cur: Option<Token> = None;
+    for (i, c) in text.char_indices() {
+        let end = i + c.len_utf8();
+        if is_cjk(c) {
+            if let Some(t) = cur.take() {
+                out.push(t);
+            }
+            let mut folded = String::new();
+            push_folded(c, &mut folded);
+            out.push(Token {
+                start: i,
+                end,
+                folded,
+            });
+        } else if c.is_alphanumeric() {
+            let t = cur.get_or_insert_with(|| Token {
+                start: i,
+                end: i,
+                folded: String::new(),
+            });
+            push_folded(c, &mut t.folded);
+            t.end = end;
+        } else if is_combining(c) {
+            if let Some(t) = cur.as_mut() {
+                t.end = end;
+            }
+        } else if let Some(t) = cur.take() {
+            out.push(t);
+        }
+    }
+    if let Some(t) = cur.take() {
+        out.push(t);
+    }
+    out
+}
+
+/// The text handed to FTS5 for `text`: folded tokens separated by spaces.
+pub fn index_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for t in tokens(text) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&t.folded);
+    }
+    out
+}
+
+/// One term of a query: all its tokens must appear in this order, adjacent; with
+/// `prefix`, the last one as a prefix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub tokens: Vec<String>,
+    pub prefix: bool,
+}
+
+/// A parsed query: terms (all must match) and, when the query is a lone id-like word, that
+/// word lower-cased (a session id or id prefix).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Query {
+    pub terms: Vec<Term>,
+    pub id_prefix: Option<String>,
+}
+
+impl Query {
+    /// The FTS5 MATCH expression: every term a quoted string (`"a b"`, `"auth"*`), joined
+    /// by spaces (AND). `None` when there is no term.
+    pub fn fts(&self) -> Option<String> {
+        if self.terms.is_empty() {
+            return None;
+        }
+        let mut out = String::new();
+        for t in &self.terms {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push('"');
+            // Tokens hold letters and digits only: no quote to escape. Escaped anyway.
+            out.push_str(&t.tokens.join(" ").replace('"', "\"\""));
+            out.push('"');
+            if t.prefix {
+                out.push('*');
+            }
+        }
+        Some(out)
+    }
+}
+
+fn id_like(s: &str) -> bool {
+    (4..=36).contains(&s.len())
+        && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+        && s.bytes().any(|b| b.is_ascii_hexdigit())
+}
+
+/// Parse a query: `"exact phrase"` (an unclosed quote runs to the end), bare words (a word
+/// with inner punctuation such as `foo-bar` is the phrase `foo bar`), `auth*` (prefix).
+/// Everything else is text. Bounded: [`MAX_QUERY_CHARS`], [`MAX_TERMS`],
+/// [`MAX_PHRASE_TOKENS`]; linear time.
+pub fn parse_query(q: &str) -> Query {
+    let q: &str = match q.char_indices().nth(MAX_QUERY_CHARS) {
+        Some((i, _)) => &q[..i],
+        None => q,
+    };
+    let trimmed = q.trim();
+    let id_prefix = id_like(trimmed).then(|| trimmed.to_ascii_lowercase());
+    let mut terms = Vec::new();
+    let push = |text: &str, prefix: bool, terms: &mut Vec<Term>| {
+        if terms.len() >= MAX_TERMS {
+            return;
+        }
+        let toks: Vec<String> = tokens(text)
+            .into_iter()
+            .take(MAX_PHRASE_TOKENS)
+            .map(|t| t.folded)
+            .collect();
+        if toks.is_empty() {
+            return;
+        }
+        // A prefix applies to a trailing word, not to a CJK character run.
+        let prefix = prefix && !text.trim_end_matches('*').ends_with(is_cjk);
+        terms.push(Term {
+            tokens: toks,
+            prefix,
+        });
+    };
+    let mut rest = q;
+    while !rest.is_empty() {
+        let r = rest.trim_start();
+        if r.is_empty() {
+            break;
+        }
+        if let Some(body) = r.strip_prefix('"') {
+            let (phrase, after) = match body.find('"') {
+                Some(i) => (&body[..i], &body[i + 1..]),
+                None => (body, ""),
+            };
+            let prefix = after.starts_with('*');
+            push(phrase, prefix, &mut terms);
+            rest = after;
+        } else {
+            let end = r
+                .find(|c: char| c.is_whitespace() || c == '"')
+                .unwrap_or(r.len());
+            let word = &r[..end];
+            push(word, word.ends_with('*'), &mut terms);
+            rest = &r[end..];
+        }
+    }
+    Query { terms, id_prefix }
+}
+
+/// Opening and closing marks of a match in a snippet.
+pub const MARK_OPEN: &str = "«";
+pub const MARK_CLOSE: &str = "»";
+
+/// A snippet of `text` of about `width` characters around the first token that matches a
+/// term of `q`, every matching token in it marked `«…»`; ellipses where the text was cut.
+/// Line breaks and tabs become spaces. Linear in the text.
+pub fn snippet(text: &str, q: &Query, width: usize) -> String {
+    let toks = tokens(text);
+    let matches = |t: &Token| {
+        q.terms.iter().any(|term| {
+            let n = term.tokens.len();
+            term.tokens.iter().enumerate().any(|(i, w)| {
+                if term.prefix && i + 1 == n {
+                    t.folded.starts_with(w.as_str())
+                } else {
+                    t.folded == *w
+                }
+            })
+        })
+    };
+    let marked: Vec<&Token> = toks.iter().filter(|t| matches(t)).collect();
+    let first = marked.first().map(|t| t.start).unwrap_or(0);
+    // Window in characters: a third before the match.
+    let char_starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let total = char_starts.len();
+    let first_char = char_starts.partition_point(|&b| b < first);
+    let from_char = first_char.saturating_sub(width / 3);
+    let to_char = (from_char + width).min(total);
+    let from = char_starts.get(from_char).copied().unwrap_or(text.len());
+    let to = char_starts.get(to_char).copied().unwrap_or(text.len());
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut pos = from;
+    for t in marked {
+        if t.start < from || t.end > to || t.start < pos {
+            continue;
+        }
+        push_clean(&text[pos..t.start], &mut out);
+        out.push_str(MARK_OPEN);
+        push_clean(&text[t.start..t.end], &mut out);
+        out.push_str(MARK_CLOSE);
+        pos = t.end;
+    }
+    push_clean(&text[pos..to], &mut out);
+    if to < text.len() {
+        out.push('…');
+    }
+    // Adjacent marked tokens (a CJK run) as one mark.
+    out.replace(&format!("{MARK_CLOSE}{MARK_OPEN}"), "")
+}
+
+fn push_clean(s: &str, out: &mut String) {
+    for c in s.chars() {
+        if c == '\n' || c == '\r' || c == '\t' {
+            if !out.ends_with(' ') {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_and_cjk() {
+        assert_eq!(
+            index_text("Café CRÈME—naïve straße"),
+            "cafe creme naive strasse"
+        );
+        assert_eq!(index_text("修复了解析器"), "修 复 了 解 析 器");
+        assert_eq!(index_text("e\u{301}cole"), "ecole");
+    }
+
+    #[test]
+    fn queries_are_escaped() {
+        let q = parse_query(r#"auth* "exact Phrase" NEAR(a b) OR -x ^y col:z"#);
+        assert_eq!(
+            q.fts().as_deref(),
+            Some(r#""auth"* "exact phrase" "near a" "b" "or" "x" "y" "col z""#)
+        );
+        assert_eq!(parse_query("\"\"\"").fts(), None);
+        assert_eq!(parse_query("*").fts(), None);
+        assert_eq!(parse_query("解析").fts().as_deref(), Some("\"解 析\""));
+        assert_eq!(
+            parse_query("019a3B4c").id_prefix.as_deref(),
+            Some("019a3b4c")
+        );
+        let big = "a ".repeat(100_000);
+        assert_eq!(parse_query(&big).terms.len(), MAX_TERMS);
+    }
+
+    #[test]
+    fn snippets_mark_matches() {
+        let q = parse_query("parser auth*");
+        let s = snippet("The JSON Parser crashed in authentication.\nFixed.", &q, 80);
+        assert_eq!(s, "The JSON «Parser» crashed in «authentication». Fixed.");
+        let long = format!("{} needle {}", "x ".repeat(200), "y ".repeat(200));
+        let s = snippet(&long, &parse_query("needle"), 60);
+        assert!(
+            s.starts_with('…') && s.ends_with('…') && s.contains("«needle»"),
+            "{s}"
+        );
+        assert!(s.chars().count() <= 64);
+    }
+}
