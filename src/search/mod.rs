@@ -686,6 +686,9 @@ fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) 
         }
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?.saturating_add(1));
+    // From the start (a resume attempt above may have moved the position).
+    use std::io::Seek;
+    (&o.file).seek(std::io::SeekFrom::Start(0)).ok()?;
     (&o.file).take(size).read_to_end(&mut bytes).ok()?;
     let parsed = extract::parse(&bytes, 0, stable);
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);

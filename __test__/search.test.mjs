@@ -1,0 +1,318 @@
+// searchSessions / readSessionWindow (issue 25): recall against a brute-force scan, branch
+// flags and filtering, incremental updates, a concurrent writer in another process, hostile
+// index files, pathological queries.
+import { describe, it, expect } from "vitest";
+import { spawn, execFileSync } from "node:child_process";
+import { chmodSync, chownSync, lstatSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { nat, root, tmp } from "./helpers.mjs";
+
+const { SessionManager, searchSessions, readSessionWindow } = nat;
+const INDEX = ".pi-session-search.sqlite";
+
+const user = (t) => ({ role: "user", content: t, timestamp: Date.now() });
+const asst = (t, tool) => ({
+  role: "assistant",
+  content: [{ type: "text", text: t }, ...(tool ? [{ type: "toolCall", id: "c1", name: tool, arguments: {} }] : [])],
+  timestamp: Date.now(),
+});
+
+const WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split(" ");
+const filler = (i, n = 12) => Array.from({ length: n }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(" ");
+
+/**
+ * A store of `n` sessions in `dir/--proj-k--/`. Session i plants fact i: the word
+ * `zq<i>fact`, the phrase `purple <i> walrus`, the prefix word `authx<i>ology`. Every third
+ * session plants it on an abandoned branch. Returns the facts with where they were planted.
+ */
+function makeStore(dir, n) {
+  const facts = [];
+  for (let i = 0; i < n; i++) {
+    const sub = join(dir, `--proj-${i % 3}--`);
+    const sm = SessionManager.create(`/proj/${i % 3}`, sub);
+    const u = sm.appendMessage(user(`session ${i}: ${filler(i)}`));
+    sm.appendMessage(asst(filler(i + 1), "bash"));
+    const abandoned = i % 3 === 0;
+    const text = `note ${filler(i, 4)} zq${i}fact then purple ${i} walrus and Authx${i}ology done`;
+    const planted = abandoned ? sm.appendMessage(asst(text, "read")) : null;
+    if (abandoned) sm.branch(u);
+    const id = abandoned ? planted : sm.appendMessage(asst(text, "read"));
+    sm.appendMessage(user(`follow up ${filler(i + 2)}`));
+    facts.push({ i, path: sm.getSessionFile(), sessionId: sm.getSessionId(), entryId: id, active: !abandoned });
+  }
+  return facts;
+}
+
+/** Brute force: (path, entryId) of every entry whose text contains `needle` (case-insensitive). */
+function scan(dir, needle) {
+  const out = [];
+  for (const d of readdirSync(dir)) {
+    const sub = join(dir, d);
+    if (!statSync(sub).isDirectory()) continue;
+    for (const f of readdirSync(sub).filter((x) => x.endsWith(".jsonl"))) {
+      const path = join(sub, f);
+      for (const line of readFileSync(path, "utf8").split("\n")) {
+        if (!line.trim()) continue;
+        const e = JSON.parse(line);
+        const c = e.message?.content;
+        const t = typeof c === "string" ? c : Array.isArray(c) ? c.filter((b) => b.type === "text").map((b) => b.text).join("\n") : "";
+        if (t.toLowerCase().includes(needle.toLowerCase())) out.push(`${path}#${e.id}`);
+      }
+    }
+  }
+  return out.sort();
+}
+
+const key = (h) => `${h.sessionPath}#${h.entryId}`;
+
+describe("searchSessions", () => {
+  const dir = tmp("psn-search-");
+  const facts = makeStore(dir, 30);
+
+  it("finds every planted fact by word, phrase and prefix, with the right branch flag, like a scan", async () => {
+    for (const f of facts) {
+      const want = scan(dir, `zq${f.i}fact`);
+      expect(want).toEqual([`${f.path}#${f.entryId}`]);
+      for (const q of [`zq${f.i}fact`, `"purple ${f.i} walrus"`, `authx${f.i}olo*`, `AUTHX${f.i}OLOGY zq${f.i}fact`]) {
+        const hits = await searchSessions(q, { sessionDir: dir, branch: "all" });
+        expect(hits.map(key), q).toEqual(want);
+        expect(hits[0].onActiveBranch, q).toBe(f.active);
+        expect(hits[0].sessionId).toBe(f.sessionId);
+        expect(hits[0].role).toBe("assistant");
+        expect(hits[0].snippet).toMatch(/«/);
+      }
+    }
+    // A common word: as many hits as the scan finds entries (within the limit).
+    const all = await searchSessions("walrus", { sessionDir: dir, branch: "all", limit: 1000 });
+    expect(all.map(key).sort()).toEqual(scan(dir, "walrus"));
+  });
+
+  it("filters abandoned branches by default", async () => {
+    for (const f of facts) {
+      const hits = await searchSessions(`zq${f.i}fact`, { sessionDir: dir });
+      expect(hits.length).toBe(f.active ? 1 : 0);
+    }
+    const walrus = await searchSessions("walrus", { sessionDir: dir, limit: 1000 });
+    expect(walrus.length).toBe(facts.filter((f) => f.active).length);
+    expect(walrus.every((h) => h.onActiveBranch)).toBe(true);
+  });
+
+  it("filters by cwd, role, tool, time, and pages with limit/offset", async () => {
+    const byCwd = await searchSessions("walrus", { sessionDir: dir, cwd: "/proj/1", branch: "all", limit: 1000 });
+    expect(byCwd.length).toBe(10);
+    expect(byCwd.every((h) => h.cwd === "/proj/1")).toBe(true);
+    expect(await searchSessions("walrus", { sessionDir: dir, roles: ["user"] })).toEqual([]);
+    expect((await searchSessions("walrus", { sessionDir: dir, tools: ["read"], branch: "all", limit: 1000 })).length).toBe(30);
+    expect(await searchSessions("walrus", { sessionDir: dir, tools: ["bash"] })).toEqual([]);
+    expect(await searchSessions("walrus", { sessionDir: dir, since: Date.now() + 60_000 })).toEqual([]);
+    expect((await searchSessions("walrus", { sessionDir: dir, until: new Date(Date.now() + 60_000) })).length).toBe(20);
+    const page1 = await searchSessions("walrus", { sessionDir: dir, limit: 5 });
+    const page2 = await searchSessions("walrus", { sessionDir: dir, limit: 5, offset: 5 });
+    expect(page1.length).toBe(5);
+    expect(page2.length).toBe(5);
+    expect(new Set([...page1, ...page2].map(key)).size).toBe(10);
+    const one = await searchSessions("walrus", { sessionDir: dir, limit: 100, perSession: 1, branch: "all" });
+    expect(new Set(one.map((h) => h.sessionPath)).size).toBe(one.length);
+  });
+
+  it("finds a session by id or id prefix", async () => {
+    const f = facts[4];
+    const hits = await searchSessions(f.sessionId.slice(0, 13), { sessionDir: dir });
+    expect(hits[0].sessionPath).toBe(f.path);
+    expect(hits[0].match).toBe("sessionId");
+  });
+
+  it("is accent- and case-insensitive for Latin text and finds CJK by substring", async () => {
+    const d = tmp("psn-search-i18n-");
+    const sm = SessionManager.create("/x", d);
+    sm.appendMessage(user("Le CAFÉ de la Straße: 修复了解析器的错误"));
+    expect((await searchSessions("cafe strasse", { sessionDir: d })).length).toBe(1);
+    expect((await searchSessions("Café", { sessionDir: d })).length).toBe(1);
+    expect((await searchSessions("解析器", { sessionDir: d })).length).toBe(1);
+    expect((await searchSessions("析器的", { sessionDir: d })).length).toBe(1);
+    expect((await searchSessions("解器", { sessionDir: d })).length).toBe(0);
+  });
+
+  it("sees an appended turn at the next query (incremental), and a rewritten file", async () => {
+    const d = tmp("psn-search-inc-");
+    const sm = SessionManager.create("/x", d);
+    sm.appendMessage(user("first turn"));
+    expect(await searchSessions("secondturnword", { sessionDir: d })).toEqual([]);
+    sm.appendMessage(asst("the secondturnword arrives"));
+    expect((await searchSessions("secondturnword", { sessionDir: d })).length).toBe(1);
+    // Branch from the first entry: the old turn leaves the active branch.
+    const first = sm.getEntries()[0].id;
+    sm.branch(first);
+    sm.appendMessage(asst("a thirdturnword elsewhere"));
+    expect(await searchSessions("secondturnword", { sessionDir: d })).toEqual([]);
+    expect((await searchSessions("secondturnword", { sessionDir: d, branch: "all" }))[0].onActiveBranch).toBe(false);
+    expect((await searchSessions("thirdturnword", { sessionDir: d }))[0].onActiveBranch).toBe(true);
+    // Rewritten in place (shorter): old text gone.
+    const file = sm.getSessionFile();
+    const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+    writeFileSync(file, `${lines[0]}\n${lines[1]}\n`);
+    expect(await searchSessions("thirdturnword", { sessionDir: d, branch: "all" })).toEqual([]);
+    expect((await searchSessions("first", { sessionDir: d })).length).toBe(1);
+    // Removed: no hit.
+    rmSync(file);
+    expect(await searchSessions("first", { sessionDir: d })).toEqual([]);
+  });
+
+  it("has no stale hit while another process appends", async () => {
+    const d = tmp("psn-search-conc-");
+    const sm = SessionManager.create("/x", d);
+    sm.appendMessage(user("writer start"));
+    const file = sm.getSessionFile();
+    const script = `
+      const { SessionManager } = require(${JSON.stringify(join(root, "index.js"))});
+      const sm = SessionManager.open(${JSON.stringify(file)});
+      let i = 0;
+      const tick = () => {
+        sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "conc" + i + "word" }], timestamp: Date.now() });
+        process.stdout.write(i + "\\n");
+        if (++i < 15) setTimeout(tick, 20); else process.exit(0);
+      };
+      tick();`;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const acked = [];
+    let buf = "";
+    child.stdout.on("data", (c) => {
+      buf += c;
+      const parts = buf.split("\n");
+      buf = parts.pop();
+      acked.push(...parts.map(Number));
+    });
+    const done = new Promise((r) => child.on("exit", r));
+    let running = true;
+    done.then(() => (running = false));
+    const checked = new Set();
+    while (running || checked.size < acked.length) {
+      // Background noise: a query that races with the writer must not fail.
+      await searchSessions("conc*", { sessionDir: d, limit: 50 });
+      for (const i of acked.slice()) {
+        if (checked.has(i)) continue;
+        // Acknowledged: the query after this one (at the latest) must see it.
+        await searchSessions("writer", { sessionDir: d });
+        const hits = await searchSessions(`conc${i}word`, { sessionDir: d });
+        expect(hits.length, `conc${i}word`).toBe(1);
+        checked.add(i);
+      }
+    }
+    expect(await done).toBe(0);
+    expect(checked.size).toBe(15);
+  });
+
+  it("rebuilds hostile index files and never follows them", async () => {
+    const d = tmp("psn-search-hostile-");
+    const sm = SessionManager.create("/x", d);
+    sm.appendMessage(user("hostile needleword"));
+    const ix = join(d, INDEX);
+    const check = async () => {
+      const hits = await searchSessions("needleword", { sessionDir: d });
+      expect(hits.length).toBe(1);
+      const st = lstatSync(ix);
+      expect(st.isFile()).toBe(true);
+      expect(st.mode & 0o777).toBe(0o600);
+      expect(st.uid).toBe(process.getuid());
+    };
+    await check();
+    // FIFO
+    rmSync(ix);
+    execFileSync("mkfifo", [ix]);
+    await check();
+    // symlink to /dev/zero, and to a file of ours that must stay untouched
+    rmSync(ix);
+    symlinkSync("/dev/zero", ix);
+    await check();
+    const victim = join(d, "victim.txt");
+    writeFileSync(victim, "keep");
+    rmSync(ix);
+    symlinkSync(victim, ix);
+    await check();
+    expect(readFileSync(victim, "utf8")).toBe("keep");
+    // garbage
+    rmSync(ix);
+    writeFileSync(ix, Buffer.alloc(100_000, 0x41), { mode: 0o600 });
+    await check();
+    // a valid SQLite file of someone else's schema
+    rmSync(ix);
+    writeFileSync(ix, Buffer.concat([Buffer.from("SQLite format 3\0"), Buffer.alloc(8192, 7)]), { mode: 0o600 });
+    await check();
+    // wrong owner, then readable by others
+    if (process.getuid() === 0) {
+      chownSync(ix, 1234, 1234);
+      await check();
+    }
+    chmodSync(ix, 0o644);
+    await check();
+    // a directory
+    rmSync(ix, { force: true });
+    mkdirSync(ix);
+    const hits = await searchSessions("needleword", { sessionDir: d });
+    expect(hits.length).toBe(1); // in memory: the directory is left alone
+    rmSync(ix, { recursive: true });
+    await check();
+  });
+
+  it("takes pathological queries as text, in bounded time", async () => {
+    const qs = [
+      "x".repeat(100_000),
+      "zq1fact ".repeat(20_000),
+      '"'.repeat(1000),
+      "*",
+      "**",
+      "-",
+      "^",
+      "NEAR(zq1fact walrus, 2)",
+      "zq1fact OR zq2fact",
+      "zq1fact NOT walrus",
+      "body:zq1fact",
+      "fts:zq1fact",
+      "{body}: zq1fact",
+      "zq1fact -walrus",
+      "^zq1fact",
+      "(",
+      "\u0000\u0001",
+      "\ud800",
+      "a".repeat(5000) + "*",
+    ];
+    for (const q of qs) {
+      const t0 = Date.now();
+      const hits = await searchSessions(q, { sessionDir: dir, branch: "all" });
+      expect(Array.isArray(hits)).toBe(true);
+      expect(Date.now() - t0, q.slice(0, 40)).toBeLessThan(5000);
+    }
+    // Operators are words: "OR" must be in the text, so this finds nothing.
+    expect(await searchSessions("zq1fact OR zq2fact", { sessionDir: dir, branch: "all" })).toEqual([]);
+    // "-walrus" is the word walrus.
+    expect((await searchSessions("zq1fact -walrus", { sessionDir: dir, branch: "all" })).length).toBe(1);
+    expect((await searchSessions("body:zq1fact", { sessionDir: dir, branch: "all" })).length).toBe(0);
+    expect((await searchSessions("NEAR(zq1fact walrus, 2)", { sessionDir: dir, branch: "all" })).length).toBe(0);
+  });
+
+  it("honours an AbortSignal", async () => {
+    const ac = new AbortController();
+    ac.abort();
+    await expect(searchSessions("walrus", { sessionDir: dir, signal: ac.signal })).rejects.toThrow();
+  });
+});
+
+describe("readSessionWindow", () => {
+  it("returns the entries around a hit on its own branch, bounded", async () => {
+    const d = tmp("psn-window-");
+    const sm = SessionManager.create("/x", d);
+    const ids = [sm.appendMessage(user("one")), sm.appendMessage(asst("two")), sm.appendMessage(user("three"))];
+    const abandoned = sm.appendMessage(asst("four on the old branch"));
+    sm.appendMessage(user("five on the old branch"));
+    sm.branch(ids[2]);
+    sm.appendMessage(asst("four-b active " + "y".repeat(5000)));
+    const w = await readSessionWindow(sm.getSessionFile(), abandoned, { before: 2, after: 5 });
+    expect(w.map((e) => e.text)).toEqual(["two", "three", "four on the old branch", "five on the old branch"]);
+    expect(w.find((e) => e.hit).id).toBe(abandoned);
+    const a = await readSessionWindow(sm.getSessionFile(), ids[1], { before: 1, after: 2, maxEntryChars: 100 });
+    expect(a.map((e) => e.text.slice(0, 13))).toEqual(["one", "two", "three", "four-b active"]);
+    expect(a[3].truncated).toBe(true);
+    expect(a[3].text.length).toBe(100);
+    expect(await readSessionWindow(sm.getSessionFile(), "nope")).toEqual([]);
+  });
+});
