@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
-import { CliError, contentText, errLine, listSessions, makeOut, parse, parseIntOption, progress, readRegularFile, shortenHome } from "./util.mjs";
+import { CliError, contentText, errLine, listSessions, makeOut, parse, parseIntOption, paths, pkg, progress, readRegularFile, sanitize, shortenHome } from "./util.mjs";
 
 const native = createRequire(import.meta.url)("../native.js");
 
 export const help = `Usage: pi-session search TEXT [DIR] [--all] [--cwd PATH] [--regex] [-i|--ignore-case] [--json] [--limit N]
+       pi-session search QUERY [DIR] --ranked [--all] [--cwd PATH] [--all-branches] [--role R]...
+                         [--tool NAME]... [--since DATE] [--until DATE] [--offset N] [--limit N] [--json]
 
 Full-text search over the message text of sessions (user and assistant text, tool
 results, custom messages, compaction and branch summaries), printing each matching line
@@ -22,6 +24,14 @@ with its session and entry.
 
 Literal searches are scanned in Rust, in parallel over files; --regex uses JavaScript's
 RegExp (flags g, u, and i when case-insensitive). PI_SESSION_SEARCH_ENGINE=js forces JS.
+
+Ranked mode (--ranked, implied by --all-branches, --role, --tool, --since, --until,
+--offset): the search index (searchSessions of the package; SQLite FTS5 index
+DIR/.pi-session-search.sqlite, default DIR pi's sessions root). QUERY: words (all must
+match), "exact phrases", prefixes (auth*), a session id or id prefix; case- and
+accent-insensitive, CJK by substring. Best hits first, one per entry, active branch only
+unless --all-branches. --json: [{sessionPath, sessionId, cwd, entryId, role, timestamp,
+snippet, score, onActiveBranch, match}] (snippet: matches marked «…»).
 
 Exit: 0 matches found, 1 no match, 2 usage or read error.`;
 
@@ -116,12 +126,24 @@ export async function run(argv) {
     "ignore-case": { type: "boolean", short: "i" },
     json: { type: "boolean" },
     limit: { type: "string", short: "n" },
+    ranked: { type: "boolean" },
+    "all-branches": { type: "boolean" },
+    role: { type: "string", multiple: true },
+    tool: { type: "string", multiple: true },
+    since: { type: "string" },
+    until: { type: "string" },
+    offset: { type: "string" },
   });
   const out = makeOut();
   if (values.help) return out.line(help), 0;
   if (positionals.length < 1 || positionals.length > 2) throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
   const [query, dir] = positionals;
   if (!query) throw new CliError("search: empty TEXT");
+  const ranked = values.ranked || values["all-branches"] || values.role || values.tool || values.since || values.until || values.offset;
+  if (ranked) {
+    if (values.regex) throw new CliError("search: --regex is a scan; it does not combine with ranked options");
+    return runRanked(query, dir, values, out);
+  }
   const icase = values["ignore-case"] || (!values.regex && query === query.toLowerCase());
   let re;
   if (values.regex) {
@@ -168,5 +190,42 @@ export async function run(argv) {
     out.line(`  ${out.dim(`${h.entryId ?? "-"}`)} ${out.cyan(h.role.padEnd(9))} ${h.line > 1 ? out.dim(`${h.line}: `) : ""}${shown}`);
   }
   if (!hits.length) errLine(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}`);
+  return hits.length ? 0 : 1;
+}
+
+const date = (v, name) => {
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  if (!Number.isFinite(t)) throw new CliError(`search: --${name}: not a date: ${v}`);
+  return t;
+};
+
+/** Ranked mode: the package's searchSessions (one engine for the API, the CLI and the pi package). */
+async function runRanked(query, dir, values, out) {
+  const sessionDir = dir === undefined ? paths.getSessionsDir() : paths.resolvePath(dir);
+  const cwd = values.all ? undefined : paths.resolvePath(values.cwd ?? process.cwd());
+  const hits = await pkg.searchSessions(query, {
+    sessionDir,
+    cwd: values.all || (dir !== undefined && values.cwd === undefined) ? undefined : cwd,
+    roles: values.role,
+    tools: values.tool,
+    since: date(values.since, "since"),
+    until: date(values.until, "until"),
+    branch: values["all-branches"] ? "all" : "active",
+    limit: parseIntOption(values.limit, "limit") ?? 20,
+    offset: parseIntOption(values.offset, "offset") ?? 0,
+  });
+  if (values.json) {
+    out.json(hits);
+    return hits.length ? 0 : 1;
+  }
+  for (const h of hits) {
+    const where = `${sanitize(h.sessionId ?? "?")}  ${out.dim(sanitize(shortenHome(h.sessionPath)))}`;
+    const flag = h.onActiveBranch ? "" : out.dim(" [abandoned branch]");
+    out.line(`${where}  ${out.dim(sanitize(h.timestamp ?? ""))}${flag}`);
+    const snip = sanitize(h.snippet).replace(/«([^»]*)»/g, (_, m) => out.red(out.bold(m)));
+    out.line(`  ${out.dim(sanitize(h.entryId ?? "-"))} ${out.cyan(sanitize(h.role).padEnd(9))} ${snip}`);
+  }
+  if (!hits.length) errLine(`no match for ${JSON.stringify(query)}`);
   return hits.length ? 0 : 1;
 }
