@@ -103,6 +103,16 @@ if (flag("--child")) {
 		const ms = performance.now() - t0;
 		out = { ms, n: ctx.messages.length, baseMB, peakMB: vmHWM() };
 		globalThis.__keep = [sm, ctx];
+	} else if (spec.op === "openContextBranch") {
+		// What pi does at start-up (issue 23): open, the context twice, the branch six times.
+		const t0 = performance.now();
+		const sm = SM.open(spec.file);
+		const ctx = [sm.buildSessionContext(), sm.buildSessionContext()];
+		let branch;
+		for (let i = 0; i < 6; i++) branch = sm.getBranch();
+		const ms = performance.now() - t0;
+		out = { ms, n: branch.length, baseMB, peakMB: vmHWM() };
+		globalThis.__keep = [sm, ctx, branch];
 	}
 	process.stdout.write(`${JSON.stringify(out)}\n`);
 	process.exit(0);
@@ -366,6 +376,8 @@ const rss = [];
 const rssJobs = [];
 if (only.length === 0 || only.some((s) => "peak rss".includes(s.toLowerCase())))
 	rssJobs.push({ name: `peak RSS: open + buildSessionContext() ${SL}`, file: file(S), runs: quick ? 1 : 3 });
+if (only.length === 0 || only.some((s) => "peak rss getbranch".includes(s.toLowerCase())))
+	rssJobs.push({ name: `peak RSS: open + buildSessionContext() x2 + getBranch() x6 ${SL}`, op: "openContextBranch", file: file(S), runs: quick ? 1 : 3 });
 if (big && (only.length === 0 || only.some((s) => "1 gb big".includes(s.toLowerCase()))))
 	rssJobs.push({ name: "open + buildSessionContext() 1 GB (child process)", file: file("1gb"), runs: 1, timed: true });
 if (withStore && (only.length === 0 || only.some((s) => "peak rss listall".includes(s.toLowerCase()))))

@@ -1,15 +1,18 @@
 //! Entry texts for JS in bulk: many entries' JSON texts laid out in one ASCII buffer, with
-//! the position of each text in it, so the binding makes one JS string per batch and JS takes
-//! each entry with `text.slice(start, end)` + `JSON.parse` (the reference's own pattern: one
-//! file string, split into lines, parsed line by line).
+//! the position of each text in it, so the binding makes one JS string per piece of a batch
+//! ([`piece`]) and JS takes each entry with `text.slice(start, end)` + `JSON.parse` (the
+//! reference's own pattern: one file string, split into lines, parsed line by line).
 //!
 //! Why this shape (measured on the 100 MB bench session, see BENCHMARKS.md):
 //! - one JS string per entry through N-API costs a call and a copy each; one array text parsed
 //!   with a single `JSON.parse` is ~25% slower in V8 than parsing line by line;
 //! - the buffer is pure ASCII: characters outside ASCII (which valid JSON only has inside
 //!   string literals) are written as `\uXXXX` escapes, which `JSON.parse` turns back into the
-//!   same characters. An ASCII buffer is handed to V8 as an external one-byte string (no
-//!   copy, no UTF-8 decoding) and V8 parses one-byte text on its fast path;
+//!   same characters. ASCII becomes a one-byte V8 string without UTF-8 decoding, and V8
+//!   parses one-byte text on its fast path;
+//! - pieces are small (~64 KB) copies in the V8 heap, not external strings: V8 puts external
+//!   strings in old space, where dead ones waited for a full GC (~65 MB of them at the peak
+//!   of a 100 MB materialization, issue 23), while a small copy dies young;
 //! - entries that lie next to each other in the same source (the shared file buffer, or the
 //!   file itself for file-backed sessions) are copied or read as one span, gaps (newlines)
 //!   included: a full materialization of a file-backed session is a few large reads.
