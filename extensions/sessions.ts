@@ -1,23 +1,29 @@
 // pi extension of pi-session-native (the package's `pi` manifest names this file):
 //
-//   /sessions <text>   literal, case-insensitive search of the message text of every session
-//                      (all projects), pick one, switch to it
+//   /sessions <text>   search of the message text of every session (all projects), pick one,
+//                      switch to it
 //   search_sessions    a tool the model can call: the same search over the past sessions of
 //                      the current project, bounded output (paths, session ids, entry ids,
 //                      snippets)
 //
 // Listing goes through this package's native SessionManager.list/listAll (worker threads and
-// the sidecar index), the text search through the `pi-session` CLI's Rust search (parallel
-// over files). pi loads this file through jiti; "pi-session-native" resolves to the package
-// itself (self-reference through its `exports`), whether installed or in a clone.
+// the sidecar index), the text search through the package's search engine (`searchSessions`:
+// the SQLite FTS5 index shared with the `pi-session search` CLI and the JS API; words,
+// "phrases", prefix*, case- and accent-insensitive, active branch), or a literal scan for a
+// query without a word (`=>`, `!!`). pi loads this file through jiti; "pi-session-native"
+// resolves to the package itself (self-reference through its `exports`), whether installed or
+// in a clone.
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { SessionManager } from "pi-session-native";
 import {
 	TOOL_LIMITS,
 	clean,
 	formatToolResult,
+	indexable,
 	oneLine,
+	searchDirs,
 	searchSessionFiles,
+	searchSessionsIndexed,
 	sessionTitle,
 	shortDate,
 	snippet,
@@ -72,7 +78,26 @@ async function projectSessions(ctx: ExtensionContext): Promise<Info[]> {
 	return infos.filter((s) => !s.cwd || s.cwd === ctx.cwd);
 }
 
-function commandReport(matches: ReturnType<typeof searchSessionFiles>, infos: Info[], query: string): string {
+type Matches = Awaited<ReturnType<typeof searchSessionsIndexed<Info>>>;
+
+/**
+ * Search `infos` (newest first) for `query`: through the engine over pi's sessions root, and
+ * over pi's session dir for this run when it lies elsewhere (`--session-dir`); a query
+ * without a word to index by the literal scan.
+ */
+async function searchInfos(
+	ctx: ExtensionContext,
+	infos: Info[],
+	query: string,
+	opts: { perSession: number; maxSessions: number; cwd?: string; signal?: AbortSignal },
+): Promise<Matches> {
+	if (!indexable(query)) return searchSessionFiles(infos, query, opts);
+	const sessionDirs = searchDirs(currentSessionDir(ctx));
+	const current = currentSessionFile(ctx);
+	return searchSessionsIndexed(infos, query, { ...opts, sessionDirs, exclude: current ? [current] : undefined });
+}
+
+function commandReport(matches: Matches, infos: Info[], query: string): string {
 	const lines = [`sessions matching "${oneLine(query, 80)}": ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}`];
 	for (const s of matches.sessions) {
 		const info = s.file as Info;
@@ -90,7 +115,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 			let query = (args ?? "").trim();
 			if (!query && ctx.hasUI) query = ((await ctx.ui.input("Search sessions for:", "text")) ?? "").trim();
 			if (!query) {
-				const msg = "usage: /sessions <text> (literal, case-insensitive search of every session's messages)";
+				const msg = 'usage: /sessions <words> (all words, "phrases", prefix*; case-insensitive search of every session\'s messages)';
 				if (ctx.hasUI) ctx.ui.notify(msg, "warning");
 				else process.stderr.write(`${msg}\n`);
 				return;
@@ -98,7 +123,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 			const current = currentSessionFile(ctx);
 			const infos = (await allSessions(ctx)).filter((s) => s.path !== current);
 			// One line per session in the dialog; up to three in the plain report.
-			const matches = searchSessionFiles(infos, query, { perSession: ctx.hasUI ? 1 : 3, maxSessions: COMMAND_MAX_SESSIONS });
+			const matches = await searchInfos(ctx, infos, query, { perSession: ctx.hasUI ? 1 : 3, maxSessions: COMMAND_MAX_SESSIONS });
 
 			if (!ctx.hasUI) {
 				// print / json mode: no dialog to pick from; report what was found on stderr (pi
@@ -136,10 +161,11 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 		name: "search_sessions",
 		label: "Search sessions",
 		description:
-			"Search the message text of past pi sessions of the current project (literal text, case-insensitive; " +
-			"user, assistant and tool-result text, summaries). Returns per matching session its id and file path, and per " +
-			`matching line the entry id, role and a snippet of at most ${TOOL_LIMITS.snippetChars} characters. Newest sessions first; ` +
-			`at most \`limit\` matching lines (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits}), ` +
+			"Search the message text of past pi sessions of the current project (all words must match; \"exact phrases\", " +
+			"prefix* and a session id work too; case- and accent-insensitive; user, assistant and tool-result text, summaries; " +
+			"the current branch of each session). Returns per matching session its id and file path, and per " +
+			`matching entry the entry id, role and a snippet of at most ${TOOL_LIMITS.snippetChars} characters. Newest sessions first, ` +
+			`best matches first within a session; at most \`limit\` matching entries (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits}), ` +
 			`${TOOL_LIMITS.perSession} per session, ${TOOL_LIMITS.totalChars} characters in all. The current session is not searched.`,
 		promptSnippet: "Search the text of this project's past pi sessions",
 		promptGuidelines: [
@@ -149,7 +175,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 		parameters: {
 			type: "object",
 			properties: {
-				query: { type: "string", description: "Literal text to find (case-insensitive)", minLength: 1 },
+				query: { type: "string", description: 'Words to find (all must match), "exact phrases", prefix*', minLength: 1 },
 				limit: {
 					type: "integer",
 					description: `Maximum matching lines to return (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits})`,
@@ -158,7 +184,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 			},
 			required: ["query"],
 		} as any,
-		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
 			const args = params as { query?: unknown; limit?: unknown };
 			const query = String(args.query ?? "");
 			if (!query.trim()) throw new Error("query must not be empty");
@@ -166,8 +192,9 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 			const current = currentSessionFile(ctx);
 			const infos = (await projectSessions(ctx)).filter((s) => s.path !== current);
 			// One more session than can be shown, so the output can say that more exist.
-			const result = searchSessionFiles(infos, query, { perSession: TOOL_LIMITS.perSession, maxSessions: limit + 1 });
-			const { text, details } = formatToolResult({ query, cwd: ctx.cwd, result, total: infos.length, limit });
+			const result = await searchInfos(ctx, infos, query, { perSession: TOOL_LIMITS.perSession, maxSessions: limit + 1, cwd: ctx.cwd, signal });
+			const mode = indexable(query) ? "words" : "literal";
+			const { text, details } = formatToolResult({ query, cwd: ctx.cwd, result, total: infos.length, limit, mode });
 			return { content: [{ type: "text", text }], details };
 		},
 	});

@@ -5,7 +5,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { searchFiles } from "../../lib/cli/search.mjs";
-import { TOOL_LIMITS, clean, formatToolResult, searchSessionFiles, snippet } from "../../extensions/lib/session-search.mjs";
+import {
+	TOOL_LIMITS,
+	clean,
+	engineHit,
+	formatToolResult,
+	indexable,
+	searchDirs,
+	searchSessionFiles,
+	searchSessionsIndexed,
+	sessionsRoot,
+	snippet,
+} from "../../extensions/lib/session-search.mjs";
 import { SessionManager } from "./helpers.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "pi-ext-search-"));
@@ -57,6 +68,61 @@ describe("searchSessionFiles", () => {
 		expect(text.length).toBeLessThanOrEqual(TOOL_LIMITS.totalChars);
 		expect(details.truncated).toBe(true);
 		expect(text).toMatch(/\[Output limited to 50 matching lines/);
+	});
+});
+
+describe("searchSessionsIndexed (the search engine)", () => {
+	const files = store();
+	const dir = join(root, "s");
+	const other = SessionManager.create("/elsewhere", dir);
+	other.appendMessage({ role: "user", content: "the needle elsewhere", timestamp: 1 });
+	const colored = SessionManager.create("/proj", dir);
+	colored.appendMessage({ role: "user", content: "run the tests", timestamp: 1 });
+	colored.appendMessage({ role: "toolResult", toolCallId: "t1", toolName: "bash", content: [{ type: "text", text: "FAIL \u001b[31mNeedle\u001b[0m \u001b]0;pwned\u0007 x" }], isError: false, timestamp: 2 });
+	const all = [...files, { path: colored.getSessionFile(), id: colored.getSessionId(), n: 1 }, { path: other.getSessionFile(), id: other.getSessionId(), n: 1 }];
+
+	it("reports the matching sessions in the order given, the best hits of each, the rest as `more`", async () => {
+		const got = await searchSessionsIndexed(all, "needle", { perSession: 3, maxSessions: 1000, sessionDirs: [dir] });
+		expect(got.complete).toBe(true);
+		expect(got.sessions.map((s) => s.file.path)).toEqual(all.filter((f) => f.n > 0).map((f) => f.path));
+		for (const s of got.sessions) {
+			expect(s.hits.length).toBe(Math.min(3, s.file.n));
+			expect(s.more).toBe(s.file.n > 3);
+			for (const h of s.hits) {
+				expect(h.text).not.toMatch(/[«»]/);
+				const [a, b] = h.matches[0];
+				expect(h.text.slice(a, b).toLowerCase()).toBe("needle");
+			}
+		}
+		// A coloured word of a tool's output is found; what is shown is sanitised.
+		const c = got.sessions.find((s) => s.file.path === colored.getSessionFile());
+		expect(c.hits[0].role).toBe("toolResult");
+		expect(snippet(c.hits[0], 100)).toBe("FAIL Needle x");
+	});
+
+	it("filters by cwd, leaves out excluded files, stops after maxSessions", async () => {
+		const got = await searchSessionsIndexed(all, "needle", { perSession: 1, maxSessions: 1000, sessionDirs: [dir], cwd: "/elsewhere" });
+		expect(got.sessions.map((s) => s.file.path)).toEqual([other.getSessionFile()]);
+		const ex = await searchSessionsIndexed(all, "needle", { perSession: 1, maxSessions: 1000, sessionDirs: [dir], exclude: [other.getSessionFile()] });
+		expect(ex.sessions.map((s) => s.file.path)).not.toContain(other.getSessionFile());
+		const few = await searchSessionsIndexed(all, "needle", { perSession: 1, maxSessions: 5, sessionDirs: [dir] });
+		expect(few.sessions).toHaveLength(5);
+		expect(few.complete).toBe(false);
+		// Only the files given are reported.
+		const some = await searchSessionsIndexed(all.slice(0, 10), "needle", { perSession: 1, sessionDirs: [dir] });
+		expect(some.sessions.every((s) => all.slice(0, 10).includes(s.file))).toBe(true);
+	});
+
+	it("turns engine marks into match offsets; a query without a word goes to the literal scan", () => {
+		const h = engineHit({ sessionPath: "/p", sessionId: "i", entryId: "e", role: "user", snippet: "…a «Foo» and «bar» «not a mark»", score: 1 });
+		expect(h.text).toBe("…a Foo and bar «not a mark»");
+		expect(h.matches).toEqual([[3, 6], [11, 14]]);
+		expect(indexable("=> !!")).toBe(false);
+		expect(indexable("naïve")).toBe(true);
+		expect(indexable("修复")).toBe(true);
+		expect(searchDirs(undefined)).toEqual([sessionsRoot()]);
+		expect(searchDirs(join(sessionsRoot(), "--proj--"))).toEqual([sessionsRoot()]);
+		expect(searchDirs("/somewhere/else")).toEqual([sessionsRoot(), "/somewhere/else"]);
 	});
 });
 

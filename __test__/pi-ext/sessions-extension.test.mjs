@@ -114,7 +114,10 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
 			.filter((p) => p.endsWith(".jsonl") && ![long.path, many.path, newest.path].includes(p));
 		expect(current).toHaveLength(1);
 		expect(needle).not.toContain(current[0]);
-		expect(needle).toMatch(/Search of past sessions of .* for "NEEDLE" \(literal, case-insensitive\): 2\+? matching sessions? of 3 searched\./);
+		// One index, the engine's, at pi's sessions root; none of its own for the project.
+		expect(existsSync(join(sb.agentDir, "sessions", ".pi-session-search.sqlite"))).toBe(true);
+		expect(existsSync(join(sessionDirOf(sb.agentDir, sb.project), ".pi-session-search.sqlite"))).toBe(false);
+		expect(needle).toMatch(/Search of past sessions of .* for "NEEDLE" \(all words; "phrases", prefix\*, case-insensitive\): 2\+? matching sessions? of 3 searched\./);
 
 		// A 6,000-character line gives a snippet of at most 200 characters around the match.
 		const zebraHit = zebra.split("\n").find((l) => l.startsWith("  - entry "));

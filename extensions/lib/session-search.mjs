@@ -1,10 +1,111 @@
-// Helpers of the pi extension in ../sessions.ts: a literal, case-insensitive search over the
-// message text of session files (Rust, in parallel over files: `searchFiles` of the
-// `pi-session` CLI), grouped per session with a cap per session, and the sanitising and
-// formatting of what is shown to the user and to the model.
+// Helpers of the pi extension in ../sessions.ts: the search of session text through the
+// package's search engine (`searchSessions`: SQLite FTS5 index, active branch), grouped per
+// session in the order of the listing with a cap per session; a literal, case-insensitive
+// scan (`searchFiles` of the `pi-session` CLI) for queries without a word to index; and the
+// sanitising and formatting of what is shown to the user and to the model.
 //
 // Not an extension itself (pi loads only the files the package manifest names).
 import { searchFiles } from "../../lib/cli/search.mjs";
+import { createRequire } from "node:module";
+import { sep } from "node:path";
+import { searchSessions } from "../../index.mjs";
+
+const paths = createRequire(import.meta.url)("../../lib/paths.js");
+
+/** pi's sessions root (`<agentDir>/sessions`): the engine's default directory and index. */
+export function sessionsRoot() {
+	return paths.resolvePath(paths.getSessionsDir());
+}
+
+/**
+ * The directories to search for the sessions of the root plus `dir` (pi's session dir of this
+ * run, when given): the root, and `dir` too when it lies outside the root (`--session-dir`).
+ * @param {string | undefined} dir
+ * @returns {string[]}
+ */
+export function searchDirs(dir) {
+	const root = sessionsRoot();
+	if (!dir) return [root];
+	const d = paths.resolvePath(dir);
+	return d === root || d.startsWith(root + sep) ? [root] : [root, d];
+}
+
+/** Most hits asked of the engine per search (its own maximum). */
+const ENGINE_LIMIT = 1000;
+/** Characters of the engine's snippet (windowed again by `snippet` below). */
+const ENGINE_SNIPPET = 400;
+/** An engine mark around one matching token (tokens hold no spaces). */
+const MARK = /«([^«»\s]+)»/g;
+
+/** Whether the engine can search for `query`: it indexes words (letters, digits). */
+export function indexable(query) {
+	return /[\p{L}\p{N}]/u.test(String(query ?? ""));
+}
+
+/**
+ * A hit of the engine in the shape of a `searchFiles` hit: its snippet with the «…» marks
+ * removed and their places as `matches` (so `snippet` windows it around the first one).
+ */
+export function engineHit(h) {
+	const raw = String(h.snippet ?? "");
+	let text = "";
+	const matches = [];
+	let last = 0;
+	for (const m of raw.matchAll(MARK)) {
+		text += raw.slice(last, m.index);
+		matches.push([text.length, text.length + m[1].length]);
+		text += m[1];
+		last = m.index + m[0].length;
+	}
+	text += raw.slice(last);
+	return { path: h.sessionPath, sessionId: h.sessionId, entryId: h.entryId, role: h.role, line: 1, text, matches: matches.length ? matches : [[0, 0]], score: h.score };
+}
+
+/**
+ * Search `files` (SessionInfo-like, in the order to report them, e.g. newest first) with the
+ * search engine: words (all must match), "phrases", prefix*; case- and accent-insensitive;
+ * the active branch of each session. Each of `sessionDirs` (default: pi's sessions root) is
+ * searched with the `cwd` filter when given; hits outside `files` are dropped. Returns the
+ * same shape as `searchSessionFiles`: the matching sessions in the order of `files`, each
+ * with its best `perSession` hits (engine rank) and whether it has more:
+ *   { sessions: [{ file, hits, more }], searched, complete }
+ * `complete` is false when more than `maxSessions` sessions match, or when the engine's cap
+ * of 1000 hits was reached (some matching sessions may be missing then).
+ *
+ * @template {{ path: string }} F
+ * @param {F[]} files
+ * @param {string} query
+ * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal }} [options]
+ * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
+ */
+export async function searchSessionsIndexed(files, query, { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal } = {}) {
+	const byPath = new Map(files.map((f) => [f.path, f]));
+	/** @type {Map<string, { hits: ReturnType<typeof engineHit>[], more: boolean }>} */
+	const found = new Map();
+	let complete = true;
+	for (const sessionDir of sessionDirs) {
+		const hits = await searchSessions(query, { sessionDir, cwd, exclude, perSession: perSession + 1, limit: ENGINE_LIMIT, snippetChars: ENGINE_SNIPPET, signal });
+		if (hits.length >= ENGINE_LIMIT) complete = false;
+		for (const h of hits) {
+			if (!byPath.has(h.sessionPath)) continue;
+			let s = found.get(h.sessionPath);
+			if (!s) found.set(h.sessionPath, (s = { hits: [], more: false }));
+			if (s.hits.length >= perSession) s.more = true;
+			else s.hits.push(engineHit(h));
+		}
+	}
+	const sessions = [];
+	for (const file of files) {
+		const s = found.get(file.path);
+		if (!s) continue;
+		if (sessions.length >= maxSessions) {
+			complete = false;
+			break;
+		}
+		sessions.push({ file, hits: s.hits, more: s.more });
+	}
+	return { sessions, searched: files.length, complete };
+}
 
 /** Files handed to one native call (parallel over files inside it). */
 const BATCH = 32;
@@ -134,7 +235,7 @@ export const TOOL_LIMITS = {
  * `perSession` per session, `snippetChars` per snippet and `totalChars` in all (whole
  * hits only; a last line says what was left out).
  */
-export function formatToolResult({ query, cwd, result, total, limit, limits = TOOL_LIMITS }) {
+export function formatToolResult({ query, cwd, result, total, limit, limits = TOOL_LIMITS, mode = "words" }) {
 	const lines = [];
 	const sessions = [];
 	let hitsShown = 0;
@@ -146,7 +247,7 @@ export function formatToolResult({ query, cwd, result, total, limit, limits = TO
 	};
 	const matching = result.sessions.length;
 	push(
-		`Search of past sessions of ${clean(cwd)} for "${oneLine(query, 100)}" (literal, case-insensitive): ` +
+		`Search of past sessions of ${clean(cwd)} for "${oneLine(query, 100)}" (${mode === "literal" ? "literal text" : "all words; \"phrases\", prefix*"}, case-insensitive): ` +
 			`${matching}${result.complete ? "" : "+"} matching session${matching === 1 ? "" : "s"} of ${total} searched.`,
 	);
 	outer: for (const s of result.sessions) {

@@ -33,7 +33,8 @@ pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
 const APP_ID: i32 = 0x5053_5248;
 /// `PRAGMA user_version`: the schema; another value rebuilds the index.
-const SCHEMA: i32 = 1;
+/// 2: terminal escape sequences separate tokens (1 glued `\x1b[31mword` into `31mword`).
+const SCHEMA: i32 = 2;
 /// Files parsed per write transaction (bounds memory during a first build).
 const BATCH: usize = 128;
 

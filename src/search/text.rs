@@ -62,12 +62,53 @@ pub struct Token {
     pub folded: String,
 }
 
-/// The tokens of `text`, in order (linear time).
+/// Where the tokenizer is inside a terminal escape sequence.
+#[derive(Clone, Copy, PartialEq)]
+enum Esc {
+    /// Not in one.
+    No,
+    /// After ESC.
+    Start,
+    /// In a control sequence (`ESC [` or C1 CSI): parameters and intermediates.
+    Csi,
+    /// After ESC and intermediate bytes.
+    Inter,
+}
+
+/// The tokens of `text`, in order (linear time). Terminal escape sequences (`ESC [ 31 m`,
+/// C1 CSI, two-byte `ESC x`) separate tokens and are not tokens themselves, so a coloured
+/// word of a tool's output (`\x1b[31mneedle\x1b[0m`) is the token `needle`.
 pub fn tokens(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
     let mut cur: Option<Token> = None;
+    let mut esc = Esc::No;
     for (i, c) in text.char_indices() {
         let end = i + c.len_utf8();
+        if esc != Esc::No {
+            let b = c as u32;
+            let next = match esc {
+                Esc::Start if c == '[' => Some(Esc::Csi),
+                Esc::Start | Esc::Inter if (0x20..=0x2F).contains(&b) => Some(Esc::Inter),
+                Esc::Csi if (0x20..=0x3F).contains(&b) => Some(Esc::Csi),
+                // The final byte ends the sequence.
+                _ if (0x30..=0x7E).contains(&b) && esc != Esc::Csi => Some(Esc::No),
+                Esc::Csi if (0x40..=0x7E).contains(&b) => Some(Esc::No),
+                // Anything else ends it and is read as text.
+                _ => None,
+            };
+            if let Some(n) = next {
+                esc = n;
+                continue;
+            }
+            esc = Esc::No;
+        }
+        if c == '\u{1b}' || c == '\u{9b}' {
+            if let Some(t) = cur.take() {
+                out.push(t);
+            }
+            esc = if c == '\u{1b}' { Esc::Start } else { Esc::Csi };
+            continue;
+        }
         if is_cjk(c) {
             if let Some(t) = cur.take() {
                 out.push(t);
@@ -294,6 +335,20 @@ mod tests {
         );
         assert_eq!(index_text("修复了解析器"), "修 复 了 解 析 器");
         assert_eq!(index_text("e\u{301}cole"), "ecole");
+    }
+
+    #[test]
+    fn escape_sequences_separate_tokens() {
+        assert_eq!(
+            index_text("done: \x1b[31mneedle\x1b[0m is red \x1b[1;4mbold\x1b[m"),
+            "done needle is red bold"
+        );
+        assert_eq!(index_text("a\u{9b}2Jb \x1b(Bc \x1bMd"), "a b c d");
+        // ESC then something that is no sequence: the text is kept.
+        assert_eq!(index_text("x\x1b\u{e9}t\x1b[\u{e9}t"), "x et et");
+        let q = parse_query("needle");
+        let s = snippet("\x1b[31mneedle\x1b[0m here", &q, 80);
+        assert!(s.contains("«needle»"), "{s:?}");
     }
 
     #[test]
