@@ -1,103 +1,328 @@
 #!/usr/bin/env node
-// Search benchmark (issue 25), not a test: a generated store of N sessions (default 1,000;
-// `node bench/search.mjs 10000`) with planted facts; first index build, an appended turn,
-// query p50/p95 for words / phrases / prefixes, index size vs store bytes, peak RSS; and the
-// same words through the brute-force literal scan (pi-session search's Rust scan).
-import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { tmpdir } from "node:os";
-import { searchSessions } from "../index.mjs";
-import { searchFiles } from "../lib/cli/search.mjs";
+// Search benchmark (issue 25), not a test. `node bench/search.mjs [N] [--regen] [--clean]`
+// (N default 1,000; the issue's store is 10,000 sessions, ~2 GB):
+//
+// - a store of N sessions written by bench/gen.mjs' `writeSession` (pi-like sessions of
+//   120-280 KB: prompts, thinking, tool calls and results, branches, compactions), in 20
+//   project directories, each with one planted fact appended on its active branch
+//   (`planted fact<i>x about the purple walrus number <i> and authz<i>ology`, as a user,
+//   assistant or tool-result text); kept in bench/data/search-<N> (gitignored) and reused
+//   by later runs (`--regen` writes it again, `--clean` removes it afterwards);
+// - the first listing of the same store (`SessionManager.listAll`, listing sidecars removed
+//   first, in a child process) against the first build of the search index;
+// - query latency p50 / p95 (warm, freshness check included) for words, phrases and prefixes
+//   of planted facts, and for common words of the generated text (the ranking's worst case);
+// - the same planted queries through the brute-force literal scan of every file (the Rust
+//   scan of `pi-session search --literal`);
+// - appended turns: each one appended to a session, then the next query times and checks it;
+// - index size against the store's bytes and against its searchable text; peak RSS.
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, truncateSync, appendFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_DATA_DIR, writeSession } from "./gen.mjs";
 
-const N = Number(process.argv[2] ?? 1000);
-const dir = join(tmpdir(), `psn-bench-search-${N}`);
-const WORDS = "parser token cache commit branch review deploy schema index query module error retry timeout buffer stream socket render layout widget".split(" ");
-let seed = 42;
-const rnd = (n) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % n;
-const text = (n) => Array.from({ length: n }, () => WORDS[rnd(WORDS.length)]).join(" ");
-const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[rnd(16)]).join("");
+const SELF = fileURLToPath(import.meta.url);
+const GEN = 2; // version of this store layout
+const PROJECTS = 20;
+const BASE_MS = Date.UTC(2026, 0, 1);
+const args = process.argv.slice(2);
+const N = args[0] === "--gen-part" ? Number(args[3]) : Number(args.find((a) => /^\d+$/.test(a)) ?? 1000);
+const root = join(DEFAULT_DATA_DIR, `search-${N}`);
+const dir = join(root, "sessions");
+const manifestPath = join(root, "manifest.json");
 
-function generate() {
-  rmSync(dir, { recursive: true, force: true });
-  const files = [];
-  for (let i = 0; i < N; i++) {
-    const sub = join(dir, `--proj-${i % 20}--`);
-    mkdirSync(sub, { recursive: true });
-    const id = `${hex(8)}-${hex(4)}-7${hex(3)}-8${hex(3)}-${hex(12)}`;
-    const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: `/proj/${i % 20}` })];
-    let parent = null;
-    for (let k = 0; k < 40; k++) {
-      const eid = hex(8);
-      const role = k % 2 ? "assistant" : "user";
-      let t = text(60 + rnd(200));
-      if (k === 21) t += ` planted fact${i}x about the purple walrus number ${i} and authz${i}ology`;
-      const content = role === "user" ? t : [{ type: "text", text: t }];
-      lines.push(JSON.stringify({ type: "message", id: eid, parentId: parent, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, k)).toISOString(), message: { role, content, timestamp: 0 } }));
-      parent = eid;
+/** Deterministic small PRNG (xorshift32) for the layout and the samples. */
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return (n) => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s % n;
+  };
+}
+
+const plantText = (i) => `planted fact${i}x about the purple walrus number ${i} and authz${i}ology`;
+
+function jobOf(i) {
+  const r = rng(0x9e3779b9 ^ (i * 2654435761));
+  const k = i % PROJECTS;
+  const startMs = BASE_MS + r(60 * 86400) * 1000;
+  // A session id of our own (uuid v7 layout, unique by construction: i in its last part).
+  const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[r(16)]).join("");
+  const ms = startMs.toString(16).padStart(12, "0");
+  const id = `${ms.slice(0, 8)}-${ms.slice(8)}-7${hex(3)}-8${hex(3)}-${i.toString(16).padStart(12, "0")}`;
+  const ts = new Date(startMs).toISOString().replace(/[:.]/g, "-");
+  return {
+    path: join(dir, `--home-u-proj${k}--`, `${ts}_${id}.jsonl`),
+    seed: `search-${i}`,
+    targetBytes: 120_000 + r(160_000),
+    cwd: `/home/u/proj${k}`,
+    startMs,
+    sessionId: id,
+  };
+}
+
+/** The last line of a file (its leaf entry: pi appends, the last entry is the leaf). */
+function lastLine(path) {
+  const size = statSync(path).size;
+  const n = Math.min(size, 1 << 20);
+  const buf = Buffer.alloc(n);
+  const fd = openSync(path, "r");
+  readSync(fd, buf, 0, n, size - n);
+  closeSync(fd);
+  const lines = buf.toString("utf8").trimEnd().split("\n");
+  return JSON.parse(lines[lines.length - 1]);
+}
+
+/** UTF-8 bytes of the searchable texts of a file (the texts `pi-session search` reads, src/check/search.rs). */
+function textBytes(path) {
+  const content = (c) => (typeof c === "string" ? c : Array.isArray(c) ? c.filter((p) => p?.type === "text").map((p) => p.text ?? "").join("\n") : "");
+  let n = 0;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (!line) continue;
+    let e;
+    try {
+      e = JSON.parse(line);
+    } catch {
+      continue;
     }
-    const p = join(sub, `2026-01-01T00-00-00-000Z_${id}.jsonl`);
-    writeFileSync(p, lines.join("\n") + "\n");
-    files.push({ path: p, id, parent });
+    let t = "";
+    if (e.type === "message") {
+      const m = e.message ?? {};
+      if (m.role === "user" || m.role === "assistant" || m.role === "toolResult") t = content(m.content);
+      else if (m.role === "bashExecution") t = `${m.command ?? ""}\n${m.output ?? ""}`;
+    } else if (e.type === "custom_message") t = content(e.content);
+    else if (e.type === "compaction" || e.type === "branch_summary") t = e.summary ?? "";
+    n += Buffer.byteLength(t);
   }
-  return files;
+  return n;
+}
+
+/** Write sessions i ≡ part (mod parts); print {bytes, text} totals as JSON. */
+function genPart(part, parts) {
+  let bytes = 0;
+  let text = 0;
+  for (let i = part; i < N; i += parts) {
+    const job = jobOf(i);
+    mkdirSync(dirname(job.path), { recursive: true });
+    const tmp = `${job.path}.tmp`;
+    const res = writeSession(tmp, job);
+    const leaf = lastLine(tmp);
+    const at = new Date(res.lastMs + 60_000).toISOString();
+    const t = plantText(i);
+    const kind = i % 3;
+    const entry = {
+      type: "message",
+      id: `f${i.toString(16).padStart(7, "0")}`,
+      parentId: leaf.id,
+      timestamp: at,
+      message:
+        kind === 0
+          ? { role: "user", content: [{ type: "text", text: t }], timestamp: 0 }
+          : kind === 1
+            ? { role: "assistant", content: [{ type: "text", text: `Noted: ${t}.` }], api: "x", provider: "x", model: "x", stopReason: "stop", timestamp: 0 }
+            : { role: "toolResult", toolCallId: "call_planted", toolName: "bash", content: [{ type: "text", text: `$ grep -r walrus\n${t}\n` }], isError: false, timestamp: 0 },
+    };
+    appendFileSync(tmp, `${JSON.stringify(entry)}\n`);
+    renameSync(tmp, job.path);
+    bytes += statSync(job.path).size;
+    text += textBytes(job.path);
+  }
+  process.stdout.write(JSON.stringify({ bytes, text }));
+}
+
+if (args[0] === "--gen-part") {
+  genPart(Number(args[1]), Number(args[2]));
+  process.exit(0);
 }
 
 const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor((a.length * p) / 100))];
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+const mb = (b) => (b / 1024 / 1024).toFixed(1);
+const f1 = (x) => x.toFixed(1);
+const f2 = (x) => x.toFixed(2);
+const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
 
-let t0 = process.hrtime.bigint();
-const files = generate();
-const gen = ms(t0);
-const storeBytes = files.reduce((n, f) => n + statSync(f.path).size, 0);
-// Settle past the index's one-second "recently modified" window.
+// --- store
+let manifest = null;
+try {
+  manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+} catch {}
+if (args.includes("--regen") || manifest?.gen !== GEN || manifest?.n !== N) {
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const parts = Math.max(1, Math.min(2, cpus().length));
+  const t0 = process.hrtime.bigint();
+  const kids = Array.from({ length: parts }, (_, k) =>
+    new Promise((resolve, reject) => {
+      const c = spawn(process.execPath, [SELF, "--gen-part", String(k), String(parts), String(N)], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      c.stdout.on("data", (d) => (out += d));
+      c.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`generator ${k} exited ${code}`))));
+    }),
+  );
+  const res = await Promise.all(kids);
+  manifest = { gen: GEN, n: N, bytes: res.reduce((a, r) => a + r.bytes, 0), text: res.reduce((a, r) => a + r.text, 0), genMs: ms(t0) };
+  writeFileSync(manifestPath, JSON.stringify(manifest));
+}
+
+const files = [];
+for (let i = 0; i < N; i++) files.push(jobOf(i).path);
+const distinct = new Set(files).size;
+if (distinct !== N || !files.every((p) => existsSync(p))) throw new Error(`store incomplete: ${distinct} distinct paths, N = ${N}; run with --regen`);
+
+// The appended turns of an earlier run are cut off again (the store stays as generated).
+const sizes = new Map();
+for (const p of files) sizes.set(p, statSync(p).size);
+
+// Remove both indexes: the listing sidecars and the search index.
+function removeIndexes() {
+  for (const d of [dir, ...readdirSync(dir).map((n) => join(dir, n))]) {
+    for (const n of [".pi-session-index", ".pi-session-search.sqlite", ".pi-session-search.sqlite-journal"]) rmSync(join(d, n), { force: true });
+  }
+}
+removeIndexes();
+const loadBefore = load();
+
+// --- first listing (child process, no sidecar; all projects like the index): what a pi user
+// already waits for in /resume's "all" view.
+const listing = spawnSync(
+  process.execPath,
+  [
+    "--input-type=module",
+    "-e",
+    `import { SessionManager } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
+     const t = performance.now(); const l = await SessionManager.listAll();
+     console.log(JSON.stringify({ ms: performance.now() - t, n: l.length, rss: process.resourceUsage().maxRSS * 1024 }));`,
+  ],
+  // listAll() lists <agentDir>/sessions/*/ (listAll(dir) would list one flat directory).
+  { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: root } },
+);
+if (listing.status !== 0) throw new Error(listing.stderr);
+const list = JSON.parse(listing.stdout);
+
+// The same first listing by pi's own SessionManager (the reference, pi 1.6.0), for scale.
+const REF = new URL("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href;
+const refListing = spawnSync(
+  process.execPath,
+  [
+    "--input-type=module",
+    "-e",
+    `import { SessionManager } from ${JSON.stringify(REF)};
+     const t = performance.now(); const l = await SessionManager.listAll();
+     console.log(JSON.stringify({ ms: performance.now() - t, n: l.length }));`,
+  ],
+  { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: root }, maxBuffer: 1 << 20 },
+);
+const ref = refListing.status === 0 ? JSON.parse(refListing.stdout) : null;
+
+const { searchSessions } = await import("../index.mjs");
+const { searchFiles } = await import("../lib/cli/search.mjs");
+// Settle past the index's one-second "recently modified" window (files written just now).
 await new Promise((r) => setTimeout(r, 1100));
-t0 = process.hrtime.bigint();
+
+// --- first build
+let t0 = process.hrtime.bigint();
 await searchSessions("warmup", { sessionDir: dir });
 const build = ms(t0);
-const sizes = readdirSync(dir).filter((f) => f.startsWith(".pi-session-search.sqlite")).map((f) => statSync(join(dir, f)).size);
-const indexBytes = sizes.reduce((a, b) => a + b, 0);
+const rssAfterBuild = process.resourceUsage().maxRSS * 1024;
+const indexBytes = readdirSync(dir)
+  .filter((f) => f.startsWith(".pi-session-search.sqlite"))
+  .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
 
-const kinds = {
+// --- queries
+const rnd = rng(42);
+const planted = {
   words: (i) => `fact${i}x walrus`,
   phrase: (i) => `"purple walrus number ${i}"`,
   prefix: (i) => `authz${i}olo*`,
 };
+const SAMPLES = 200;
 const rows = [];
-for (const [kind, q] of Object.entries(kinds)) {
+for (const [kind, q] of Object.entries(planted)) {
   const lat = [];
   let found = 0;
-  for (let j = 0; j < 200; j++) {
+  const missed = [];
+  for (let j = 0; j < SAMPLES; j++) {
     const i = rnd(N);
     const s = process.hrtime.bigint();
     const hits = await searchSessions(q(i), { sessionDir: dir, limit: 20 });
     lat.push(ms(s));
-    if (hits.some((h) => h.sessionPath === files[i].path)) found++;
+    if (hits.some((h) => h.sessionPath === files[i] && h.onActiveBranch)) found++;
+    else missed.push(i);
   }
-  rows.push({ kind, p50: pct(lat, 50), p95: pct(lat, 95), found: `${found}/200` });
+  rows.push({ kind, lat, found, missed });
 }
-// Brute force: the literal scan over every file (as pi-session search without the index).
-const scanLat = [];
-const list = files.map((f) => ({ path: f.path, id: f.id }));
-for (let j = 0; j < 10; j++) {
-  const i = rnd(N);
+// Common words of the generated text: every session matches; ranked over all of them.
+const COMMON = ["session", "error handling", "the test*", "\"the session\"", "function return", "file", "update the"];
+const common = [];
+for (let j = 0; j < 70; j++) {
   const s = process.hrtime.bigint();
-  searchFiles(list, { query: `fact${i}x`, icase: true });
-  scanLat.push(ms(s));
+  await searchSessions(COMMON[j % COMMON.length], { sessionDir: dir, limit: 20 });
+  common.push(ms(s));
 }
-// Incremental: one appended turn, then the next query.
-const f = files[7];
-appendFileSync(f.path, JSON.stringify({ type: "message", id: "feedbeef", parentId: f.parent, timestamp: new Date().toISOString(), message: { role: "user", content: "freshly appended zebracorn", timestamp: 0 } }) + "\n");
-t0 = process.hrtime.bigint();
-const inc = await searchSessions("zebracorn", { sessionDir: dir });
-const incMs = ms(t0);
+// Brute force: the literal scan of every file, same planted facts.
+const scan = [];
+const scanList = files.map((path) => ({ path, id: "" }));
+const literal = { words: (i) => `fact${i}x`, phrase: (i) => `purple walrus number ${i}`, prefix: (i) => `authz${i}olo` };
+const SCANS = N >= 5000 ? 3 : 10;
+for (const [kind, q] of Object.entries(literal)) {
+  const lat = [];
+  let found = 0;
+  for (let j = 0; j < SCANS; j++) {
+    const i = rnd(N);
+    const s = process.hrtime.bigint();
+    const hits = searchFiles(scanList, { query: q(i), icase: true, limit: 20 });
+    lat.push(ms(s));
+    if (hits.some((h) => h.path === files[i])) found++;
+  }
+  scan.push({ kind, lat, found });
+}
 
-const mb = (b) => (b / 1024 / 1024).toFixed(1);
-console.log(`\nSearch benchmark: ${N} sessions, store ${mb(storeBytes)} MB (generated in ${gen.toFixed(0)} ms)\n`);
-console.log("| measure | value |\n|---|---|");
-console.log(`| first index build (${N} sessions) | ${build.toFixed(0)} ms |`);
-console.log(`| index size / store bytes | ${mb(indexBytes)} MB / ${mb(storeBytes)} MB = ${((100 * indexBytes) / storeBytes).toFixed(0)}% |`);
-for (const r of rows) console.log(`| query ${r.kind}, p50 / p95 (warm, incl. freshness check) | ${r.p50.toFixed(2)} / ${r.p95.toFixed(2)} ms (found ${r.found}) |`);
-console.log(`| brute-force literal scan (Rust, parallel), p50 / p95 | ${pct(scanLat, 50).toFixed(1)} / ${pct(scanLat, 95).toFixed(1)} ms |`);
-console.log(`| appended turn → next query finds it | ${incMs.toFixed(1)} ms (${inc.length} hit) |`);
-console.log(`| peak RSS | ${mb(process.resourceUsage().maxRSS * 1024)} MB |`);
-if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
+// --- appended turns: append, then the next query must find it.
+const appended = [];
+let appendedFound = 0;
+const ROUNDS = 20;
+for (let j = 0; j < ROUNDS; j++) {
+  const i = rnd(N);
+  const p = files[i];
+  const leaf = lastLine(p);
+  const word = `zebracorn${j}q`;
+  appendFileSync(p, `${JSON.stringify({ type: "message", id: `e${j.toString(16).padStart(7, "0")}`, parentId: leaf.id, timestamp: new Date().toISOString(), message: { role: "user", content: `freshly appended ${word}`, timestamp: 0 } })}\n`);
+  const s = process.hrtime.bigint();
+  const hits = await searchSessions(word, { sessionDir: dir });
+  appended.push(ms(s));
+  if (hits.length === 1 && hits[0].sessionPath === p && hits[0].onActiveBranch) appendedFound++;
+}
+const rss = process.resourceUsage().maxRSS * 1024;
+const loadAfter = load();
+// Restore the generated store: cut the appended turns off (the index reindexes those files next run).
+for (const [p, size] of sizes) if (statSync(p).size !== size) truncateSync(p, size);
+
+// --- report
+const lines = [];
+const out = (l) => lines.push(l);
+out(`Search benchmark: ${N} sessions, ${PROJECTS} projects, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`);
+out(`(generated by 2 processes in ${f1(manifest.genMs / 1000)} s; load average 1/5/15 min before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs)`);
+out("");
+out("| measure | value |");
+out("|---|---|");
+out(`| first listing, \`SessionManager.listAll\` (no sidecar) | ${f1(list.ms)} ms (${list.n} sessions) |`);
+if (ref) out(`| first listing by pi 1.6.0's own \`SessionManager.listAll\` (reference) | ${f1(ref.ms)} ms (${ref.n} sessions) |`);
+out(`| first index build | ${f1(build)} ms (${f2(build / list.ms)}× the first listing${ref ? `, ${f2(build / ref.ms)}× pi's own` : ""}) |`);
+out(`| index size / store bytes | ${mb(indexBytes)} MB / ${mb(manifest.bytes)} MB = ${((100 * indexBytes) / manifest.bytes).toFixed(1)}% |`);
+out(`| index size / store's searchable text | ${mb(indexBytes)} MB / ${mb(manifest.text)} MB = ${((100 * indexBytes) / manifest.text).toFixed(1)}% |`);
+for (const r of rows) out(`| query ${r.kind} (planted), p50 / p95 / max | ${f2(pct(r.lat, 50))} / ${f2(pct(r.lat, 95))} / ${f2(Math.max(...r.lat))} ms (found ${r.found}/${SAMPLES}) |`);
+out(`| query common words (${COMMON.length} queries matching most sessions), p50 / p95 / max | ${f2(pct(common, 50))} / ${f2(pct(common, 95))} / ${f2(Math.max(...common))} ms |`);
+for (const r of scan) out(`| brute-force literal scan, ${r.kind}, p50 / max | ${f1(pct(r.lat, 50))} / ${f1(Math.max(...r.lat))} ms (found ${r.found}/${r.lat.length}) |`);
+out(`| appended turn → next query finds it, p50 / p95 / max | ${f1(pct(appended, 50))} / ${f1(pct(appended, 95))} / ${f1(Math.max(...appended))} ms (found ${appendedFound}/${ROUNDS}) |`);
+out(`| peak RSS: first listing (child) / search after build / search at end | ${mb(list.rss)} / ${mb(rssAfterBuild)} / ${mb(rss)} MB |`);
+const misses = rows.filter((r) => r.missed.length).map((r) => `${r.kind}: ${r.missed.slice(0, 10).join(", ")}`);
+if (misses.length) out(`\nMISSED planted facts (session numbers): ${misses.join("; ")}`);
+console.log(`\n${lines.join("\n")}`);
+if (args.includes("--clean")) rmSync(root, { recursive: true, force: true });

@@ -33,7 +33,8 @@ pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
 const APP_ID: i32 = 0x5053_5248;
 /// `PRAGMA user_version`: the schema; another value rebuilds the index.
-/// 2: terminal escape sequences separate tokens (1 glued `\x1b[31mword` into `31mword`).
+/// 2: terminal escape sequences separate tokens (1 glued `\x1b[31mword` into `31mword`);
+/// FTS5's `ascii` tokenizer over the pre-folded tokens (1: `unicode61`, same tokens, slower).
 const SCHEMA: i32 = 2;
 /// Files parsed per write transaction (bounds memory during a first build).
 const BATCH: usize = 128;
@@ -100,7 +101,7 @@ CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, 
   tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL);
 CREATE INDEX rows_file ON rows(file);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1,
-  tokenize='unicode61 remove_diacritics 2');
+  tokenize='ascii');
 ";
 
 #[cfg(unix)]
@@ -498,7 +499,8 @@ impl Index {
                         on as i64
                     ])?;
                     let rowid = self.conn.last_insert_rowid();
-                    ins_fts.execute(params![rowid, text::index_text(&r.text)])?;
+                    // `r.text` is already the folded index text (see `folded`).
+                    ins_fts.execute(params![rowid, r.text])?;
                 }
             }
             let prev = if full { None } else { current.as_ref() };
@@ -645,6 +647,15 @@ fn parse_files(chunk: &[(String, Stamp, Option<FileRow>)], start_ns: i128) -> Ve
         .collect()
 }
 
+/// The rows' texts replaced by their index text (folded tokens), on the worker thread: the
+/// writer, which runs alone, only inserts.
+fn folded(mut p: extract::Parsed) -> extract::Parsed {
+    for r in &mut p.rows {
+        r.text = text::index_text(&r.text);
+    }
+    p
+}
+
 fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) -> Option<Update> {
     use std::io::Read;
     let o = crate::safefs::open_regular(path, true).ok()?;
@@ -665,7 +676,7 @@ fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) 
         use std::io::Seek;
         f.seek(std::io::SeekFrom::Start(old.indexed_to)).ok()?;
         f.take(size - old.indexed_to).read_to_end(&mut bytes).ok()?;
-        let parsed = extract::parse(&bytes, old.indexed_to, stable);
+        let parsed = folded(extract::parse(&bytes, old.indexed_to, stable));
         // Appends must extend the old leaf, one after the other.
         let mut leaf = old.leaf.clone();
         let mut linear = true;
@@ -691,7 +702,7 @@ fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) 
     use std::io::Seek;
     (&o.file).seek(std::io::SeekFrom::Start(0)).ok()?;
     (&o.file).take(size).read_to_end(&mut bytes).ok()?;
-    let parsed = extract::parse(&bytes, 0, stable);
+    let parsed = folded(extract::parse(&bytes, 0, stable));
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
     Some(Update {
         parsed,

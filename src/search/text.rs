@@ -80,8 +80,29 @@ enum Esc {
 /// word of a tool's output (`\x1b[31mneedle\x1b[0m`) is the token `needle`.
 pub fn tokens(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
-    let mut cur: Option<Token> = None;
+    for_each_token(text, |start, end, folded| {
+        out.push(Token {
+            start,
+            end,
+            folded: folded.to_string(),
+        })
+    });
+    out
+}
+
+/// Call `f(start, end, folded)` for each token of `text` (see [`tokens`]), in order, with
+/// one reused buffer for the folded form.
+pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
+    // The token being read: its start and end bytes; its folded form in `buf`.
+    let mut cur: Option<(usize, usize)> = None;
+    let mut buf = String::new();
     let mut esc = Esc::No;
+    let mut flush = |cur: &mut Option<(usize, usize)>, buf: &mut String| {
+        if let Some((s, e)) = cur.take() {
+            f(s, e, buf);
+        }
+        buf.clear();
+    };
     for (i, c) in text.char_indices() {
         let end = i + c.len_utf8();
         if esc != Esc::No {
@@ -103,54 +124,39 @@ pub fn tokens(text: &str) -> Vec<Token> {
             esc = Esc::No;
         }
         if c == '\u{1b}' || c == '\u{9b}' {
-            if let Some(t) = cur.take() {
-                out.push(t);
-            }
+            flush(&mut cur, &mut buf);
             esc = if c == '\u{1b}' { Esc::Start } else { Esc::Csi };
             continue;
         }
         if is_cjk(c) {
-            if let Some(t) = cur.take() {
-                out.push(t);
-            }
-            let mut folded = String::new();
-            push_folded(c, &mut folded);
-            out.push(Token {
-                start: i,
-                end,
-                folded,
-            });
+            flush(&mut cur, &mut buf);
+            push_folded(c, &mut buf);
+            cur = Some((i, end));
+            flush(&mut cur, &mut buf);
         } else if c.is_alphanumeric() {
-            let t = cur.get_or_insert_with(|| Token {
-                start: i,
-                end: i,
-                folded: String::new(),
-            });
-            push_folded(c, &mut t.folded);
-            t.end = end;
+            let t = cur.get_or_insert((i, i));
+            t.1 = end;
+            push_folded(c, &mut buf);
         } else if is_combining(c) {
             if let Some(t) = cur.as_mut() {
-                t.end = end;
+                t.1 = end;
             }
-        } else if let Some(t) = cur.take() {
-            out.push(t);
+        } else {
+            flush(&mut cur, &mut buf);
         }
     }
-    if let Some(t) = cur.take() {
-        out.push(t);
-    }
-    out
+    flush(&mut cur, &mut buf);
 }
 
 /// The text handed to FTS5 for `text`: folded tokens separated by spaces.
 pub fn index_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for t in tokens(text) {
+    for_each_token(text, |_, _, folded| {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(&t.folded);
-    }
+        out.push_str(folded);
+    });
     out
 }
 
