@@ -16,9 +16,11 @@
 //   keyed by (size, mtime ns, ctime ns, inode), CRC-checked per record, opened O_NOFOLLOW,
 //   written 0600 (docs/durability.md); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
 //
-// Progress: as in the reference, onProgress runs as each file completes (completion order),
+// Progress: as in the reference, onProgress runs as files complete (completion order),
 // with the same counts and publish points (list: loaded 1, every 10th, last; listAll: file
-// 0 loaded, every 100th, last) and sorted partial lists. The workers hand each finished
+// 0 loaded, every 100th, last) and sorted partial lists, but at most every ~50 ms between
+// the first and the last call (`throttledProgress`; PI_SESSION_NATIVE_PROGRESS_MS=0 calls
+// for every file, as the reference does). The workers hand each finished
 // record to JS through a thread-safe function (queued, never blocking a worker); which
 // files a partial list holds depends on completion order, as in the reference.
 // Abort: the signal is checked before starting, and an abort during the native pass stops
@@ -56,6 +58,35 @@ const PROFILE = process.env.PI_SESSION_NATIVE_PROFILE !== undefined;
 
 function useIndex() {
   return process.env.PI_SESSION_NATIVE_NO_INDEX !== "1";
+}
+
+/** Least time between two progress calls (`PI_SESSION_NATIVE_PROGRESS_MS`; 0: every file). */
+function progressInterval() {
+  const v = Number(process.env.PI_SESSION_NATIVE_PROGRESS_MS ?? 50);
+  return Number.isFinite(v) && v >= 0 ? v : 50;
+}
+
+/**
+ * Progress as the reference reports it, at most every ~50 ms in between (issue 23): the
+ * first file's call and the last file's call are always made; a call in between is made
+ * only when the last one is at least `progressInterval()` old (pi redraws its picker on
+ * every call: 1,000 calls cost it seconds). `loaded` and `total` mean what they mean in the
+ * reference; a partial list due at a skipped publish point goes with the next call made,
+ * holding every session loaded by then. `partial()` builds that list.
+ */
+function throttledProgress(onProgress) {
+  const interval = progressInterval();
+  let lastCall = -Infinity;
+  let partialDue = false;
+  return (loaded, total, publish, partial) => {
+    partialDue ||= publish;
+    const now = interval > 0 ? performance.now() : 0;
+    if (loaded !== 1 && loaded !== total && now - lastCall < interval) return;
+    lastCall = now;
+    const due = partialDue;
+    partialDue = false;
+    onProgress(loaded, total, due ? partial() : undefined);
+  };
 }
 
 // --- headers -------------------------------------------------------------------------
@@ -406,12 +437,14 @@ async function listSessionsFromDir(dir, onProgress, signal) {
     const total = files.length;
     const partialSessions = [];
     let loaded = 0;
+    const progress = onProgress ? throttledProgress(onProgress) : undefined;
+    const partial = () => sortSessionInfos([...partialSessions]);
     const onInfo = (info) => {
       loaded++;
       if (info) partialSessions.push(info);
       const publishPartial =
         loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
-      onProgress(loaded, total, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+      progress(loaded, total, publishPartial, partial);
     };
     // The native pass starts in directory order; the reference's name order (descending
     // localeCompare) is computed while the workers run. The first localeCompare of a process
@@ -492,6 +525,8 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     let loaded = 0;
     let firstCandidateLoaded = false;
     const partialSessions = [];
+    const report = progress ? throttledProgress(progress) : undefined;
+    const partial = () => sortSessionInfos([...partialSessions]);
     const onInfo = (info, index) => {
       loaded++;
       if (index === 0) firstCandidateLoaded = true;
@@ -499,7 +534,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       const publishPartial =
         firstCandidateLoaded &&
         (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === totalFiles);
-      progress(loaded, totalFiles, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+      report(loaded, totalFiles, publishPartial, partial);
     };
     const results = await buildSessionInfos(candidates, abortSignal, progress ? onInfo : undefined);
     return sortSessionInfos(results.filter((info) => info !== null));
