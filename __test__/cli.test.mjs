@@ -436,30 +436,64 @@ describe("repair", () => {
 });
 
 describe("search", () => {
-  it("finds matching lines with session and entry; exit 1 without match", () => {
+  it("ranked by default: best hits with session and entry; exit 1 without match", () => {
     const r = cli(["search", "trailing comma", SAMPLE, "--all"]);
     expect(r.code).toBe(0);
-    expect(r.out).toContain("Parser: trailing commas");
+    expect(r.out).toContain("019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01"); // the id of "Parser: trailing commas"
     expect(r.out).toMatch(/cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/);
     const none = cli(["search", "no-such-words-anywhere", SAMPLE, "--all"]);
     expect(none.code).toBe(1);
     expect(none.out).toBe("");
   });
-  it("--limit, and the default scope is the current project", () => {
-    expect(json(["search", "a", SAMPLE, "--all", "--limit", "3"]).data).toHaveLength(3);
-    const agent = dirname(SAMPLE);
-    expect(json(["search", "trailing"], { env: { PI_CODING_AGENT_DIR: agent }, cwd: "/" }).code).toBe(1);
-    expect(json(["search", "trailing", "--cwd", "/home/user/demo"], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
-    expect(json(["search", "trailing", "--all"], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
+  it("ranked --json: SearchHit[], words, phrases, prefixes, filters, --all-branches", () => {
+    const { code, data } = json(["search", "trailing comma", SAMPLE, "--all"]);
+    expect(code).toBe(0);
+    const hit = data.find((h) => h.entryId === "cabceda1");
+    expect(hit).toMatchObject({ role: "assistant", onActiveBranch: true, match: "text", sessionId: "019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01", cwd: "/home/user/demo" });
+    expect(hit.snippet).toBe("Now `parse()` throws `SyntaxError: «trailing» «comma» at 3:14` instead of crashing.");
+    for (const k of ["sessionPath", "timestamp", "score"]) expect(hit).toHaveProperty(k);
+    // Best first.
+    expect(data.map((h) => h.score)).toEqual(data.map((h) => h.score).sort((a, b) => b - a));
+    expect(json(["search", '"comma trailing"', SAMPLE, "--all"]).code).toBe(1);
+    expect(json(["search", "trail*", SAMPLE, "--all"]).data.length).toBeGreaterThan(0);
+    // Case-insensitive whatever the case of the query (smart case is a scan option).
+    expect(json(["search", "CACHE", SAMPLE, "--all"]).data.length).toBeGreaterThan(0);
+    const roles = json(["search", "trailing", SAMPLE, "--all", "--role", "user", "--limit", "1000"]).data;
+    expect(roles.length).toBeGreaterThan(0);
+    expect(roles.every((h) => h.role === "user")).toBe(true);
+    expect(json(["search", "trailing", SAMPLE, "--all", "--limit", "2"]).data).toHaveLength(2);
+    const all = json(["search", "trailing", SAMPLE, "--all", "--limit", "1000"]).data;
+    const paged = json(["search", "trailing", SAMPLE, "--all", "--limit", "1000", "--offset", "1"]).data;
+    expect(paged).toEqual(all.slice(1));
+    const branches = json(["search", "a*", SAMPLE, "--all", "--all-branches", "--limit", "1000"]).data;
+    expect(branches.length).toBeGreaterThanOrEqual(json(["search", "a*", SAMPLE, "--all", "--limit", "1000"]).data.length);
+    // Scan options do not mix with ranked ones.
+    const bad = cli(["search", "x", SAMPLE, "--literal", "--role", "user"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--role is an option of the ranked search/);
   });
-  it("--json, --regex, smart case, multi-line text", () => {
+  it("--limit, and the default scope is the current project", () => {
+    expect(json(["search", "a", SAMPLE, "--all", "--limit", "3", "--literal"]).data).toHaveLength(3);
+    const agent = dirname(SAMPLE);
+    for (const mode of [[], ["--literal"]]) {
+      expect(json(["search", "trailing", ...mode], { env: { PI_CODING_AGENT_DIR: agent }, cwd: "/" }).code).toBe(1);
+      expect(json(["search", "trailing", "--cwd", "/home/user/demo", ...mode], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
+      expect(json(["search", "trailing", "--all", ...mode], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
+    }
+  });
+  it("--literal: every matching line in file order, smart case; --regex; multi-line text", () => {
+    const r = cli(["search", "trailing comma", SAMPLE, "--all", "--literal"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("Parser: trailing commas");
+    expect(r.out).toMatch(/cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/);
     const { data } = json(["search", "^src/b\\.ts", SAMPLE, "--all", "--regex"]);
     expect(data).toHaveLength(1);
     expect(data[0]).toMatchObject({ role: "toolResult", line: 2, matches: [[0, 8]], sessionId: "019b9a02-7f00-7d55-a1b2-4e5f60718a03" });
-    expect(json(["search", "CACHE", SAMPLE, "--all"]).data).toHaveLength(0);
-    expect(json(["search", "cache", SAMPLE, "--all"]).data.length).toBeGreaterThan(0);
-    expect(json(["search", "CACHE", SAMPLE, "--all", "-i"]).data.length).toBeGreaterThan(0);
+    expect(json(["search", "CACHE", SAMPLE, "--all", "--literal"]).data).toHaveLength(0);
+    expect(json(["search", "cache", SAMPLE, "--all", "--literal"]).data.length).toBeGreaterThan(0);
+    expect(json(["search", "CACHE", SAMPLE, "--all", "--literal", "-i"]).data.length).toBeGreaterThan(0);
     // compaction and branch summaries are searched too
+    expect(json(["search", "language service rename", SAMPLE, "--all", "--literal"]).data.map((h) => h.role)).toContain("branch_summary");
     expect(json(["search", "language service rename", SAMPLE, "--all"]).data.map((h) => h.role)).toContain("branch_summary");
   });
 });

@@ -173,7 +173,8 @@ describe.skipIf(process.platform === "win32")("special files (FIFO, /dev/zero) n
 
   it("CLI: ls, search, stats and check DIR skip them with one warning each", () => {
     const { dir, file, fifo, zero } = oddStore();
-    for (const args of [["ls", dir], ["search", "needle", dir], ["stats", dir], ["check", dir]]) {
+    // (search --literal lists the files, and warns, like ls; the ranked search's index skips them silently, below)
+    for (const args of [["ls", dir], ["search", "needle", dir, "--literal"], ["stats", dir], ["check", dir]]) {
       const r = cli(args);
       expect(r.code, `${args.join(" ")}: ${r.err}`).toBe(0);
       const warnings = r.err.trim().split("\n");
@@ -183,6 +184,9 @@ describe.skipIf(process.platform === "win32")("special files (FIFO, /dev/zero) n
       ]);
       if (args[0] !== "stats") expect(r.out).toContain(args[0] === "check" ? file : "needle");
     }
+    const ranked = cli(["search", "needle", dir, "--json"]);
+    expect(ranked.code, ranked.err).toBe(0);
+    expect([...new Set(JSON.parse(ranked.out).map((h) => h.sessionPath))]).toEqual([file]);
   });
 
   it("repair through a symlink repairs the target, keeps the link, leaves no backup unless --backup", () => {
@@ -251,6 +255,7 @@ const COMMANDS = (dir, file) => [
   ["show", file, "--tree"],
   ["show", file, "--context"],
   ["search", "needle", dir],
+  ["search", "needle", dir, "--literal"],
   ["export", file, "--format", "md"],
   ["check", file],
   ["check", dir],
@@ -282,14 +287,14 @@ describe.skipIf(process.platform === "win32")("CLI output: escape sequences in s
 
   it("--json: every C0/C1/bidi control is \\u-escaped, and the values round-trip", () => {
     const { dir, file } = evilStore();
-    for (const args of [["ls", dir], ["show", file], ["search", "needle", dir], ["check", file], ["stats", dir], ["repair", file, "--dry-run"]]) {
+    for (const args of [["ls", dir], ["show", file], ["search", "needle", dir], ["search", "needle", dir, "--literal"], ["check", file], ["stats", dir], ["repair", file, "--dry-run"]]) {
       const r = cli([...args, "--json"]);
       expect(r.code, `${args.join(" ")}: ${r.err}`).toBeLessThan(2);
       const m = UNSAFE.exec(r.out);
       expect(m, `${args[0]} --json: raw U+${m?.[0].codePointAt(0).toString(16)}`).toBe(null);
       const data = JSON.parse(r.out);
       if (args[0] === "ls") expect(data[0].name).toBe(`name ${EVIL.clear}${EVIL.bidi}`);
-      if (args[0] === "search") expect(data[0].text).toContain(EVIL.csi8);
+      if (args[0] === "search") expect(data[0].text ?? data[0].snippet).toContain(EVIL.csi8);
     }
   });
 

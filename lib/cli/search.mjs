@@ -1,37 +1,44 @@
 import { createRequire } from "node:module";
-import { CliError, contentText, errLine, listSessions, makeOut, parse, parseIntOption, paths, pkg, progress, readRegularFile, sanitize, shortenHome } from "./util.mjs";
+import { CliError, contentText, errLine, listSessions, makeOut, parse, parseIntOption, paths, pkg, progress, readRegularFile, shortenHome } from "./util.mjs";
 
 const native = createRequire(import.meta.url)("../native.js");
 
-export const help = `Usage: pi-session search TEXT [DIR] [--all] [--cwd PATH] [--regex] [-i|--ignore-case] [--json] [--limit N]
-       pi-session search QUERY [DIR] --ranked [--all] [--cwd PATH] [--all-branches] [--role R]...
+export const help = `Usage: pi-session search QUERY [DIR] [--all] [--cwd PATH] [--all-branches] [--role R]...
                          [--tool NAME]... [--since DATE] [--until DATE] [--offset N] [--limit N] [--json]
+       pi-session search TEXT [DIR] --literal|--regex [--all] [--cwd PATH] [-i] [--limit N] [--json]
 
-Full-text search over the message text of sessions (user and assistant text, tool
-results, custom messages, compaction and branch summaries), printing each matching line
-with its session and entry.
+Search the message text of sessions (user and assistant text, tool results, custom
+messages, compaction and branch summaries).
 
-  TEXT               plain text (smart case: case-insensitive unless TEXT has an
-                     upper-case letter), or a JavaScript regular expression with --regex
-  DIR                as for ls (default: pi's store)
+Default: ranked search through the search index (the package's searchSessions, the engine
+of the API and of the pi package's /sessions and search_sessions; a SQLite FTS5 index
+DIR/.pi-session-search.sqlite, DIR defaulting to pi's sessions root, brought up to date
+before the query). QUERY: words (all must match), "exact phrases", prefixes (auth*), a
+session id or id prefix; case- and accent-insensitive, CJK by substring. Best hits first,
+one per entry, on each session's active branch unless --all-branches.
+
+  DIR                a sessions directory (default: pi's store)
   --all, -a          all projects (default: the current project's sessions)
   --cwd PATH         the project to search
-  -i, --ignore-case  always case-insensitive
+  --all-branches     entries of abandoned branches too (marked)
+  --role R           only these roles: user, assistant, toolResult, bash, custom:<type>,
+                     compaction, branch_summary (repeatable)
+  --tool NAME        only entries naming this tool (tool calls, tool results; repeatable)
+  --since DATE, --until DATE   entry time (ISO date or date-time)
+  --offset N         skip N hits (paging)
+  --limit N          at most N hits (default 20, at most 1000)
+  --json             [{sessionPath, sessionId, cwd, entryId, role, timestamp, snippet,
+                       score, onActiveBranch, match}]  (snippet: matches marked «…»)
+
+Scan (--literal or --regex): every matching line of every message text, in file order,
+without the index. TEXT: plain text (smart case: case-insensitive unless TEXT has an
+upper-case letter; -i always), or a JavaScript regular expression with --regex.
   --limit N          stop after N matching lines
   --json             [{path, sessionId, sessionName, entryId, role, line, text, matches:
                        [[start, end], ...]}]  (line: 1-based line within the message text;
                        offsets in UTF-16 code units of text)
-
-Literal searches are scanned in Rust, in parallel over files; --regex uses JavaScript's
-RegExp (flags g, u, and i when case-insensitive). PI_SESSION_SEARCH_ENGINE=js forces JS.
-
-Ranked mode (--ranked, implied by --all-branches, --role, --tool, --since, --until,
---offset): the search index (searchSessions of the package; SQLite FTS5 index
-DIR/.pi-session-search.sqlite, default DIR pi's sessions root). QUERY: words (all must
-match), "exact phrases", prefixes (auth*), a session id or id prefix; case- and
-accent-insensitive, CJK by substring. Best hits first, one per entry, active branch only
-unless --all-branches. --json: [{sessionPath, sessionId, cwd, entryId, role, timestamp,
-snippet, score, onActiveBranch, match}] (snippet: matches marked «…»).
+Literal scans run in Rust, in parallel over files; --regex uses JavaScript's RegExp (flags
+g, u, and i when case-insensitive). PI_SESSION_SEARCH_ENGINE=js forces JS.
 
 Exit: 0 matches found, 1 no match, 2 usage or read error.`;
 
@@ -126,6 +133,8 @@ export async function run(argv) {
     "ignore-case": { type: "boolean", short: "i" },
     json: { type: "boolean" },
     limit: { type: "string", short: "n" },
+    literal: { type: "boolean", short: "l" },
+    // Accepted for scripts written for the opt-in ranked mode; ranked is the default now.
     ranked: { type: "boolean" },
     "all-branches": { type: "boolean" },
     role: { type: "string", multiple: true },
@@ -139,11 +148,11 @@ export async function run(argv) {
   if (positionals.length < 1 || positionals.length > 2) throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
   const [query, dir] = positionals;
   if (!query) throw new CliError("search: empty TEXT");
-  const ranked = values.ranked || values["all-branches"] || values.role || values.tool || values.since || values.until || values.offset;
-  if (ranked) {
-    if (values.regex) throw new CliError("search: --regex is a scan; it does not combine with ranked options");
-    return runRanked(query, dir, values, out);
-  }
+  const scan = values.literal || values.regex;
+  if (!scan) return runRanked(query, dir, values, out);
+  const rankedOnly = ["ranked", "all-branches", "role", "tool", "since", "until", "offset"].filter((k) => values[k] !== undefined && values[k] !== false);
+  if (rankedOnly.length) throw new CliError(`search: --${rankedOnly[0]} is an option of the ranked search; it does not combine with --${values.regex ? "regex" : "literal"}`);
+  if (values.literal && values.regex) throw new CliError("search: --literal and --regex exclude each other");
   const icase = values["ignore-case"] || (!values.regex && query === query.toLowerCase());
   let re;
   if (values.regex) {
@@ -200,7 +209,7 @@ const date = (v, name) => {
   return t;
 };
 
-/** Ranked mode: the package's searchSessions (one engine for the API, the CLI and the pi package). */
+/** Ranked mode (the default): the package's searchSessions (one engine for the API, the CLI and the pi package). */
 async function runRanked(query, dir, values, out) {
   const sessionDir = dir === undefined ? paths.getSessionsDir() : paths.resolvePath(dir);
   const cwd = values.all ? undefined : paths.resolvePath(values.cwd ?? process.cwd());
@@ -219,12 +228,14 @@ async function runRanked(query, dir, values, out) {
     out.json(hits);
     return hits.length ? 0 : 1;
   }
+  // Session text goes to out.line as is: the sink sanitises it (control characters shown
+  // visibly, dim with colour) after our colour marks are placed.
   for (const h of hits) {
-    const where = `${sanitize(h.sessionId ?? "?")}  ${out.dim(sanitize(shortenHome(h.sessionPath)))}`;
+    const where = `${h.sessionId ?? "?"}  ${out.dim(shortenHome(h.sessionPath))}`;
     const flag = h.onActiveBranch ? "" : out.dim(" [abandoned branch]");
-    out.line(`${where}  ${out.dim(sanitize(h.timestamp ?? ""))}${flag}`);
-    const snip = sanitize(h.snippet).replace(/«([^»]*)»/g, (_, m) => out.red(out.bold(m)));
-    out.line(`  ${out.dim(sanitize(h.entryId ?? "-"))} ${out.cyan(sanitize(h.role).padEnd(9))} ${snip}`);
+    out.line(`${where}  ${out.dim(h.timestamp ?? "")}${flag}`);
+    const snip = String(h.snippet).replace(/«([^«»\s]+)»/g, (_, m) => out.red(out.bold(m)));
+    out.line(`  ${out.dim(h.entryId ?? "-")} ${out.cyan(String(h.role).padEnd(9))} ${snip}`);
   }
   if (!hits.length) errLine(`no match for ${JSON.stringify(query)}`);
   return hits.length ? 0 : 1;
