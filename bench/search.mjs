@@ -300,6 +300,23 @@ for (let j = 0; j < ROUNDS; j++) {
   if (hits.length === 1 && hits[0].sessionPath === p && hits[0].onActiveBranch) appendedFound++;
 }
 const rss = process.resourceUsage().maxRSS * 1024;
+// A query in a new process (as each `pi-session search` is): load the addon, open and check
+// the index, load its file table, stat every file (no watch yet), query.
+const cold = [];
+for (let j = 0; j < 5; j++) {
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `const t0 = performance.now(); const { searchSessions } = await import(${JSON.stringify(new URL("../index.mjs", import.meta.url).href)});
+       const t1 = performance.now(); await searchSessions("fact${j}x walrus", { sessionDir: ${JSON.stringify(dir)} });
+       console.log(JSON.stringify({ load: t1 - t0, query: performance.now() - t1 }));`,
+    ],
+    { encoding: "utf8" },
+  );
+  if (r.status === 0) cold.push(JSON.parse(r.stdout));
+}
 const loadAfter = load();
 // Restore the generated store: cut the appended turns off (the index reindexes those files next run).
 for (const [p, size] of sizes) if (statSync(p).size !== size) truncateSync(p, size);
@@ -320,6 +337,7 @@ out(`| index size / store's searchable text | ${mb(indexBytes)} MB / ${mb(manife
 for (const r of rows) out(`| query ${r.kind} (planted), p50 / p95 / max | ${f2(pct(r.lat, 50))} / ${f2(pct(r.lat, 95))} / ${f2(Math.max(...r.lat))} ms (found ${r.found}/${SAMPLES}) |`);
 out(`| query common words (${COMMON.length} queries matching most sessions), p50 / p95 / max | ${f2(pct(common, 50))} / ${f2(pct(common, 95))} / ${f2(Math.max(...common))} ms |`);
 for (const r of scan) out(`| brute-force literal scan, ${r.kind}, p50 / max | ${f1(pct(r.lat, 50))} / ${f1(Math.max(...r.lat))} ms (found ${r.found}/${r.lat.length}) |`);
+if (cold.length) out(`| cold query (new process: open the index, stat every file, query), p50 / max | ${f1(pct(cold.map((c) => c.query), 50))} / ${f1(Math.max(...cold.map((c) => c.query)))} ms (+ ${f1(pct(cold.map((c) => c.load), 50))} ms loading the package) |`);
 out(`| appended turn → next query finds it, p50 / p95 / max | ${f1(pct(appended, 50))} / ${f1(pct(appended, 95))} / ${f1(Math.max(...appended))} ms (found ${appendedFound}/${ROUNDS}) |`);
 out(`| peak RSS: first listing (child) / search after build / search at end | ${mb(list.rss)} / ${mb(rssAfterBuild)} / ${mb(rss)} MB |`);
 const misses = rows.filter((r) => r.missed.length).map((r) => `${r.kind}: ${r.missed.slice(0, 10).join(", ")}`);

@@ -89,6 +89,11 @@ pub struct Index {
     file_id: Option<(u64, u64)>,
     data_version: i64,
     files: HashMap<String, FileRow>,
+    /// What changed since the last refresh (`None`: the next refresh scans everything).
+    watch: Option<watch::Watch>,
+    /// `*.jsonl` links seen by the last full scan: a watch of the directory does not see
+    /// writes to their targets, so every refresh looks at them.
+    links: Vec<String>,
 }
 
 const SCHEMA_SQL: &str = "
@@ -228,6 +233,8 @@ impl Index {
             file_id,
             data_version: -1,
             files: HashMap::new(),
+            watch: None,
+            links: Vec::new(),
         };
         ix.load_files()?;
         Ok(ix)
@@ -293,8 +300,9 @@ impl Index {
 
     /// The session files of the directory: `*.jsonl` in it and in its subdirectories
     /// (links to directories not followed), regular files only, with their stamps.
-    fn scan_dir(&self, abort: &AtomicBool) -> Vec<(String, Stamp)> {
+    fn scan_dir(&mut self, abort: &AtomicBool) -> Vec<(String, Stamp)> {
         let mut out = Vec::new();
+        let mut links = Vec::new();
         let mut dirs = vec![self.dir.clone()];
         if let Ok(rd) = fs::read_dir(&self.dir) {
             for e in rd.flatten() {
@@ -320,11 +328,37 @@ impl Index {
                     continue;
                 }
                 if let Some(s) = p.to_str() {
+                    if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                        links.push(s.to_string());
+                    }
                     out.push((s.to_string(), Stamp::of(&md)));
                 }
             }
         }
+        self.links = links;
         out
+    }
+
+    /// The files named by `paths` (and the links of the last full scan, and the files whose
+    /// rows are not final yet) as they are now: `(path, stamp)` of the session files among
+    /// them; the rest (gone, or no longer a regular file) left out.
+    fn stat_some(&self, paths: Vec<String>) -> (Vec<(String, Stamp)>, Vec<String>) {
+        let mut want: std::collections::HashSet<String> = paths.into_iter().collect();
+        want.extend(self.links.iter().cloned());
+        for (p, f) in &self.files {
+            if !f.exact {
+                want.insert(p.clone());
+            }
+        }
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for p in want {
+            match fs::metadata(&p) {
+                Ok(md) if md.is_file() => found.push((p, Stamp::of(&md))),
+                _ => missing.push(p),
+            }
+        }
+        (found, missing)
     }
 
     /// Bring the index up to date with the files on disk. Retries once over a damaged file.
@@ -353,7 +387,26 @@ impl Index {
             self.load_files()?;
         }
         let start = now_ns();
-        let found = self.scan_dir(abort);
+        // The watch is put back only when this refresh completes: changes it reported and
+        // this refresh did not index are then found by the full scan of the next one.
+        let changed = match self.watch.take() {
+            Some(mut w) => match w.changes() {
+                watch::Changes::Paths(p) => Some((w, p)),
+                watch::Changes::Full => None,
+            },
+            None => None,
+        };
+        let (found, missing, next_watch) = match changed {
+            Some((w, paths)) => {
+                let (found, missing) = self.stat_some(paths);
+                (found, Some(missing), Some(w))
+            }
+            None => {
+                // Watch first, then scan: a change during the scan is reported next time.
+                let w = watch::Watch::new(&self.dir);
+                (self.scan_dir(abort), None, w)
+            }
+        };
         if abort.load(Ordering::Relaxed) {
             return Err(RefreshError::Other(aborted()));
         }
@@ -368,13 +421,22 @@ impl Index {
                 old => work.push((p.clone(), *st, old.cloned())),
             }
         }
-        let gone: Vec<(String, i64)> = self
-            .files
-            .iter()
-            .filter(|(p, _)| !seen.contains_key(p.as_str()))
-            .map(|(p, f)| (p.clone(), f.id))
-            .collect();
+        let gone: Vec<(String, i64)> = match &missing {
+            // Full scan: every file not found is gone.
+            None => self
+                .files
+                .iter()
+                .filter(|(p, _)| !seen.contains_key(p.as_str()))
+                .map(|(p, f)| (p.clone(), f.id))
+                .collect(),
+            Some(m) => m
+                .iter()
+                .filter_map(|p| self.files.get(p).map(|f| (p.clone(), f.id)))
+                .collect(),
+        };
+        drop(seen);
         if work.is_empty() && gone.is_empty() {
+            self.watch = next_watch;
             return Ok(());
         }
         for chunk in work.chunks(BATCH) {
@@ -394,6 +456,7 @@ impl Index {
             tx.commit()?;
         }
         self.data_version = self.data_version()?;
+        self.watch = next_watch;
         Ok(())
     }
 
@@ -1000,4 +1063,82 @@ impl QueryError {
     }
 }
 
+pub mod watch;
 pub mod window;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn line(id: &str, parent: Option<&str>, text: &str) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+        )
+    }
+
+    fn hits(ix: &mut Index, q: &str) -> Vec<String> {
+        let opts = Options {
+            limit: 100,
+            snippet_chars: 80,
+            ..Options::default()
+        };
+        ix.search(q, &opts, &Arc::new(AtomicBool::new(false)))
+            .unwrap()
+            .into_iter()
+            .map(|h| h.entry_id.unwrap_or_default())
+            .collect()
+    }
+
+    /// Between full scans, the watch (Linux) or the full scan (elsewhere) finds appends,
+    /// new files, new project directories, removed files and rewritten files.
+    #[test]
+    fn every_change_is_seen_by_the_next_query() {
+        let root = std::env::temp_dir().join(format!("psn-search-watch-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let proj = root.join("--p--");
+        fs::create_dir_all(&proj).unwrap();
+        let f = proj.join("a.jsonl");
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"aaaa-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+        fs::write(&f, format!("{header}{}", line("e1", None, "first walrus"))).unwrap();
+        let mut ix = Index::open(&root).unwrap();
+        assert_eq!(hits(&mut ix, "walrus"), ["e1"]);
+        // An append.
+        let mut a = fs::OpenOptions::new().append(true).open(&f).unwrap();
+        a.write_all(line("e2", Some("e1"), "second walrus").as_bytes())
+            .unwrap();
+        drop(a);
+        let mut got = hits(&mut ix, "walrus");
+        got.sort();
+        assert_eq!(got, ["e1", "e2"]);
+        // A new file in a new project directory.
+        let q = root.join("--q--");
+        fs::create_dir_all(&q).unwrap();
+        fs::write(
+            q.join("b.jsonl"),
+            format!("{header}{}", line("e3", None, "zebra")),
+        )
+        .unwrap();
+        assert_eq!(hits(&mut ix, "zebra"), ["e3"]);
+        // A new file in a known directory, then another append to it.
+        let g = proj.join("c.jsonl");
+        fs::write(&g, format!("{header}{}", line("e4", None, "okapi"))).unwrap();
+        assert_eq!(hits(&mut ix, "okapi"), ["e4"]);
+        // A rewrite (same size, other text) and a removal.
+        fs::write(&g, format!("{header}{}", line("e4", None, "lemur"))).unwrap();
+        assert_eq!(hits(&mut ix, "lemur"), ["e4"]);
+        assert!(hits(&mut ix, "okapi").is_empty());
+        fs::remove_file(&f).unwrap();
+        assert!(hits(&mut ix, "walrus").is_empty());
+        // A file renamed in from elsewhere.
+        let tmp = root.join("d.tmp");
+        fs::write(&tmp, format!("{header}{}", line("e5", None, "tapir"))).unwrap();
+        fs::rename(&tmp, proj.join("d.jsonl")).unwrap();
+        assert_eq!(hits(&mut ix, "tapir"), ["e5"]);
+        // These were answered by the watch, not by full scans.
+        #[cfg(target_os = "linux")]
+        assert!(ix.watch.is_some());
+        let _ = fs::remove_dir_all(&root);
+    }
+}
