@@ -117,9 +117,16 @@ describe("searchSessions", () => {
 
   it("finds a session by id or id prefix", async () => {
     const f = facts[4];
-    const hits = await searchSessions(f.sessionId.slice(0, 13), { sessionDir: dir });
-    expect(hits[0].sessionPath).toBe(f.path);
-    expect(hits[0].match).toBe("sessionId");
+    // The full id: that session first.
+    const exact = await searchSessions(f.sessionId, { sessionDir: dir });
+    expect(exact[0].sessionPath).toBe(f.path);
+    expect(exact[0].match).toBe("sessionId");
+    // A prefix (uuid v7: the first 13 characters are the creation millisecond, which
+    // sessions made in the same millisecond share): every session it names, that one among them.
+    const prefix = f.sessionId.slice(0, 13);
+    const byId = (await searchSessions(prefix, { sessionDir: dir, limit: 1000 })).filter((h) => h.match === "sessionId");
+    expect(byId.map((h) => h.sessionPath)).toContain(f.path);
+    for (const h of byId) expect(h.sessionId.startsWith(prefix)).toBe(true);
   });
 
   it("is accent- and case-insensitive for Latin text and finds CJK by substring", async () => {
