@@ -69,13 +69,24 @@ fn take_index(dir: &Path) -> search::Result<Index> {
     }
 }
 
+/// Most indexes kept open per process (each holds a SQLite connection and, on Linux, an
+/// inotify instance: a per-user resource, 128 by default, shared with every other program).
+const MAX_OPEN: usize = 4;
+
 fn put_index(ix: Index) {
     if ix.in_memory() {
         return;
     }
     if let Ok(mut m) = OPEN.lock() {
-        m.get_or_insert_with(HashMap::new)
-            .insert(ix.dir().to_path_buf(), ix);
+        let m = m.get_or_insert_with(HashMap::new);
+        while m.len() >= MAX_OPEN && !m.contains_key(ix.dir()) {
+            // Any other one goes (its next query reopens it and scans its directory).
+            let Some(k) = m.keys().next().cloned() else {
+                break;
+            };
+            m.remove(&k);
+        }
+        m.insert(ix.dir().to_path_buf(), ix);
     }
 }
 
