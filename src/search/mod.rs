@@ -21,13 +21,15 @@ pub mod fold_table;
 pub mod text;
 
 use crate::discovery::index::{Stamp, cacheable, now_ns};
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Matching texts ranked together at most (see `Index::query`): the newest this many first.
+pub const RANK_WINDOW: usize = 20_000;
 /// Name of the index file in a sessions directory.
 pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
@@ -421,6 +423,8 @@ impl Index {
                 old => work.push((p.clone(), *st, old.cloned())),
             }
         }
+        // Oldest first, so that rowids (and the ranking window of `query`) follow recency.
+        work.sort_by_key(|(_, st, _)| st.mtime_ns);
         let gone: Vec<(String, i64)> = match &missing {
             // Full scan: every file not found is gone.
             None => self
@@ -999,34 +1003,66 @@ impl Index {
             self.conn.progress_handler(0, None::<fn() -> bool>);
             return Ok(out);
         };
-        let sql = format!(
-            "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, bm25(fts) AS rank \
-             FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters} ORDER BY rank"
-        );
-        let mut st = self.conn.prepare(&sql)?;
-        let mut all: Vec<rusqlite::types::Value> = vec![m.into()];
-        all.extend(args);
-        let mut rows = st.query(rusqlite::params_from_iter(all))?;
-        while out.len() < opts.limit {
-            let Some(r) = rows.next()? else { break };
-            if abort.load(Ordering::Relaxed) {
-                return Err(QueryError::Other(aborted()));
+        // BM25 scores every matching text before the best can be chosen: a word found in
+        // most sessions would cost a pass over most of the index. When more than
+        // RANK_WINDOW texts match, the newest RANK_WINDOW of them (rowids follow indexing
+        // order, oldest files first) are ranked first, and the older ones only when those
+        // did not give enough hits.
+        let cut: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+                params![m, (RANK_WINDOW - 1) as i64],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let passes: &[Option<bool>] = if cut.is_some() {
+            &[Some(true), Some(false)]
+        } else {
+            &[None]
+        };
+        for newer in passes {
+            if out.len() >= opts.limit {
+                break;
             }
-            let c = Candidate {
-                file: r.get(0)?,
-                entry_id: r.get(1)?,
-                role: r.get(2)?,
-                tools: r.get(3)?,
-                off: r.get::<_, i64>(4)? as u64,
-                len: r.get::<_, i64>(5)? as u64,
-                active: r.get::<_, i64>(6)? != 0,
-                score: -r.get::<_, f64>(7)?,
-                matched: "text",
+            let mut all: Vec<rusqlite::types::Value> = vec![m.clone().into()];
+            all.extend(args.iter().cloned());
+            let window = match (newer, cut) {
+                (Some(n), Some(c)) => {
+                    all.push(c.into());
+                    format!(
+                        " AND fts.rowid {} ?{}",
+                        if *n { ">=" } else { "<" },
+                        all.len()
+                    )
+                }
+                _ => String::new(),
             };
-            accept(c, &mut out);
+            let sql = format!(
+                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, bm25(fts) AS rank \
+                 FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY rank"
+            );
+            let mut st = self.conn.prepare(&sql)?;
+            let mut rows = st.query(rusqlite::params_from_iter(all))?;
+            while out.len() < opts.limit {
+                let Some(r) = rows.next()? else { break };
+                if abort.load(Ordering::Relaxed) {
+                    return Err(QueryError::Other(aborted()));
+                }
+                let c = Candidate {
+                    file: r.get(0)?,
+                    entry_id: r.get(1)?,
+                    role: r.get(2)?,
+                    tools: r.get(3)?,
+                    off: r.get::<_, i64>(4)? as u64,
+                    len: r.get::<_, i64>(5)? as u64,
+                    active: r.get::<_, i64>(6)? != 0,
+                    score: -r.get::<_, f64>(7)?,
+                    matched: "text",
+                };
+                accept(c, &mut out);
+            }
         }
-        drop(rows);
-        drop(st);
         self.conn.progress_handler(0, None::<fn() -> bool>);
         Ok(out)
     }
@@ -1089,6 +1125,56 @@ mod tests {
             .into_iter()
             .map(|h| h.entry_id.unwrap_or_default())
             .collect()
+    }
+
+    /// A word in more than RANK_WINDOW texts: the newest window is ranked first, and older
+    /// texts are still found when the window gives too few hits (here: a filter excludes it).
+    #[test]
+    fn common_words_rank_the_newest_window_first_and_still_find_older_texts() {
+        let root = std::env::temp_dir().join(format!("psn-search-window-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let old = root.join("old.jsonl");
+        fs::write(
+            &old,
+            format!(
+                "{{\"type\":\"session\",\"version\":3,\"id\":\"old-1\",\"timestamp\":\"t\",\"cwd\":\"/old\"}}\n{}",
+                line("o1", None, "common word in the old one")
+            ),
+        )
+        .unwrap();
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+        let mut body = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"new-1\",\"timestamp\":\"t\",\"cwd\":\"/new\"}\n",
+        );
+        let mut parent: Option<String> = None;
+        for i in 0..RANK_WINDOW + 10 {
+            let id = format!("n{i}");
+            body.push_str(&line(&id, parent.as_deref(), "common filler"));
+            parent = Some(id);
+        }
+        fs::write(root.join("new.jsonl"), body).unwrap();
+        let mut ix = Index::open(&root).unwrap();
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut opts = Options {
+            limit: 5,
+            snippet_chars: 80,
+            ..Options::default()
+        };
+        let got = ix.search("common", &opts, &abort).unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|h| h.cwd.as_deref() == Some("/new")));
+        opts.cwd = Some("/old".into());
+        let got = ix.search("common", &opts, &abort).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].entry_id.as_deref(), Some("o1"));
+        let _ = fs::remove_dir_all(&root);
     }
 
     /// Between full scans, the watch (Linux) or the full scan (elsewhere) finds appends,
