@@ -664,7 +664,9 @@ export interface SearchHit {
  * Ranked full-text search over all sessions (SQLite FTS5 index beside the listing index,
  * brought up to date before each query). Query: words (all must match), `"exact phrases"`,
  * prefixes (`auth*`), a session id or id prefix. Case- and accent-insensitive for Latin text;
- * CJK found by substring. Runs off the JS thread.
+ * CJK found by substring. Runs off the JS thread. Best first (BM25); when more than 20,000
+ * texts match, the newest 20,000 of them are ranked first and older ones follow only when
+ * those give too few hits (a word found almost everywhere stays fast).
  */
 export function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SearchHit[]>;
 
