@@ -178,7 +178,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 				query: { type: "string", description: 'Words to find (all must match), "exact phrases", prefix*', minLength: 1 },
 				limit: {
 					type: "integer",
-					description: `Maximum matching lines to return (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits})`,
+					description: `Maximum matching entries to return (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits})`,
 					minimum: 1,
 				},
 			},
