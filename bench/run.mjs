@@ -11,7 +11,9 @@
 //   --ref-only                         skip the native implementation
 //   --json <file>                      also write raw samples as JSON
 //   --only pi-bin                      only the real pi bin, pi vs pi-native (bench/pi-bin.mjs; a full run
-//                                      runs it last; --no-pi-bin skips it)
+//                                      runs it after the library suite; --no-pi-bin skips it)
+//   --only search                      only search over all sessions (bench/search.mjs; a full run runs
+//                                      it last; --no-search skips it)
 //
 // Runs of the two implementations alternate (ref,native / native,ref / ...); the table shows medians.
 // Setup (opening a session, copying files, building messages) is not timed unless it is the operation.
@@ -144,15 +146,31 @@ const big = flag("--big");
 const RUNS = Number(opt("--runs") ?? (quick ? 3 : 5));
 const WARMUP = Number(opt("--warmup") ?? 1);
 const only = opts("--only");
-// The real pi bin, plain vs pi-native (bench/pi-bin.mjs, issue 22): `--only pi-bin` runs only that;
-// a full run (no --only, not --quick/--ref-only) runs it after the library suite (--no-pi-bin skips it).
-const piBinOnly = only.length > 0 && only.every((s) => s.toLowerCase() === "pi-bin");
-const withPiBin = piBinOnly || (!flag("--no-pi-bin") && !quick && !flag("--ref-only") && (only.length === 0 || only.some((s) => s.toLowerCase() === "pi-bin")));
-function runPiBinBench(args = []) {
-	const r = spawnSync(process.execPath, [join(HERE, "pi-bin.mjs"), ...args], { stdio: "inherit" });
+// Benchmarks in their own scripts, run as child processes: the real pi bin, plain vs pi-native
+// (bench/pi-bin.mjs, issue 22) and search over all sessions (bench/search.mjs, issue 25).
+// `--only pi-bin` / `--only search` runs only that one; a full run (no --only, not --quick /
+// --ref-only) runs both after the library suite; --no-pi-bin / --no-search skips one.
+const SUITES = [
+	{ key: "pi-bin", script: "pi-bin.mjs", title: "Through the real pi bin: pi vs pi-native (bench/pi-bin.mjs)" },
+	{ key: "search", script: "search.mjs", title: "Search over all sessions (bench/search.mjs)" },
+];
+const isSuite = (s) => SUITES.some((x) => x.key === s.toLowerCase());
+const suitesOnly = only.length > 0 && only.every(isSuite);
+const suitesToRun = SUITES.filter(
+	(x) =>
+		(suitesOnly && only.some((s) => s.toLowerCase() === x.key)) ||
+		(!suitesOnly && !flag(`--no-${x.key}`) && !quick && !flag("--ref-only") && (only.length === 0 || only.some((s) => s.toLowerCase() === x.key))),
+);
+function runSuite(suite, args = []) {
+	const r = spawnSync(process.execPath, [join(HERE, suite.script), ...args], { stdio: "inherit" });
 	return r.status ?? 1;
 }
-if (piBinOnly) process.exit(runPiBinBench(argv.filter((a, i) => !(a === "--only" || (i > 0 && argv[i - 1] === "--only")))));
+if (suitesOnly) {
+	const rest = argv.filter((a, i) => !(a === "--only" || (i > 0 && argv[i - 1] === "--only")));
+	let code = 0;
+	for (const suite of suitesToRun) code ||= runSuite(suite, suitesToRun.length === 1 ? rest : []);
+	process.exit(code);
+}
 const S = quick ? "10mb" : "100mb";
 const SL = quick ? "10 MB" : "100 MB";
 const file = (name) => singlePath(DATA, name);
@@ -433,8 +451,8 @@ console.log(lines.join("\n"));
 const jsonOut = opt("--json");
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, runs: RUNS, warmup: WARMUP, nativeNote, results, rss }, null, 1)}\n`);
 
-if (withPiBin) {
-	console.log("\n# Through the real pi bin: pi vs pi-native (bench/pi-bin.mjs)");
-	const code = runPiBinBench();
+for (const suite of suitesToRun) {
+	console.log(`\n# ${suite.title}`);
+	const code = runSuite(suite);
 	if (code) process.exitCode = code;
 }
