@@ -826,6 +826,28 @@ struct Candidate {
     matched: &'static str,
 }
 
+impl Candidate {
+    /// A candidate from a row whose first seven columns are
+    /// `file, entry_id, role, tools, off, len, active`.
+    fn from_row(
+        r: &rusqlite::Row<'_>,
+        score: f64,
+        matched: &'static str,
+    ) -> rusqlite::Result<Candidate> {
+        Ok(Candidate {
+            file: r.get(0)?,
+            entry_id: r.get(1)?,
+            role: r.get(2)?,
+            tools: r.get(3)?,
+            off: r.get::<_, i64>(4)? as u64,
+            len: r.get::<_, i64>(5)? as u64,
+            active: r.get::<_, i64>(6)? != 0,
+            score,
+            matched,
+        })
+    }
+}
+
 impl Index {
     /// Refresh, then search. A damaged index is rebuilt once.
     pub fn search(
@@ -982,19 +1004,7 @@ impl Index {
                 let c = self.conn.query_row(
                     "SELECT file, entry_id, role, tools, off, len, active FROM rows WHERE id = ?1",
                     params![row],
-                    |r| {
-                        Ok(Candidate {
-                            file: r.get(0)?,
-                            entry_id: r.get(1)?,
-                            role: r.get(2)?,
-                            tools: r.get(3)?,
-                            off: r.get::<_, i64>(4)? as u64,
-                            len: r.get::<_, i64>(5)? as u64,
-                            active: r.get::<_, i64>(6)? != 0,
-                            score: 1e9,
-                            matched: "sessionId",
-                        })
-                    },
+                    |r| Candidate::from_row(r, 1e9, "sessionId"),
                 )?;
                 accept(c, &mut out);
             }
@@ -1049,17 +1059,7 @@ impl Index {
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
                 }
-                let c = Candidate {
-                    file: r.get(0)?,
-                    entry_id: r.get(1)?,
-                    role: r.get(2)?,
-                    tools: r.get(3)?,
-                    off: r.get::<_, i64>(4)? as u64,
-                    len: r.get::<_, i64>(5)? as u64,
-                    active: r.get::<_, i64>(6)? != 0,
-                    score: -r.get::<_, f64>(7)?,
-                    matched: "text",
-                };
+                let c = Candidate::from_row(r, -r.get::<_, f64>(7)?, "text")?;
                 accept(c, &mut out);
             }
         }
