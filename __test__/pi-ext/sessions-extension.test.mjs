@@ -235,7 +235,8 @@ export default function (pi: ExtensionAPI) {
 		description: "list this project's sessions with pi-session-native",
 		handler: async (_args, ctx) => {
 			const infos = await SessionManager.list(ctx.cwd);
-			const maps = readFileSync("/proc/self/maps", "utf8");
+			// Linux: the mapped files of the process; elsewhere the addons in require's cache.
+			const maps = process.platform === "linux" ? readFileSync("/proc/self/maps", "utf8") : Object.keys(createRequire(import.meta.url).cache).join("\\n");
 			process.stderr.write("NATIVE-LIST " + JSON.stringify({
 				ids: infos.map((s) => s.id),
 				first: infos.map((s) => s.firstMessage),
