@@ -97,7 +97,8 @@ export function pack({ out, artifacts, binaries = {}, requireAll = false, dropOp
 	}
 
 	// Main package: what `npm pack` of the repo gives (package.json `files`), then the manifest
-	// a user installs: optionalDependencies on every platform package, no dev-only fields.
+	// a user installs: optionalDependencies on every platform package at the exact version (the
+	// repo's own point at npm/<platform> with `file:`), no dev-only fields.
 	const mainStage = join(stage, "main");
 	mkdirSync(mainStage);
 	const raw = packDir(repoRoot, mainStage);
