@@ -332,8 +332,25 @@ const IDX = ".pi-session-index";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** listAll(dir) in a child (a hang fails the test), as comparable JSON; `env` for the child. */
+/**
+ * A copy of the package (entry points, lib/, the built addon) in a world-readable folder, for a
+ * child that runs as another user: the repository itself may sit below a folder only its owner
+ * can enter (a `mktemp -d` clone is 0700).
+ */
+let readableCopy;
+function readablePackage() {
+  if (readableCopy) return readableCopy;
+  const dir = tmp("psn-h-pkg-");
+  fs.chmodSync(dir, 0o755);
+  for (const f of ["index.js", "index.mjs", "package.json", "lib"]) fs.cpSync(join(root, f), join(dir, f), { recursive: true });
+  for (const f of fs.readdirSync(root).filter((f) => /^pi-session-native\..+\.node$/.test(f))) fs.copyFileSync(join(root, f), join(dir, f));
+  readableCopy = join(dir, "index.mjs");
+  return readableCopy;
+}
+
 function listChild(dir, env = {}, prefix = []) {
-  const code = `import { SessionManager } from ${JSON.stringify(INDEX)};
+  const entry = prefix.length ? readablePackage() : INDEX;
+  const code = `import { SessionManager } from ${JSON.stringify(entry)};
     const l = await SessionManager.listAll(${JSON.stringify(dir)});
     console.log(JSON.stringify({ l: l.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() })), rss: process.memoryUsage().rss }));`;
   const r = spawnSync(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), "--input-type=module", "-e", code], {
