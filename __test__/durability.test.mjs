@@ -426,6 +426,25 @@ console.log(JSON.stringify({ blocked: ok, entries: sm2.getEntries().length, line
     }
   });
 
+  it("a file that grew under us is appended to, never rewritten from memory (another writer's lines survive a load that caught one half-written)", () => {
+    const dir = tmp("psn-race-");
+    const sm = nat.SessionManager.create("/tmp", dir);
+    sm.appendMessage(user("start"));
+    const file = sm.getSessionFile();
+    // Writer A's line, caught half-written by B's load (B's load repairs it with a newline).
+    const line = JSON.stringify({ type: "custom", customType: "c", data: { tag: "a", i: 0 }, id: "aaaa0000", parentId: null, timestamp: new Date().toISOString() });
+    const before = fs.readFileSync(file, "utf8");
+    fs.writeFileSync(file, before + line.slice(0, 40));
+    const b = nat.SessionManager.open(file);
+    // What the race leaves on disk: A's whole line, then B's repair newline (same inode).
+    fs.writeFileSync(file, `${before}${line}\n\n`);
+    b.appendCustomEntry("c", { tag: "b", i: 0 });
+    const lines = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
+    const tags = lines.map((l) => JSON.parse(l)).filter((o) => o.type === "custom").map((o) => o.data.tag);
+    expect(tags).toEqual(["a", "b"]);
+    expect(ref.SessionManager.open(file).getEntries().filter((e) => e.type === "custom")).toHaveLength(2);
+  });
+
   it("two processes append 10,000 entries each to one file: all present, every line JSON", async () => {
     const dir = tmp("psn-conc-");
     const sm = nat.SessionManager.create("/tmp", dir);

@@ -449,9 +449,11 @@ impl Store {
                     problem = Some("was replaced");
                 } else if m.len() < h.min_len {
                     problem = Some("was truncated");
-                } else if !newline_at(&h.src.file, h.min_len) {
-                    // Same length or longer, but our last line no longer ends where we
-                    // wrote it: overwritten in place. Never append after a partial line.
+                } else if m.len() == h.min_len && !newline_at(&h.src.file, h.min_len) {
+                    // Same length, but our last line no longer ends where we wrote it:
+                    // overwritten in place. Never append after a partial line. A file that
+                    // grew is another writer appending (its lines are whole, O_APPEND): never
+                    // rewrite it from our memory, which would erase that writer's lines.
                     problem = Some("was overwritten");
                 }
             }
@@ -462,7 +464,12 @@ impl Store {
                         problem = Some("was replaced");
                     } else if m.len() < l.len {
                         problem = Some("was truncated");
-                    } else if File::open(path).is_ok_and(|f| !newline_at(&f, l.len)) {
+                    } else if m.len() == l.len
+                        && File::open(path).is_ok_and(|f| !newline_at(&f, l.len))
+                    {
+                        // Only at the same length, as above: a load can catch another
+                        // writer's line half-written, and a file that grew since is appended
+                        // to, never rewritten over that writer's lines.
                         problem = Some("was overwritten");
                     }
                 }
