@@ -17,6 +17,7 @@ const { getCurrentSystemMessage } = require("./system-message.js");
 const { migrateSessionEntries } = require("./migrate.js");
 const discovery = require("./discovery-bridge.js");
 const { parseEntries } = require("./materialize.js");
+const { Shells } = require("./lazy-entries.js");
 
 /**
  * `new Date().toISOString()`, formatted once per millisecond: appends in a loop come many to a
@@ -174,6 +175,7 @@ class SessionManager {
     this.leafId = null;
     this._clearQueue();
     this._core = new native.NativeSession(persist);
+    this._shells = new Shells(this._core, (err) => this._changedUnderUs(err));
     this._resetCache();
     if (persist && this.sessionDir && !existsSync(this.sessionDir)) {
       mkdirSync(this.sessionDir, { recursive: true });
@@ -253,6 +255,9 @@ class SessionManager {
   // Materialization cache
 
   _resetCache() {
+    // Shells are filled before Rust's entries are replaced (`Shells.settle`); one left here
+    // would read another entry's text, so it is cut off instead.
+    this._shells.detach();
     /**
      * File index -> entry object (sparse). Sized to the entries up front: an empty array
      * written first at an index past ~1,024 turns into a slow dictionary-mode array in V8.
@@ -316,25 +321,40 @@ class SessionManager {
     );
   }
 
-  /** Objects for file indices, parsing the missing ones in one batch. */
-  _objsAt(indices) {
+  /**
+   * Objects for file indices, making the missing ones in one batch. With `lazy` (what the
+   * public getters hand out), entries with heavy values come as shells whose heavy values
+   * are parsed when first read (lib/lazy-entries.js); without it (the context, which reads
+   * every selected message), objects are parsed whole and shells among them filled.
+   */
+  _objsAt(indices, lazy = false) {
     const missing = [];
-    for (const i of indices) if (this._objs[i] === undefined) missing.push(i);
-    if (missing.length > 0) this._parseBatch(missing);
+    const shells = this._shells;
+    const check = !lazy && shells.groups.size > 0;
+    let unfilled = false;
+    for (const i of indices) {
+      const o = this._objs[i];
+      if (o === undefined) missing.push(i);
+      else if (check && shells.unfilled(o)) unfilled = true;
+    }
+    if (missing.length > 0) this._parseBatch(missing, lazy);
     const out = new Array(indices.length);
     for (let k = 0; k < indices.length; k++) out[k] = this._objs[indices[k]];
+    if (unfilled) shells.fill(out);
     return out;
   }
 
-  _parseBatch(missing) {
+  _parseBatch(missing, lazy = false) {
     const want = Uint32Array.from(missing);
     // `_core`: indices from a Rust answer, as in `_obj`.
     let gone = false;
+    const put = (k, o) => {
+      if (o === null) gone = true;
+      else this._objs[want[k]] = o;
+    };
     try {
-      parseEntries(this._core, want, (k, o) => {
-        if (o === null) gone = true;
-        else this._objs[want[k]] = o;
-      });
+      if (lazy && this._shells.enabled) this._shells.make(want, put);
+      else parseEntries(this._core, want, put);
     } catch (err) {
       throw this._changedUnderUs(err);
     }
@@ -345,7 +365,7 @@ class SessionManager {
 
   _all() {
     if (this._entriesArr === null) {
-      this._entriesArr = this._objsAt(this._native.nonSession());
+      this._entriesArr = this._objsAt(this._native.nonSession(), true);
     }
     return this._entriesArr;
   }
@@ -406,6 +426,7 @@ class SessionManager {
     this._native.setFile(this.sessionFile, this._native.flushed);
     if (existsSync(this.sessionFile)) {
       const file = this.sessionFile;
+      this._shells.settle();
       const { count } = fsCall(() => this._native.loadFile(file));
       if (count === 0) {
         if (statSync(file).size > 0) {
@@ -445,6 +466,7 @@ class SessionManager {
 
   /** `inMemory(cwd, options, entries)`: entries held outside the filesystem. */
   _loadObjects(entries, options) {
+    this._shells.settle();
     const header = entries.find((e) => e.type === "session");
     if (header) {
       this.sessionId = header.id;
@@ -471,6 +493,7 @@ class SessionManager {
       cwd: this.cwd,
       parentSession: options?.parentSession,
     };
+    this._shells.settle();
     this._native.replaceLines(stringifyEntry(header));
     this._resetCache();
     this._objs[0] = header;
@@ -771,7 +794,7 @@ class SessionManager {
   }
 
   getChildren(parentId) {
-    return this._objsAt(this._native.children(parentId === null ? null : keyOf(parentId)));
+    return this._objsAt(this._native.children(parentId === null ? null : keyOf(parentId)), true);
   }
 
   getLabel(id) {
@@ -790,7 +813,7 @@ class SessionManager {
 
   getBranch(fromId) {
     const from = fromId === undefined || fromId === null ? null : keyOf(fromId);
-    return this._objsAt(this._native.branch(from));
+    return this._objsAt(this._native.branch(from), true);
   }
 
   buildContextEntries() {
@@ -976,6 +999,7 @@ class SessionManager {
         break;
       }
     }
+    this._shells.settle();
     const done = untouched ? this._native.branchInto(from, stringifyEntry(header), drawLabelId) : 0;
     if (done < 0) throw new Error(`Entry ${leafId} not found`);
     if (done > 0) {
@@ -1046,6 +1070,7 @@ class SessionManager {
       parentId = id;
     }
     const all = [header, ...pathWithoutLabels, ...labelEntries];
+    this._shells.settle();
     this._native.replaceLines(all.map(stringifyEntry).join("\n"));
     this.sessionId = header.id;
     this._adopt(all);

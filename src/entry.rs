@@ -338,6 +338,91 @@ pub struct Entry {
     pub retained_tail: bool,
     /// session header: `id` is a string (a valid header needs it).
     pub id_is_string: bool,
+    /// The entry as a *shell* for JS (see [`shell_of`]): its JSON with each heavy top-level
+    /// value replaced by `0`, followed by the names of those keys. `None` when the entry has
+    /// no heavy value (JS parses its whole text) or its text changed after indexing.
+    pub shell: Option<Box<str>>,
+}
+
+/// Top-level values whose JSON text is at least this long are *heavy*: `getBranch()` and
+/// friends hand them to JS as lazy properties, parsed when first read (issue 23).
+pub const LAZY_MIN: usize = 128;
+
+/// Keys whose values JS always gets at once, whatever their size: the index fields callers
+/// filter on.
+const EAGER_KEYS: [&str; 4] = ["type", "id", "parentId", "timestamp"];
+
+/// The shell of an object entry, a JSON array `[prefix, tail...]` that JS turns into the
+/// entry object without parsing its heavy values:
+/// - `prefix`: the entry's object cut before its first heavy key (`{}` if that is the first);
+/// - then, in the text's order, each heavy key as a string (JS adds it as a lazy property)
+///   and each run of light keys after the first heavy one as an object holding them (JS adds
+///   them as they are).
+///
+/// JS only ever *adds* properties to the parsed prefix, in order, which keeps the object in
+/// V8's fast mode with shared hidden classes (redefining an existing property turned each
+/// object into a dictionary: 3x the cost). `None` when nothing is heavy, or when a key needs
+/// care this form does not give: a duplicate key (`JSON.parse` keeps the first position and
+/// the last value), `__proto__`, a key of digits only (an array index to V8), or a key after
+/// the first heavy one written with escapes.
+fn shell_of(text: &str, fields: &[scan::Field<'_>]) -> Option<Box<str>> {
+    let heavy = |f: &scan::Field<'_>| {
+        f.raw.len() >= LAZY_MIN
+            && matches!(
+                scan::kind_of(f.raw),
+                Kind::Object | Kind::Array | Kind::String
+            )
+            && !EAGER_KEYS.contains(&&*f.key)
+    };
+    let first = fields.iter().position(heavy)?;
+    for (k, f) in fields.iter().enumerate() {
+        // Digit keys are array indices to V8, ordered before every other key: not ours.
+        let digits = !f.key.is_empty() && f.key.bytes().all(|c| c.is_ascii_digit());
+        if digits || f.key == "__proto__" || fields.iter().skip(k + 1).any(|g| g.key == f.key) {
+            return None;
+        }
+    }
+    let base = text.as_ptr() as usize;
+    let offset = |raw: &str| (raw.as_ptr() as usize).checked_sub(base);
+    let mut out = String::with_capacity(256);
+    out.push('[');
+    // The prefix: the text up to the end of the last light value before the first heavy
+    // key, closed. With no light key before it, an empty object.
+    match first.checked_sub(1).and_then(|k| fields.get(k)) {
+        Some(f) => {
+            out.push_str(text.get(..offset(f.raw)? + f.raw.len())?);
+            out.push('}');
+        }
+        None => out.push_str("{}"),
+    }
+    let mut in_run = false;
+    for f in fields.iter().skip(first) {
+        // Keys here are written back: only ones without escapes (the decoded key is then
+        // the raw key's body).
+        let std::borrow::Cow::Borrowed(key) = &f.key else {
+            return None;
+        };
+        if heavy(f) {
+            if in_run {
+                out.push('}');
+                in_run = false;
+            }
+            out.push_str(",\"");
+            out.push_str(key);
+            out.push('"');
+        } else {
+            out.push_str(if in_run { ",\"" } else { ",{\"" });
+            in_run = true;
+            out.push_str(key);
+            out.push_str("\":");
+            out.push_str(f.raw);
+        }
+    }
+    if in_run {
+        out.push('}');
+    }
+    out.push(']');
+    Some(out.into_boxed_str())
 }
 
 impl Entry {
@@ -382,6 +467,8 @@ impl Entry {
     pub fn respliced(&self, text: String, parent_raw: &str, first_kept_raw: Option<&str>) -> Entry {
         let mut e = self.clone();
         e.text = Text::Owned(text.into_boxed_str());
+        // The shell holds the old parentId: JS parses this entry whole instead.
+        e.shell = None;
         e.parent = if parent_raw == "null" {
             Parent::Null
         } else {
@@ -429,6 +516,7 @@ impl Entry {
             label_truthy: false,
             retained_tail: false,
             id_is_string: true,
+            shell: None,
         }
     }
 
@@ -450,6 +538,7 @@ impl Entry {
             label_truthy: false,
             retained_tail: false,
             id_is_string: false,
+            shell: None,
         };
         if !e.is_object {
             let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
@@ -496,6 +585,7 @@ impl Entry {
             }
             _ => {}
         }
+        e.shell = shell_of(text, &scanned.fields);
         Some(e)
     }
 
@@ -582,6 +672,41 @@ mod tests {
             Parent::Key(k) => k,
             Parent::Null => "",
         }));
+    }
+
+    /// The shell `JSON.parse` reads as the light prefix, then heavy keys and light runs in
+    /// the text's order.
+    #[test]
+    fn shells_keep_key_order_and_leave_out_heavy_values() {
+        let big = "x".repeat(LAZY_MIN);
+        let line = format!(
+            r#"{{"type":"compaction","id":"c","parentId":"p","timestamp":"t","summary":"{big}","firstKeptEntryId":"a","tokensBefore":5,"details":{{"k":"{big}"}},"fromHook":false}}"#
+        );
+        let e = Entry::parse(line, 0).expect("valid");
+        assert_eq!(
+            e.shell.as_deref(),
+            Some(
+                r#"[{"type":"compaction","id":"c","parentId":"p","timestamp":"t"},"summary",{"firstKeptEntryId":"a","tokensBefore":5},"details",{"fromHook":false}]"#
+            )
+        );
+        // Heavy first: an empty prefix.
+        let e = Entry::parse(format!(r#" {{"message":"{big}", "id":"m"}} "#), 0).expect("valid");
+        assert_eq!(e.shell.as_deref(), Some(r#"[{},"message",{"id":"m"}]"#));
+        // Nothing heavy, a short value, a heavy number or id: no shell.
+        for line in [
+            r#"{"type":"message","id":"a","message":{"role":"user"}}"#.to_string(),
+            format!(r#"{{"type":"x","id":"{big}","n":{}}}"#, "1".repeat(200)),
+        ] {
+            assert!(Entry::parse(line, 0).expect("valid").shell.is_none());
+        }
+        // Duplicate keys, __proto__, an escaped key after the heavy one: no shell.
+        for line in [
+            format!(r#"{{"a":"{big}","a":1}}"#),
+            format!(r#"{{"__proto__":1,"a":"{big}"}}"#),
+            format!(r#"{{"a":"{big}","\u0062":1}}"#),
+        ] {
+            assert!(Entry::parse(line, 0).expect("valid").shell.is_none());
+        }
     }
 
     #[test]

@@ -35,6 +35,12 @@ pub struct Batch {
     /// [`UNREADABLE`] for both.
     pub starts: Vec<u32>,
     pub ends: Vec<u32>,
+    /// Per entry: 1 when its text is the entry's shell ([`crate::entry::Entry::shell`]),
+    /// 0 when it is the entry's whole JSON.
+    pub shells: Vec<u8>,
+    /// Texts separated by commas instead of the gaps of their source: any run of whole
+    /// entries is then the body of a JSON array (one `JSON.parse` for a piece).
+    pub commas: bool,
 }
 
 impl Batch {
@@ -46,12 +52,24 @@ impl Batch {
     fn push_unreadable(&mut self) {
         self.starts.push(UNREADABLE);
         self.ends.push(UNREADABLE);
+        self.shells.push(0);
     }
 
     fn push_text(&mut self, s: &str) {
+        if self.commas && !self.bytes.is_empty() {
+            self.bytes.push(b',');
+        }
         self.starts.push(self.bytes.len() as u32);
         push_escaped(&mut self.bytes, s);
         self.ends.push(self.bytes.len() as u32);
+        self.shells.push(0);
+    }
+
+    fn push_shell(&mut self, s: &str) {
+        self.push_text(s);
+        if let Some(last) = self.shells.last_mut() {
+            *last = 1;
+        }
     }
 }
 
@@ -63,6 +81,7 @@ pub struct Piece {
     pub end: usize,
     pub starts: Vec<u32>,
     pub ends: Vec<u32>,
+    pub shells: Vec<u8>,
 }
 
 impl Piece {
@@ -94,27 +113,41 @@ pub fn piece(b: &Batch, from: usize, budget: usize) -> Piece {
     let rebase = |v: u32| if v == UNREADABLE { v } else { v - o };
     let range = b.starts.iter().zip(&b.ends).skip(from).take(count);
     let (starts, ends) = range.map(|(&s, &e)| (rebase(s), rebase(e))).unzip();
+    let shells = b.shells.iter().skip(from).take(count).copied().collect();
     Piece {
         start: o as usize,
         end: end.max(o) as usize,
         starts,
         ends,
+        shells,
     }
 }
 
 /// Lay out the texts `text_of(indices[..])`, in order, stopping after the entry that brings
 /// the buffer to `budget` bytes (always at least one entry when any is asked for). Indices
-/// without a text are [`UNREADABLE`]. `scratch` receives file reads; passing the same one
-/// from batch to batch saves faulting in fresh memory for each.
+/// without a text are [`UNREADABLE`]. An entry for which `shell_of` gives a shell is laid
+/// out as that shell instead of its text (flagged in [`Batch::shells`]); with `commas`, texts
+/// are separated by commas ([`Batch::commas`]). `scratch` receives file reads; passing the
+/// same one from batch to batch saves faulting in fresh memory for each.
 pub fn batch<'a>(
     text_of: impl Fn(u32) -> Option<&'a Text>,
+    shell_of: impl Fn(u32) -> Option<&'a str>,
+    commas: bool,
     indices: &[u32],
     budget: usize,
     scratch: &mut Vec<u8>,
 ) -> Batch {
-    let mut b = Batch::default();
+    let mut b = Batch {
+        commas,
+        ..Batch::default()
+    };
     let mut k = 0;
     while k < indices.len() && (k == 0 || b.bytes.len() < budget) {
+        if let Some(shell) = shell_of(indices[k]) {
+            b.push_shell(shell);
+            k += 1;
+            continue;
+        }
         let Some(t) = text_of(indices[k]) else {
             b.push_unreadable();
             k += 1;
@@ -132,14 +165,14 @@ pub fn batch<'a>(
                 k + 1
             }
             Text::Shared { base, start, .. } => {
-                let (j, end) = run(&text_of, indices, k, room);
+                let (j, end) = run(&text_of, &shell_of, indices, k, room);
                 let src = base.get(*start..end).unwrap_or_default();
                 let cuts = cuts_of(&text_of, &indices[k..j], *start);
                 lay_out(&mut b, src, &cuts);
                 j
             }
             Text::File { src, start, .. } => {
-                let (j, end) = run(&text_of, indices, k, room);
+                let (j, end) = run(&text_of, &shell_of, indices, k, room);
                 let span = end - (*start as usize).min(end);
                 scratch.resize(span, 0);
                 let text = match src.read_up_to(scratch, *start) {
@@ -186,7 +219,9 @@ fn cuts_of<'a>(
 fn lay_out(b: &mut Batch, src: &str, cuts: &[(usize, usize)]) {
     let mut done = 0;
     for &(s, e) in cuts {
-        push_escaped(&mut b.bytes, src.get(done..s).unwrap_or_default());
+        if !b.commas {
+            push_escaped(&mut b.bytes, src.get(done..s).unwrap_or_default());
+        }
         b.push_text(src.get(s..e).unwrap_or_default());
         done = e;
     }
@@ -236,6 +271,7 @@ fn ascii_run_end(b: &[u8], from: usize) -> usize {
 /// source.
 fn run<'a>(
     text_of: &impl Fn(u32) -> Option<&'a Text>,
+    shell_of: &impl Fn(u32) -> Option<&'a str>,
     indices: &[u32],
     k: usize,
     room: usize,
@@ -249,6 +285,9 @@ fn run<'a>(
         let Some(next) = text_of(indices[j]) else {
             break;
         };
+        if shell_of(indices[j]).is_some() {
+            break;
+        }
         if !same_source(first, next) {
             break;
         }
@@ -288,6 +327,8 @@ mod tests {
     fn of(entries: &[Entry], idx: &[u32], budget: usize) -> Batch {
         batch(
             |i| entries.get(i as usize).map(|e| &e.text),
+            |_| None,
+            false,
             idx,
             budget,
             &mut Vec::new(),
@@ -348,6 +389,38 @@ mod tests {
             let b = of(&l.entries, &idx, usize::MAX);
             assert_eq!(texts(&b), expected(&l.entries, &idx), "{idx:?}");
             assert_eq!(b.count(), idx.len());
+        }
+    }
+
+    /// With commas, every piece is the body of a JSON array of its readable entries, shells
+    /// laid out in place of their entries' texts.
+    #[test]
+    fn comma_batches_are_array_bodies() {
+        let big = "y".repeat(crate::entry::LAZY_MIN);
+        let file = format!("{FILE}{{\"type\":\"message\",\"id\":\"m\",\"message\":\"{big}\"}}\n");
+        let l = jsonl::parse_bytes(file.as_bytes());
+        let last = l.entries.len() as u32 - 1;
+        let idx = [0u32, 9, 1, 2, last, 3];
+        let b = batch(
+            |i| l.entries.get(i as usize).map(|e| &e.text),
+            |i| l.entries.get(i as usize).and_then(|e| e.shell.as_deref()),
+            true,
+            &idx,
+            usize::MAX,
+            &mut Vec::new(),
+        );
+        assert_eq!(b.shells, [0, 0, 0, 0, 1, 0]);
+        for budget in [0, 40, 1 << 20] {
+            let mut from = 0;
+            while from < b.count() {
+                let p = piece(&b, from, budget);
+                let body = unescape(&b.bytes[p.start..p.end]);
+                let readable = p.starts.iter().filter(|&&s| s != UNREADABLE).count();
+                let arr = format!("[{body}]");
+                let v = crate::json::value::parse(&arr).expect("an array");
+                assert_eq!(v.as_array().map(|a| a.len()), Some(readable), "{arr}");
+                from += p.count();
+            }
         }
     }
 

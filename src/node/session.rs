@@ -69,6 +69,8 @@ pub struct NativeSession {
 struct Laid {
     /// The entry indices the batch holds texts for.
     key: Vec<u32>,
+    /// Whether entries with a shell are laid out as their shell (`linesText(want, true)`).
+    shells: bool,
     batch: materialize::Batch,
     /// Entries of `batch` handed over so far.
     pos: usize,
@@ -101,6 +103,7 @@ fn text_batch() -> usize {
 /// hands back the scratch buffer it read into, for the next batch.
 struct Prefetch {
     key: Vec<u32>,
+    shells: bool,
     handle: std::thread::JoinHandle<(materialize::Batch, Vec<u8>)>,
 }
 
@@ -111,15 +114,28 @@ impl Prefetch {
     fn spawn(
         entries: &[Entry],
         rest: &[u32],
+        shells: bool,
         budget: usize,
         mut scratch: Vec<u8>,
     ) -> Option<Prefetch> {
         let mut texts: Vec<Option<Text>> = Vec::new();
+        let mut shell_texts: Vec<Option<Box<str>>> = Vec::new();
         let mut size = 0;
         for &i in rest {
             if size >= budget {
                 break;
             }
+            let shell = entries
+                .get(i as usize)
+                .and_then(|e| e.shell.as_ref())
+                .filter(|_| shells);
+            if let Some(shell) = shell {
+                size += shell.len();
+                shell_texts.push(Some(shell.clone()));
+                texts.push(None);
+                continue;
+            }
+            shell_texts.push(None);
             let t = entries.get(i as usize).map(|e| &e.text);
             // Shared and file-backed texts clone as reference counts; an owned text (appended,
             // spliced, migrated) would be copied here on the JS thread, which is the work the
@@ -141,6 +157,8 @@ impl Prefetch {
             .spawn(move || {
                 let b = materialize::batch(
                     |i| texts.get(i as usize).and_then(|t| t.as_ref()),
+                    |i| shell_texts.get(i as usize).and_then(|t| t.as_deref()),
+                    shells,
                     &local,
                     budget,
                     &mut scratch,
@@ -148,7 +166,11 @@ impl Prefetch {
                 (b, scratch)
             })
             .ok()?;
-        Some(Prefetch { key, handle })
+        Some(Prefetch {
+            key,
+            shells,
+            handle,
+        })
     }
 }
 
@@ -156,11 +178,11 @@ impl NativeSession {
     /// Lay out the batch of texts that starts `want`: the one the worker thread prepared
     /// if it is for these entries, else here (a small first batch, so JS starts parsing at
     /// once). When entries remain after it, the next batch is started on a worker thread.
-    fn lay_out(&mut self, want: &[u32]) -> Laid {
+    fn lay_out(&mut self, want: &[u32], shells: bool) -> Laid {
         let entries = &self.store.tree.entries;
         let budget = text_batch();
         let prefetched = match self.prefetch.take() {
-            Some(p) if want.starts_with(&p.key) => p.handle.join().ok(),
+            Some(p) if p.shells == shells && want.starts_with(&p.key) => p.handle.join().ok(),
             _ => None,
         };
         let mut scratch = Vec::new();
@@ -172,20 +194,27 @@ impl NativeSession {
             None => {
                 let first = (budget / 16).max(1);
                 let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
-                materialize::batch(text_of, want, first, &mut scratch)
+                let shell_of = |i: u32| {
+                    let e = entries.get(i as usize).filter(|_| shells)?;
+                    e.shell.as_deref()
+                };
+                materialize::batch(text_of, shell_of, shells, want, first, &mut scratch)
             }
         };
         let n = batch.count();
         let rest = want.get(n..).unwrap_or_default();
-        if !rest.is_empty() {
+        // Shells are small and in memory: laying them out here costs less than copying
+        // them for a worker thread.
+        if !rest.is_empty() && !shells {
             // Batches double up to the budget: laying text out runs faster than JS parses
             // it, so each batch is ready by the time JS has parsed the one before. The
             // scratch buffer goes along (it is dropped after the last batch).
             let next = budget.min(batch.bytes.len().max(1).saturating_mul(2));
-            self.prefetch = Prefetch::spawn(entries, rest, next, scratch);
+            self.prefetch = Prefetch::spawn(entries, rest, shells, next, scratch);
         }
         Laid {
             key: want.get(..n).unwrap_or_default().to_vec(),
+            shells,
             batch,
             pos: 0,
         }
@@ -628,23 +657,27 @@ impl NativeSession {
     /// (about 64 KB of text per call, at least one entry): `starts.length` says how many.
     /// Texts are laid out in Rust a batch (up to 1 MB) at a time and handed over in pieces;
     /// while JS parses a batch's pieces, the next batch is laid out on a worker thread.
+    /// With `shells`, an entry that has a shell (heavy values left out, see
+    /// `crate::entry::Entry::shell`) comes as that shell, flagged 1 in `shells`, and texts
+    /// are separated by commas: `JSON.parse("[" + text + "]")` gives the readable entries.
     #[napi(
         catch_unwind,
-        ts_return_type = "{ text: string; starts: Uint32Array; ends: Uint32Array }"
+        ts_return_type = "{ text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }"
     )]
     pub fn lines_text<'env>(
         &mut self,
         env: &'env Env,
         indices: Uint32Array,
+        shells: Option<bool>,
     ) -> Result<Object<'env>> {
         let want: &[u32] = &indices;
+        let shells = shells.unwrap_or(false);
         // The batch being handed over, if this call continues it.
-        let mut laid = self
-            .laid
-            .take()
-            .filter(|l| want.starts_with(l.key.get(l.pos..).unwrap_or_default()));
+        let mut laid = self.laid.take().filter(|l| {
+            l.shells == shells && want.starts_with(l.key.get(l.pos..).unwrap_or_default())
+        });
         if laid.as_ref().is_none_or(|l| l.pos >= l.batch.count()) {
-            laid = Some(self.lay_out(want));
+            laid = Some(self.lay_out(want, shells));
         }
         let Some(mut l) = laid else {
             return Err(Error::from_reason("internal: no entry text batch"));
@@ -665,6 +698,7 @@ impl NativeSession {
         o.set("text", text)?;
         o.set("starts", Uint32Array::new(p.starts))?;
         o.set("ends", Uint32Array::new(p.ends))?;
+        o.set("shells", Uint8Array::new(p.shells))?;
         Ok(o)
     }
 

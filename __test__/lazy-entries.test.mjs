@@ -1,0 +1,298 @@
+// Entries that cost what the caller reads (issue 23, lib/lazy-entries.js): heavy top-level
+// values (128+ bytes of JSON) are parsed when first read. Each way of reading is tried FIRST,
+// on a freshly opened session, so it meets entries that were never read, and compared with
+// the reference exactly. The one documented difference before the first read (property
+// descriptors of heavy keys, and the util.inspect.custom symbol) is asserted as such.
+import { describe, test, expect } from "vitest";
+import { writeFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { inspect } from "node:util";
+import { ref, nat, tmp, j } from "./helpers.mjs";
+
+const big = (n, s = "x") => `${s} ${"é😀".repeat(3)} ${"y".repeat(n)}`;
+
+/** A session with heavy values in every place pi puts them, and in odd key orders. */
+function sessionLines() {
+  const lines = ['{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}'];
+  let parent = null;
+  let n = 0;
+  const ts = () => `2025-01-01T00:00:${String(n % 60).padStart(2, "0")}.000Z`;
+  const add = (o) => {
+    const id = `e${n++}`;
+    lines.push(JSON.stringify(typeof o === "function" ? o(id, parent) : { type: o.type, id, parentId: parent, timestamp: ts(), ...o.rest }));
+    parent = id;
+    return id;
+  };
+  for (let i = 0; i < 120; i++) {
+    const t = big((i * 53) % 700, `t${i}`);
+    const id = add({ type: "message", rest: { message: i % 2 ? { role: "user", content: t, timestamp: i } : { role: "assistant", content: [{ type: "text", text: t }], provider: "p", model: "m", usage: { input: i }, stopReason: "stop", timestamp: i } } });
+    if (i % 17 === 3) add({ type: "compaction", rest: { summary: big(300, "sum"), firstKeptEntryId: id, tokensBefore: 10, details: { readFiles: [big(200)] }, fromHook: false } });
+    if (i % 19 === 5) add({ type: "custom", rest: { customType: "ext", data: { k: big(400) } } });
+    if (i % 23 === 7) add({ type: "branch_summary", rest: { fromId: id, summary: big(500, "bs") } });
+    if (i % 29 === 11) add({ type: "custom_message", rest: { customType: "cm", content: big(300), display: true, details: { a: [1, 2] } } });
+    if (i % 31 === 13) add({ type: "label", rest: { targetId: id, label: big(150, "long label") } });
+    // Heavy key first, light keys after it, in an unusual order.
+    if (i % 37 === 17) add((id2, p) => ({ data: { blob: big(300) }, type: "custom", customType: "first", id: id2, parentId: p, timestamp: ts(), z: 1 }));
+    // Digit keys, __proto__, an escaped key: parsed whole (no shell).
+    if (i % 41 === 19) add((id2, p) => ({ type: "custom", id: id2, parentId: p, timestamp: ts(), 7: "seven", data: big(200) }));
+    if (i % 43 === 21) lines.push(`{"type":"custom","id":"p${i}","parentId":"${parent}","timestamp":"${ts()}","__proto__":{"x":1},"data":"${big(200)}"}`);
+    if (i % 47 === 23) lines.push(`{"type":"custom","id":"q${i}","parentId":"${parent}","timestamp":"${ts()}","data":"${big(200)}","\\u0061b":2}`);
+    if (i % 50 === 49) parent = `e${n - 15}`;
+  }
+  return lines;
+}
+
+const BYTES = Buffer.from(sessionLines().join("\n") + "\n");
+
+function openBoth(bytes = BYTES, env = {}) {
+  const old = {};
+  for (const [k, v] of Object.entries(env)) (old[k] = process.env[k]), (process.env[k] = v);
+  try {
+    const da = tmp(),
+      db = tmp();
+    writeFileSync(join(da, "s.jsonl"), bytes);
+    writeFileSync(join(db, "s.jsonl"), bytes);
+    return [ref.SessionManager.open(join(da, "s.jsonl")), nat.SessionManager.open(join(db, "s.jsonl"))];
+  } finally {
+    for (const [k, v] of Object.entries(old)) (v === undefined ? delete process.env[k] : (process.env[k] = v));
+  }
+}
+
+/** Whether any entry of `arr` has a heavy key that is still an accessor. */
+const unfilledCount = (arr) => arr.filter((e) => Object.values(Object.getOwnPropertyDescriptors(e)).some((d) => d.get)).length;
+
+/** The last message entry whose `message` is still lazy. */
+const lastLazyMessage = (arr) => arr.findLast((e) => e.type === "message" && Object.getOwnPropertyDescriptor(e, "message").get);
+
+const keyPaths = (v, p = "") => (v && typeof v === "object" ? Object.keys(v).flatMap((k) => [`${p}.${k}`, ...keyPaths(v[k], `${p}.${k}`)]) : []);
+
+/** Ways of reading an array of entries, each one the first thing done with it. */
+const ways = {
+  index: (a) => [0, 1, a.length >> 1, a.length - 1].map((k) => j(a[k])),
+  cheapFields: (a) => a.map((e) => `${e.type}:${e.id}:${e.parentId}:${e.timestamp}:${e.customType}`),
+  forOf: (a) => {
+    const out = [];
+    for (const e of a) out.push(e.type === "message" ? e.message.role : e.type);
+    return out;
+  },
+  keys: (a) => a.map((e) => Object.keys(e).join(",")),
+  ownNames: (a) => a.map((e) => Object.getOwnPropertyNames(e).join(",")),
+  forIn: (a) =>
+    a.map((e) => {
+      const ks = [];
+      for (const k in e) ks.push(k);
+      return ks.join(",");
+    }),
+  inOperator: (a) => a.map((e) => ["message", "summary", "data", "details", "nope"].map((k) => k in e && Object.hasOwn(e, k)).join()),
+  some: (a) => a.some((e) => e.type === "thinking_level_change"),
+  find: (a) => j(a.find((e) => e.type === "message" && e.message.role === "user")),
+  findLast: (a) => j(a.findLast((e) => e.type === "message" && e.message.role === "assistant")),
+  filter: (a) => j(a.filter((e) => e.type === "custom" || e.type === "compaction")),
+  map: (a) => a.map((e) => (e.type === "message" ? typeof e.message.content : e.type)),
+  reverseWalk: (a) => {
+    for (let k = a.length - 1; k >= 0; k--) if (a[k].type === "message" && a[k].message.role === "assistant") return j(a[k].message.usage);
+    return null;
+  },
+  spread: (a) => a.map((e) => j({ ...e })),
+  assign: (a) => j(a.map((e) => Object.assign({}, e))),
+  entries: (a) => j(a.map((e) => Object.entries(e))),
+  values: (a) => j(a.map((e) => Object.values(e))),
+  json: (a) => JSON.stringify(a),
+  jsonIndent: (a) => JSON.stringify(a.slice(-7), null, 2),
+  clone: (a) => j(structuredClone(a)),
+  keyPaths: (a) => a.map((e) => keyPaths(e).join(",")),
+  inspect: (a) => inspect(a.slice(0, 9), { depth: 6 }),
+  inspectOne: (a) => inspect(a[a.length - 1]),
+  inspectAll: (a) => inspect(a, { depth: 3, maxArrayLength: null }),
+  proto: (a) => a.every((e) => Object.getPrototypeOf(e) === Object.prototype && Object.isExtensible(e) && !Object.isFrozen(e)),
+  strictEqual: (a) => a.map((e) => (e.message ?? e.data ?? e.summary) === (e.message ?? e.data ?? e.summary)),
+};
+
+const getters = {
+  getBranch: (sm) => sm.getBranch(),
+  "getBranch(e40)": (sm) => sm.getBranch("e40"),
+  getEntries: (sm) => sm.getEntries(),
+  getChildren: (sm) => sm.getChildren("e20"),
+  getTree: (sm) => {
+    const out = [];
+    const walk = (ns) => ns.forEach((n) => (out.push(n.entry), walk(n.children)));
+    walk(sm.getTree());
+    return out;
+  },
+};
+
+describe("lazy entries: each way of reading, first, native vs reference (issue 23)", () => {
+  for (const backed of [false, true]) {
+    const env = backed ? { PI_SESSION_NATIVE_BACKED_MIN: "0" } : {};
+    for (const [g, get] of Object.entries(getters)) {
+      for (const [w, way] of Object.entries(ways)) {
+        test(`${g} / ${w}${backed ? " (file-backed)" : ""}`, () => {
+          const [a, b] = openBoth(BYTES, env);
+          const ea = get(a);
+          const eb = get(b);
+          expect(way(eb)).toEqual(way(ea));
+          // What was read is the reference's; repeated calls give the same objects.
+          expect(get(b).every((e, k) => e === eb[k])).toBe(true);
+          expect(JSON.stringify(get(b))).toBe(JSON.stringify(get(a)));
+        });
+      }
+    }
+  }
+
+  test("entries really are lazy: cheap reads fill nothing, a read fills its entry", () => {
+    const [, b] = openBoth();
+    const branch = b.getBranch();
+    const heavy = unfilledCount(branch);
+    expect(heavy).toBeGreaterThan(100);
+    ways.cheapFields(branch);
+    ways.keys(branch);
+    ways.some(branch);
+    expect(unfilledCount(branch)).toBe(heavy);
+    const e = lastLazyMessage(branch);
+    const d0 = Object.getOwnPropertyDescriptor(e, "message");
+    expect([typeof d0.get, typeof d0.set, d0.enumerable, d0.configurable]).toEqual(["function", "function", true, true]);
+    expect(Object.getOwnPropertySymbols(e)).toEqual([inspect.custom]);
+    void e.message.role;
+    expect(Object.getOwnPropertyDescriptor(e, "message")).toEqual({ value: e.message, writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertySymbols(e)).toEqual([]);
+    expect(unfilledCount(branch)).toBe(heavy - 1);
+  });
+
+  test("after a read, descriptors, symbols and key order are the reference's", () => {
+    const [a, b] = openBoth();
+    const ba = a.getEntries();
+    const bb = b.getEntries();
+    JSON.stringify(bb);
+    const desc = (arr) => arr.map((e) => [Reflect.ownKeys(e).map(String), Object.entries(Object.getOwnPropertyDescriptors(e)).map(([k, d]) => `${k}:${"value" in d}:${d.writable}:${d.enumerable}:${d.configurable}`)]);
+    expect(desc(bb)).toEqual(desc(ba));
+    expect(unfilledCount(bb)).toBe(0);
+  });
+
+  test("a run of reads in either direction costs windows, and values match", () => {
+    for (const dir of ["forward", "backward"]) {
+      const [a, b] = openBoth();
+      const ea = a.getBranch();
+      const eb = b.getBranch();
+      const order = [...eb.keys()];
+      if (dir === "backward") order.reverse();
+      const got = order.map((k) => j(eb[k].message ?? eb[k].summary ?? eb[k].data ?? null));
+      const want = order.map((k) => j(ea[k].message ?? ea[k].summary ?? ea[k].data ?? null));
+      expect(got).toEqual(want);
+      expect(unfilledCount(eb)).toBe(0);
+    }
+  });
+
+  test("context messages are the entries' own message objects, read before or after", () => {
+    const [, b] = openBoth();
+    const branch = b.getBranch();
+    const msgs = b.buildSessionContext().messages;
+    const entries = b.buildContextEntries();
+    for (const e of entries.filter((x) => x.type === "message")) expect(msgs).toContain(e.message);
+    expect(branch.filter((e) => e.type === "message").slice(-5).every((e) => msgs.includes(e.message))).toBe(true);
+  });
+
+  test("writes before the first read: assign, delete, define, freeze, seal, preventExtensions", () => {
+    const [a, b] = openBoth();
+    // Six message entries still lazy on the native side; the same ids on the reference.
+    const ids = b
+      .getBranch()
+      .filter((e) => e.type === "message" && Object.getOwnPropertyDescriptor(e, "message").get)
+      .slice(-6)
+      .map((e) => e.id);
+    expect(ids).toHaveLength(6);
+    const run = (sm) => {
+      const arr = ids.map((id) => sm.getEntry(id));
+      arr[0].message = { role: "user", content: "mine" };
+      delete arr[1].message;
+      arr[2].extra = 5;
+      Object.freeze(arr[3]);
+      Object.seal(arr[4]);
+      Object.preventExtensions(arr[5]);
+      const out = arr.map((e) => [j(e), Object.keys(e).join(), Object.isFrozen(e), Object.isSealed(e), Object.isExtensible(e), j(e.message?.content)]);
+      // Writes to a frozen entry are refused as for a frozen data property (modules are strict).
+      let threw = false;
+      try {
+        arr[3].message = 1;
+      } catch (err) {
+        threw = err instanceof TypeError;
+      }
+      out.push(threw, j(arr[3].message?.role));
+      arr[4].message = "sealed but writable";
+      out.push(j(arr[4]), j(structuredClone(arr[4])));
+      return out;
+    };
+    expect(run(b)).toEqual(run(a));
+  });
+
+  test("an object inheriting from an entry reads and writes as with the reference", () => {
+    const [a, b] = openBoth();
+    const run = (sm) => {
+      const e = sm.getBranch().findLast((x) => x.type === "message");
+      const child = Object.create(e);
+      const first = j(child.message);
+      child.message = "own";
+      return [first, child.message, j(e.message), Object.keys(child)];
+    };
+    expect(run(b)).toEqual(run(a));
+  });
+
+  test("entries handed out before the session's entries are replaced keep their values", () => {
+    const scenarios = {
+      newSession: (sm) => sm.newSession(),
+      setSessionFile: (sm) => {
+        const d = tmp();
+        writeFileSync(join(d, "o.jsonl"), sessionLines().slice(0, 5).join("\n") + "\n");
+        sm.setSessionFile(join(d, "o.jsonl"));
+      },
+      createBranchedSession: (sm) => sm.createBranchedSession("e30"),
+    };
+    for (const [name, op] of Object.entries(scenarios)) {
+      const [a, b] = openBoth();
+      const ea = a.getEntries();
+      const eb = b.getEntries();
+      op(a);
+      op(b);
+      // Labels written by createBranchedSession get fresh random ids.
+      const norm = (arr) => JSON.stringify(arr.map((e) => (e.type === "label" ? { ...e, id: "L", parentId: "P" } : e)));
+      expect(norm(eb), name).toBe(norm(ea));
+      expect(norm(b.getEntries()), name).toBe(norm(a.getEntries()));
+    }
+  });
+
+  test("inMemory from another session's unread entries (pi's compaction preview)", () => {
+    const [a, b] = openBoth();
+    const ma = ref.SessionManager.inMemory("/w", undefined, [a.getHeader(), ...a.getBranch()]);
+    const mb = nat.SessionManager.inMemory("/w", undefined, [b.getHeader(), ...b.getBranch()]);
+    expect(j(mb.buildSessionContext())).toBe(j(ma.buildSessionContext()));
+    expect(JSON.stringify(mb.getEntries())).toBe(JSON.stringify(ma.getEntries()));
+  });
+
+  test("a Proxy passing itself as receiver gets a clear error, and PI_SESSION_NATIVE_LAZY=0 turns laziness off", () => {
+    const [, b] = openBoth();
+    const e = lastLazyMessage(b.getBranch());
+    const p = new Proxy(e, { get: (t, k, r) => Reflect.get(t, k, r) });
+    expect(() => p.message).toThrow(/PI_SESSION_NATIVE_LAZY=0/);
+    expect(e.message.role).toMatch(/user|assistant/);
+    const [, off] = openBoth(BYTES, { PI_SESSION_NATIVE_LAZY: "0" });
+    expect(unfilledCount(off.getBranch())).toBe(0);
+    expect(unfilledCount(openBoth()[1].getBranch())).toBeGreaterThan(0);
+  });
+
+  test("a file-backed entry whose text was overwritten under the session: EIO when read, never another entry's text", () => {
+    const [, b] = openBoth(BYTES, { PI_SESSION_NATIVE_BACKED_MIN: "0" });
+    const branch = b.getBranch();
+    const e = lastLazyMessage(branch);
+    const file = b.getSessionFile();
+    const bytes = readFileSync(file);
+    const at = bytes.indexOf(Buffer.from(`"id":"${e.id}"`));
+    bytes.fill(0x20, at, at + 40);
+    writeFileSync(file, bytes);
+    let err;
+    try {
+      void e.message;
+    } catch (x) {
+      err = x;
+    }
+    expect(err?.code).toBe("EIO");
+  });
+});
