@@ -6,9 +6,11 @@
 //
 // <pi checkout> is the root of a clone of https://github.com/earendil-works/pi (or its
 // packages/coding-agent directory). Install its dependencies first, at its root:
-//   npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent
-// (a plain `npm ci` there fails: packages/web-ui needs xlsx from a CDN outside the npm registry;
-// workspace packages without a dist/ are served from their src/ by scripts/pi-suite/vitest.config.mjs).
+//   npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent --include-workspace-root
+// (a plain `npm ci` there fails: packages/web-ui needs xlsx from a CDN outside the npm registry),
+// and build the packages pi's extension loader needs (else the tests that load extensions fail in
+// every mode; the runner prints the command; workspace packages without a dist/ are otherwise
+// served from their src/ by scripts/pi-suite/vitest.config.mjs). Recipe: docs/pi-tests.md.
 //
 // Selected test files: packages/coding-agent/test/session-manager/** plus every other
 // packages/coding-agent/test/**/*.test.ts whose source mentions `src/core/session-manager`.
@@ -37,7 +39,10 @@
 //
 // Exit code: 0 PASS (every test that passes on pi's own code and on 1.6.0 passes natively),
 // 1 FAIL (a native-only failure), 2 NOT TESTED (usage or setup error, a checkout with too few
-// session tests, a mode that produced no report, or nothing passed on pi's own code).
+// session tests, the addon does not load, a mode that produced no report, the native mode or
+// both comparison modes left out, or nothing passed on pi's own code).
+// vitest's own exit code is not shown: it is 1 whenever any test fails in a mode, which on a pi
+// checkout is normal (tests that fail on pi's own code too, version skew with 1.6.0).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -46,6 +51,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { findNode22 } from "./node22.mjs";
 import {
+	BUILD_COMMAND,
 	checkEnoughTests,
 	checkInstalled,
 	describeCheckout,
@@ -157,8 +163,9 @@ if (!node22) notTested("no Node >= 22.19 (pi needs it): run `node scripts/node22
 
 // A native target that does not load would fail every file; say why once, up front.
 if (modes.includes("native")) {
-	const probe = spawnSync(node22, ["--input-type=module", "-e", `const m = await import(${JSON.stringify(pathToFileURL(targets.native).href)}); if (typeof m.SessionManager?.create !== "function") throw new Error("no SessionManager.create");`], { encoding: "utf8" });
-	if (probe.status !== 0) notTested(`this package does not load (${targets.native}): build the addon with \`npm run build\`\n${(probe.stderr || "").trim().split("\n").slice(-5).join("\n")}`);
+	const probeScript = `try { const m = await import(${JSON.stringify(pathToFileURL(targets.native).href)}); if (typeof m.SessionManager?.create !== "function") throw new Error("index.mjs exports no SessionManager.create"); } catch (e) { console.error(String(e?.message ?? e)); process.exit(1); }`;
+	const probe = spawnSync(node22, ["--input-type=module", "-e", probeScript], { encoding: "utf8" });
+	if (probe.status !== 0) notTested(`this package does not load (${targets.native}): build the addon with \`npm run build\`\n  ${(probe.stderr || "").trim().split("\n").slice(0, 3).join("\n  ")}`);
 }
 
 // ---------------------------------------------------------------- run vitest per mode
@@ -213,7 +220,7 @@ const j = judge({ modes, selected, reports, results, sources, needsBuild });
 console.log(`\npi checkout: ${checkout}`);
 console.log(`  ${what}; ${found.files.length} session test files (${found.direct.length} under test/session-manager/), ${selected.length} selected`);
 console.log(`vitest ${vitest.version} (${relative(repoRoot, vitest.dir).startsWith("..") ? "checkout" : "this repo"}), node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}`);
-if (unbuilt.length) console.log(`note: packages/{${unbuilt.join(",")}}/dist missing (checkout not built): tests that load extensions fail in every mode`);
+if (unbuilt.length) console.log(`note: packages/{${unbuilt.join(",")}}/dist missing (checkout not built): tests that load extensions fail in every mode; to build, in ${checkout}:\n  ${BUILD_COMMAND}`);
 console.log(`modes: ${modes.map((m) => `${m}${targets[m] ? ` -> ${targets[m]}` : " (pi's own)"}`).join(", ")}\n`);
 console.log("Cells: passed/run (+skipped). Per file:\n");
 console.log(table(["file", "tests", ...modes, "verdict"], j.files.map((f) => [f.rel.replace(/^test\//, ""), f.tests, ...modes.map((m) => f.cells[m]), f.verdict])));

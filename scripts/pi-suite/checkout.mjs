@@ -20,9 +20,18 @@ export const MIN_SESSION_TEST_FILES = 20;
 /**
  * The install command that works with only the npm registry reachable: a full `npm ci` at the
  * root also installs packages/web-ui, whose xlsx comes from a CDN outside the registry (ENOTFOUND).
- * `--ignore-scripts`: the root's `prepare` runs husky, which is not needed to run tests.
+ * `--include-workspace-root` brings the root's devDependencies (tsgo, for BUILD_COMMAND);
+ * `--ignore-scripts`: the root's `prepare` runs husky, which tests do not need.
  */
-export const SETUP_COMMAND = "npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent";
+export const SETUP_COMMAND = "npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent --include-workspace-root";
+
+/**
+ * Builds the dist/ of the packages pi's extension loader aliases (it loads extensions through jiti,
+ * outside vite, from packages/*\/dist). Without it the tests that load extensions fail in every mode.
+ * tsgo directly rather than `npm run build`: packages/ai's build first regenerates its model list
+ * from the network.
+ */
+export const BUILD_COMMAND = "for p in tui ai agent coding-agent; do node_modules/.bin/tsgo -p packages/$p/tsconfig.build.json || break; done";
 
 /** A problem the user must fix before anything can be tested (the runner exits 2). */
 export class SetupError extends Error {}
@@ -95,7 +104,7 @@ export function checkEnoughTests(found, min, what) {
 		[
 			`the checkout holds ${found.files.length} session test file(s) (${found.direct.length} under test/session-manager/); expected at least ${min}.`,
 			`  checkout: ${what}`,
-			"  pi v0.58.3 has 26 (8 under test/session-manager/); an old checkout (pi 0.18.0, from before tree sessions, has 2)",
+			"  pi v0.58.3 has 26 (7 under test/session-manager/); an old checkout (pi 0.18.0, from before tree sessions, has 2)",
 			"  tests too little of the session manager for a pass to mean anything.",
 			`  Use a checkout of ${PI_REPOSITORY} (the repository 1.6.0's package.json names), or pass`,
 			`  --min-files N to run a smaller checkout on purpose.`,
