@@ -4,12 +4,18 @@
 //   npm run test:pi-suite -- <pi checkout> [options]
 //   node scripts/run-pi-suite.mjs <pi checkout> [options]
 //
-// <pi checkout> is the root of a pi / pi-mono work tree (or its packages/coding-agent directory).
-// Its dependencies must be installed (`npm ci --ignore-scripts` at its root is enough: workspace
-// packages without a dist/ are served from their src/ by scripts/pi-suite/vitest.config.mjs).
+// <pi checkout> is the root of a clone of https://github.com/earendil-works/pi (or its
+// packages/coding-agent directory). Install its dependencies first, at its root:
+//   npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent --include-workspace-root
+// (a plain `npm ci` there fails: packages/web-ui needs xlsx from a CDN outside the npm registry),
+// and build the packages pi's extension loader needs (else the tests that load extensions fail in
+// every mode; the runner prints the command; workspace packages without a dist/ are otherwise
+// served from their src/ by scripts/pi-suite/vitest.config.mjs). Recipe: docs/pi-tests.md.
 //
 // Selected test files: packages/coding-agent/test/session-manager/** plus every other
 // packages/coding-agent/test/**/*.test.ts whose source mentions `src/core/session-manager`.
+// A checkout with fewer than 20 of them (pi v0.58.3 has 26) is refused: a run on it would
+// prove nothing (see --min-files).
 //
 // Each file set is run once per mode (separate vitest processes, Node >= 22.19):
 //   baseline   pi's own src/core/session-manager.ts (no redirect)
@@ -25,34 +31,73 @@
 //                     automatically when the 1.6.0 package is not installed)
 //   --filter STR      only test files whose path contains STR (repeatable)
 //   --direct-only     only files under test/session-manager/ (skip the grep for other importers)
-//   --json FILE       also write the per-test results as JSON
+//   --min-files N     refuse a checkout with fewer than N session test files (default 20;
+//                     counted before --filter / --direct-only)
+//   --json FILE       also write the per-test results and the verdict as JSON
 //   --keep            keep vitest's raw JSON reports (printed path)
 //   --verbose         show vitest's own output
 //
-// Exit code: 0 when every test that passes on the baseline also passes natively, 1 otherwise,
-// 2 on a usage / setup error.
+// Exit code: 0 PASS (every test that passes on pi's own code and on 1.6.0 passes natively),
+// 1 FAIL (a native-only failure), 2 NOT TESTED (usage or setup error, a checkout with too few
+// session tests, the addon does not load, a mode that produced no report, the native mode or
+// both comparison modes left out, or nothing passed on pi's own code).
+// vitest's own exit code is not shown: it is 1 whenever any test fails in a mode, which on a pi
+// checkout is normal (tests that fail on pi's own code too, version skew with 1.6.0).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { requireNode22 } from "./node22.mjs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { findNode22 } from "./node22.mjs";
+import {
+	BUILD_COMMAND,
+	checkEnoughTests,
+	checkInstalled,
+	describeCheckout,
+	locateCheckout,
+	MIN_SESSION_TEST_FILES,
+	SetupError,
+	selectFiles,
+	sessionTestFiles,
+} from "./pi-suite/checkout.mjs";
+import { collect, judge, modeLine, table } from "./pi-suite/judge.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, "..");
 const configFile = join(here, "pi-suite", "vitest.config.mjs");
 
+function usage(code, msg) {
+	if (msg) console.error(`run-pi-suite: ${msg}`);
+	const text = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+	const end = text.findIndex((l) => l.startsWith("import "));
+	console.error(text.slice(1, end).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
+	process.exit(code);
+}
+
+function notTested(msg) {
+	console.error(`run-pi-suite: ${msg}`);
+	console.error("RESULT: NOT TESTED (exit 2)");
+	process.exit(2);
+}
+
 // ---------------------------------------------------------------- arguments
 const argv = process.argv.slice(2);
-const opts = { modes: null, filters: [], directOnly: false, json: null, keep: false, verbose: false };
+const opts = { modes: null, filters: [], directOnly: false, minFiles: MIN_SESSION_TEST_FILES, json: null, keep: false, verbose: false };
 let checkoutArg = null;
+const value = (i, name) => {
+	if (argv[i] === undefined) usage(2, `${name} needs a value`);
+	return argv[i];
+};
 for (let i = 0; i < argv.length; i++) {
 	const a = argv[i];
-	if (a === "--modes") opts.modes = argv[++i].split(",").map((s) => s.trim()).filter(Boolean);
-	else if (a === "--filter") opts.filters.push(argv[++i]);
+	if (a === "--modes") opts.modes = value(++i, a).split(",").map((s) => s.trim()).filter(Boolean);
+	else if (a === "--filter") opts.filters.push(value(++i, a));
 	else if (a === "--direct-only") opts.directOnly = true;
-	else if (a === "--json") opts.json = resolve(argv[++i]);
+	else if (a === "--min-files") {
+		opts.minFiles = Number(value(++i, a));
+		if (!Number.isInteger(opts.minFiles) || opts.minFiles < 0) usage(2, "--min-files needs a whole number");
+	} else if (a === "--json") opts.json = resolve(value(++i, a));
 	else if (a === "--keep") opts.keep = true;
 	else if (a === "--verbose") opts.verbose = true;
 	else if (a === "-h" || a === "--help") usage(0);
@@ -63,95 +108,68 @@ for (let i = 0; i < argv.length; i++) {
 if (!checkoutArg) checkoutArg = process.env.PI_CHECKOUT;
 if (!checkoutArg) usage(2, "missing <pi checkout> (or set $PI_CHECKOUT)");
 
-function usage(code, msg) {
-	if (msg) console.error(`run-pi-suite: ${msg}`);
-	const text = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
-	const end = text.findIndex((l) => l.startsWith("import "));
-	console.error(text.slice(1, end).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
-	process.exit(code);
+// ---------------------------------------------------------------- the checkout
+// Checked in the order a new user meets the problems: wrong folder, too old a checkout,
+// dependencies not installed. All before any test process starts.
+let checkout, agentDir, found, selected;
+const gitHead = (dir) => spawnSync("git", ["-C", dir, "rev-parse", "HEAD"], { encoding: "utf8" }).stdout?.trim() || "";
+try {
+	({ checkout, agentDir } = locateCheckout(checkoutArg));
+	found = sessionTestFiles(agentDir);
+	checkEnoughTests(found, opts.minFiles, `${checkout} (${describeCheckout(agentDir, gitHead(agentDir))})`);
+	checkInstalled(checkout, agentDir);
+	selected = selectFiles(found, opts);
+} catch (error) {
+	if (error instanceof SetupError) notTested(error.message);
+	throw error;
 }
-
-function fail(msg) {
-	console.error(`run-pi-suite: ${msg}`);
-	process.exit(2);
-}
-
-// ---------------------------------------------------------------- locate the checkout
-let agentDir = resolve(checkoutArg);
-if (!existsSync(agentDir)) fail(`${agentDir} does not exist`);
-agentDir = realpathSync(agentDir);
-if (existsSync(join(agentDir, "packages", "coding-agent"))) agentDir = join(agentDir, "packages", "coding-agent");
-const smSource = join(agentDir, "src", "core", "session-manager.ts");
-if (!existsSync(smSource)) fail(`${smSource} not found: not a pi checkout (expected packages/coding-agent/src/core/session-manager.ts)`);
-const checkout = resolve(agentDir, "..", "..");
-// pi's extension loader (jiti, outside vite) aliases @mariozechner/pi-* to packages/*/dist: without a
+const what = describeCheckout(agentDir, gitHead(agentDir));
+// pi's extension loader (jiti, outside vite) aliases the pi-* packages to packages/*/dist: without a
 // build, every test that loads an extension fails on pi's own code too.
 const unbuilt = ["ai", "agent", "tui", "coding-agent"].filter((p) => existsSync(join(checkout, "packages", p, "src")) && !existsSync(join(checkout, "packages", p, "dist")));
-const agentPkg = JSON.parse(readFileSync(join(agentDir, "package.json"), "utf8"));
-const gitHead = spawnSync("git", ["-C", agentDir, "rev-parse", "HEAD"], { encoding: "utf8" }).stdout?.trim() || "unknown";
 
 // vitest: prefer the checkout's own (the version its tests were written for), else ours.
 function vitestIn(dir) {
 	try {
-		const req = createRequire(join(dir, "package.json"));
-		const pj = req.resolve("vitest/package.json");
+		const pj = createRequire(join(dir, "package.json")).resolve("vitest/package.json");
 		const d = dirname(pj);
 		if (existsSync(join(d, "vitest.mjs"))) return { dir: d, bin: join(d, "vitest.mjs"), version: JSON.parse(readFileSync(pj, "utf8")).version };
 	} catch {}
 	return null;
 }
 const vitest = vitestIn(agentDir) ?? vitestIn(repoRoot);
-if (!vitest) fail("no vitest found (neither in the checkout nor in this repo)");
-if (!existsSync(join(checkout, "node_modules")) && !existsSync(join(agentDir, "node_modules"))) {
-	fail(`the checkout has no node_modules: run \`npm ci --ignore-scripts\` (or npm install --ignore-scripts) in ${checkout}`);
-}
+if (!vitest) notTested("no vitest found (neither in the checkout nor in this repo)");
 
-const targets = {
-	baseline: "",
-	reference: (() => {
-		// The package's "exports" do not list ./package.json: look in node_modules directly.
-		for (let d = repoRoot; ; d = dirname(d)) {
-			const f = join(d, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js");
-			if (existsSync(f)) return f;
-			if (dirname(d) === d) return null;
-		}
-	})(),
-	native: join(repoRoot, "index.mjs"),
-};
-let modes = opts.modes ?? ["baseline", "reference", "native"];
-for (const m of modes) if (!(m in targets)) fail(`unknown mode ${m} (baseline, reference, native)`);
-if (targets.reference === null) {
-	if (opts.modes?.includes("reference")) fail("@earendil-works/pi-coding-agent is not installed: no reference mode");
-	modes = modes.filter((m) => m !== "reference");
-}
-
-// ---------------------------------------------------------------- select the test files
-function walk(dir, out = []) {
-	for (const name of readdirSync(dir)) {
-		if (name === "node_modules" || name.startsWith(".")) continue;
-		const p = join(dir, name);
-		const st = statSync(p);
-		if (st.isDirectory()) walk(p, out);
-		else if (/\.test\.[cm]?[jt]sx?$/.test(name)) out.push(p);
+// ---------------------------------------------------------------- modes
+function referenceModule() {
+	// The package's "exports" do not list ./package.json: look in node_modules directly.
+	for (let d = repoRoot; ; d = dirname(d)) {
+		const f = join(d, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js");
+		if (existsSync(f)) return f;
+		if (dirname(d) === d) return null;
 	}
-	return out;
 }
-const testDir = join(agentDir, "test");
-const SM_IMPORT = /src\/core\/session-manager/;
-const selected = [];
-for (const file of walk(testDir).sort()) {
-	const rel = relative(agentDir, file);
-	const direct = rel.startsWith(join("test", "session-manager") + "/");
-	if (!direct && (opts.directOnly || !SM_IMPORT.test(readFileSync(file, "utf8")))) continue;
-	if (opts.filters.length && !opts.filters.some((f) => rel.includes(f))) continue;
-	selected.push(rel);
+const targets = { baseline: "", reference: referenceModule(), native: join(repoRoot, "index.mjs") };
+let modes = opts.modes ?? ["baseline", "reference", "native"];
+for (const m of modes) if (!(m in targets)) usage(2, `unknown mode ${m} (baseline, reference, native)`);
+if (targets.reference === null) {
+	if (opts.modes?.includes("reference")) notTested("@earendil-works/pi-coding-agent is not installed here: no reference mode (run npm ci in this repo)");
+	modes = modes.filter((m) => m !== "reference");
+	console.error("[pi-suite] note: @earendil-works/pi-coding-agent@1.6.0 is not installed here: no reference mode, so version skew cannot be told apart");
 }
-if (!selected.length) fail("no test files selected");
+
+const node22 = findNode22();
+if (!node22) notTested("no Node >= 22.19 (pi needs it): run `node scripts/node22.mjs --ensure` or set $PI_NODE22");
+
+// A native target that does not load would fail every file; say why once, up front.
+if (modes.includes("native")) {
+	const probeScript = `try { const m = await import(${JSON.stringify(pathToFileURL(targets.native).href)}); if (typeof m.SessionManager?.create !== "function") throw new Error("index.mjs exports no SessionManager.create"); } catch (e) { console.error(String(e?.message ?? e)); process.exit(1); }`;
+	const probe = spawnSync(node22, ["--input-type=module", "-e", probeScript], { encoding: "utf8" });
+	if (probe.status !== 0) notTested(`this package does not load (${targets.native}): build the addon with \`npm run build\`\n  ${(probe.stderr || "").trim().split("\n").slice(0, 3).join("\n  ")}`);
+}
 
 // ---------------------------------------------------------------- run vitest per mode
-const node22 = requireNode22();
 const work = mkdtempSync(join(tmpdir(), "pi-suite-"));
-
 function runMode(mode) {
 	const out = join(work, `${mode}.json`);
 	const env = {
@@ -161,7 +179,7 @@ function runMode(mode) {
 		PI_SUITE_TARGET: targets[mode],
 		PI_SUITE_FILES: JSON.stringify(selected),
 		PI_SUITE_VITEST: vitest.dir,
-		// Keep pi offline and quiet: no version check, no telemetry, no real config dir.
+		// Keep pi offline and quiet: no version check, no telemetry.
 		PI_OFFLINE: "1",
 		PI_SKIP_VERSION_CHECK: "1",
 		PI_TELEMETRY: "0",
@@ -173,191 +191,52 @@ function runMode(mode) {
 	delete env.VITEST;
 	const args = [vitest.bin, "run", "--config", configFile, "--root", agentDir, "--reporter=json", `--outputFile=${out}`];
 	if (opts.verbose) args.push("--reporter=default");
+	process.stderr.write(`[pi-suite] ${mode}: running ${selected.length} files ...\n`);
 	const t0 = Date.now();
-	process.stderr.write(`[pi-suite] ${mode}: ${selected.length} files ...`);
 	const r = spawnSync(node22, args, { cwd: agentDir, env, encoding: "utf8", maxBuffer: 512 * 1024 * 1024, stdio: ["ignore", opts.verbose ? "inherit" : "pipe", opts.verbose ? "inherit" : "pipe"] });
-	process.stderr.write(` ${((Date.now() - t0) / 1000).toFixed(1)}s (exit ${r.status})\n`);
-	if (!existsSync(out)) {
-		console.error(`[pi-suite] ${mode}: vitest produced no report\n${(r.stderr || "").slice(-4000)}`);
-		return { mode, report: null, stderr: r.stderr || "" };
+	const seconds = (Date.now() - t0) / 1000;
+	let report = null;
+	if (existsSync(out)) {
+		try {
+			report = JSON.parse(readFileSync(out, "utf8"));
+		} catch {}
 	}
-	return { mode, report: JSON.parse(readFileSync(out, "utf8")), stderr: r.stderr || "" };
+	// vitest exits 1 whenever any test fails, which on a pi checkout is always (tests that need
+	// credentials or a build): its code is not the verdict. Only a missing report is reported here.
+	if (!report) console.error(`[pi-suite] ${mode}: vitest produced no report (exit ${r.status ?? r.signal})\n${(r.stderr || "").slice(-4000)}`);
+	return { report, seconds };
 }
 
-const runs = {};
-for (const m of modes) runs[m] = runMode(m);
+const runs = Object.fromEntries(modes.map((m) => [m, runMode(m)]));
+const reports = Object.fromEntries(modes.map((m) => [m, runs[m].report]));
 
-// ---------------------------------------------------------------- classify
+// ---------------------------------------------------------------- judge and print
 const sources = new Map(selected.map((rel) => [rel, readFileSync(join(agentDir, rel), "utf8")]));
-const firstLine = (msg) =>
-	String(msg ?? "")
-		.replace(/\u001b\[[0-9;]*m/g, "")
-		.split("\n")
-		.map((l) => l.trim())
-		.find((l) => l) ?? "";
-
-// A file-level error (the file did not load / a hook failed): why?
-function fileError(message) {
-	const m = String(message ?? "");
-	let x;
-	if ((x = m.match(/Failed to (?:load|resolve) (?:url|import) ["']?([^\s"']+)/i))) return { kind: "missing-module", detail: `module not in this checkout: ${x[1]}` };
-	if ((x = m.match(/Cannot find (?:module|package) ['"]([^'"]+)['"]/))) return { kind: "missing-module", detail: `module not in this checkout: ${x[1]}` };
-	if ((x = m.match(/does not provide an export named ['"]?(\w+)/))) return { kind: "missing-export", detail: `API not in this implementation: export ${x[1]}` };
-	if ((x = m.match(/No "exports" main defined|ERR_PACKAGE_PATH_NOT_EXPORTED[^\n]*/))) return { kind: "missing-module", detail: `module not in this checkout: ${x[0]}` };
-	return { kind: "file-error", detail: firstLine(m) };
-}
-
-// Why a single test failed, from its message and the test source line it points at.
-function testReason(rel, failure) {
-	const msg = String(failure ?? "").replace(/\u001b\[[0-9;]*m/g, "");
-	let x;
-	if ((x = msg.match(/(?:TypeError: )?([\w$.[\]"']+) is not a function/))) return { kind: "missing-api", detail: `API not in this implementation: ${x[1]}()` };
-	if (/ENOTFOUND|ECONNREFUSED|EAI_AGAIN|fetch failed|getaddrinfo|network/i.test(msg)) return { kind: "network", detail: `needs network: ${firstLine(msg)}` };
-	if (/API[_ ]?KEY|No API key|401|Unauthorized/i.test(msg)) return { kind: "credentials", detail: `needs API credentials: ${firstLine(msg)}` };
-	// Private state: the failing line (or any line of the test) reads `obj["field"]` / `(obj as any).field`.
-	const base = rel.split("/").pop().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-	const loc = msg.match(new RegExp(`${base}:(\\d+):\\d+`));
-	if (loc) {
-		const line = (sources.get(rel) ?? "").split("\n")[Number(loc[1]) - 1] ?? "";
-		const priv = line.match(/\w+\[\s*["'](\w+)["']\s*\]|\(\s*\w+ as any\s*\)\.(\w+)/);
-		if (priv) return { kind: "private-field", detail: `reads private state ${priv[1] ?? priv[2]} (line ${loc[1]}: ${line.trim()})` };
-		return { kind: "assertion", detail: `${firstLine(msg)} (line ${loc[1]}: ${line.trim()})` };
-	}
-	return { kind: "assertion", detail: firstLine(msg) };
-}
-
-// Guess why a file skips its own tests (describe.skipIf(!process.env.X) ...).
-function skipReason(rel) {
-	const src = sources.get(rel) ?? "";
-	const keys = [...new Set([...src.matchAll(/process\.env\.([A-Z0-9_]*(?:API_KEY|TOKEN|OAUTH|KEY)[A-Z0-9_]*)/g)].map((m) => m[1]))];
-	if (keys.length) return `needs API credentials / network (${keys.join(", ")})`;
-	const conds = [...src.matchAll(/skipIf\(\s*!\s*([A-Z_][A-Z0-9_]*)\s*\)/g)].map((m) => m[1]);
-	if (conds.some((c) => /API_KEY|AUTH|TOKEN|KEY/.test(c))) return `needs API credentials / network (${[...new Set(conds)].join(", ")})`;
-	if (/skipIf\([^)]*platform/.test(src)) return "platform-specific";
-	return "skipped by the test itself";
-}
-
-// results[rel] = { tests: Map(name -> {mode -> {status, reason}}), file: {mode -> {status, reason}} }
-const results = new Map(selected.map((rel) => [rel, { tests: new Map(), file: {} }]));
-for (const m of modes) {
-	const report = runs[m].report;
-	if (!report) {
-		for (const rel of selected) results.get(rel).file[m] = { status: "error", reason: { kind: "runner", detail: "vitest produced no report" } };
-		continue;
-	}
-	for (const tr of report.testResults ?? []) {
-		const rel = relative(agentDir, tr.name);
-		const entry = results.get(rel);
-		if (!entry) continue;
-		const hasTests = (tr.assertionResults ?? []).length > 0;
-		if (tr.status === "failed" && tr.message && !hasTests) entry.file[m] = { status: "error", reason: fileError(tr.message) };
-		else if (tr.status === "failed" && tr.message) entry.file[m] = { status: "error", reason: fileError(tr.message) };
-		else entry.file[m] = { status: tr.status };
-		for (const a of tr.assertionResults ?? []) {
-			const name = a.fullName || [...(a.ancestorTitles ?? []), a.title].join(" > ");
-			if (!entry.tests.has(name)) entry.tests.set(name, {});
-			const status = a.status === "passed" ? "pass" : a.status === "failed" ? "fail" : "skip";
-			const r = { status };
-			if (status === "fail") r.reason = testReason(rel, (a.failureMessages ?? []).join("\n"));
-			if (status === "skip") r.reason = { kind: "skipped", detail: skipReason(rel) };
-			entry.tests.get(name)[m] = r;
-		}
-	}
-	for (const rel of selected) {
-		const e = results.get(rel);
-		if (!e.file[m]) e.file[m] = { status: "error", reason: { kind: "runner", detail: "file missing from vitest's report" } };
-	}
-}
-
-// Attribution of a test (or file) that fails natively, given the other modes.
-function verdict(row) {
-	const b = row.baseline?.status;
-	const r = row.reference?.status;
-	const n = row.native?.status;
-	if (!row.native) return b === "pass" ? "ok" : b ?? "-";
-	if (n === "pass") return b && b !== "pass" ? "native passes, baseline does not" : "ok";
-	if (n === "skip") return "skip";
-	if (b && b !== "pass") return row.needsBuild ? "environment: unbuilt checkout (extension loader needs packages/*/dist)" : "environment/checkout (fails on pi's own code too)";
-	if (r && r !== "pass") return "version skew (1.6.0's own session-manager fails it too)";
-	if (!row.reference) return "differs from the checkout's pi (run the reference mode to rule out version skew)";
-	const kind = row.native.reason?.kind;
-	if (kind === "private-field") return "test reads private state";
-	if (kind === "missing-api" || kind === "missing-export") return "API not in 1.6.0 / this package";
-	return "NATIVE DIFFERENCE";
-}
-
+const relOf = (name) => relative(agentDir, name).split(sep).join("/");
+const results = collect({ modes, selected, reports, relOf, sources });
 const needsBuild = (rel) => unbuilt.length > 0 && /extensions\/loader|discoverAndLoadExtensions|DefaultResourceLoader/.test(sources.get(rel) ?? "");
-
-// ---------------------------------------------------------------- print
-const cell = (s) => (s === undefined ? "-" : s);
-function counts(tests, m) {
-	let p = 0, f = 0, s = 0;
-	for (const row of tests.values()) {
-		const st = row[m]?.status;
-		if (st === "pass") p++;
-		else if (st === "fail") f++;
-		else if (st === "skip") s++;
-	}
-	return { p, f, s };
-}
-function fileCell(e, m) {
-	const fs = e.file[m];
-	if (!fs) return "-";
-	if (fs.status === "error" && e.tests.size === 0) return `ERROR (${fs.reason.kind})`;
-	const { p, f, s } = counts(e.tests, m);
-	const base = `${p}/${p + f}${s ? ` +${s} skip` : ""}`;
-	return fs.status === "error" ? `${base} ERROR` : f ? `${base} FAIL` : base;
-}
-
-function table(headers, rows) {
-	const w = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-	const line = (r) => `| ${r.map((c, i) => String(c).padEnd(w[i])).join(" | ")} |`;
-	return [line(headers), `|${w.map((n) => "-".repeat(n + 2)).join("|")}|`, ...rows.map(line)].join("\n");
-}
+const j = judge({ modes, selected, reports, results, sources, needsBuild });
 
 console.log(`\npi checkout: ${checkout}`);
-console.log(`  ${agentPkg.name}@${agentPkg.version}, commit ${gitHead}`);
+console.log(`  ${what}; ${found.files.length} session test files (${found.direct.length} under test/session-manager/), ${selected.length} selected`);
 console.log(`vitest ${vitest.version} (${relative(repoRoot, vitest.dir).startsWith("..") ? "checkout" : "this repo"}), node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}`);
-if (unbuilt.length) console.log(`note: packages/{${unbuilt.join(",")}}/dist missing (checkout not built): tests that load extensions fail in every mode; build the checkout to run them`);
+if (unbuilt.length) console.log(`note: packages/{${unbuilt.join(",")}}/dist missing (checkout not built): tests that load extensions fail in every mode; to build, in ${checkout}:\n  ${BUILD_COMMAND}`);
 console.log(`modes: ${modes.map((m) => `${m}${targets[m] ? ` -> ${targets[m]}` : " (pi's own)"}`).join(", ")}\n`);
 console.log("Cells: passed/run (+skipped). Per file:\n");
-
-const fileRows = [];
-const failRows = [];
-let regressions = 0;
-for (const [rel, e] of results) {
-	const fileRow = Object.fromEntries(modes.map((m) => [m, e.file[m]?.status === "error" && e.tests.size === 0 ? { status: "error", reason: e.file[m].reason } : { status: counts(e.tests, m).f || e.file[m]?.status === "error" ? "fail" : "pass" }]));
-	let v = verdict(fileRow);
-	const skipOnly = modes.every((m) => { const c = counts(e.tests, m); return c.p + c.f === 0 && c.s > 0; });
-	if (skipOnly) v = `skip: ${skipReason(rel)}`;
-	else if (fileRow.native?.status === "error") v = `${e.file.native.reason.detail}${fileRow.baseline?.status === "error" ? " (baseline too)" : ""}`;
-	else if (e.tests.size) {
-		const vs = new Set([...e.tests.values()].map((t) => verdict({ ...t, needsBuild: needsBuild(rel) })).filter((x) => x !== "ok" && x !== "skip"));
-		v = vs.size ? [...vs].join("; ") : "ok";
-	}
-	fileRows.push([rel.replace(/^test\//, ""), e.tests.size, ...modes.map((m) => fileCell(e, m)), v]);
-	for (const [name, row0] of e.tests) {
-		const row = { ...row0, needsBuild: needsBuild(rel) };
-		const vd = verdict(row);
-		if (vd === "ok" || vd === "skip") continue;
-		if (vd === "NATIVE DIFFERENCE" || vd.startsWith("differs from the checkout")) regressions++;
-		const why = (row.native?.status === "fail" ? row.native : row.reference?.status === "fail" ? row.reference : row.baseline)?.reason?.detail ?? "";
-		failRows.push([rel.replace(/^test\//, ""), name, ...modes.map((m) => cell(row[m]?.status)), vd, why.length > 160 ? `${why.slice(0, 157)}...` : why]);
-	}
-	if (fileRow.native?.status === "error" && fileRow.baseline?.status !== "error") regressions++;
-}
-console.log(table(["file", "tests", ...modes, "verdict"], fileRows));
-if (failRows.length) {
+console.log(table(["file", "tests", ...modes, "verdict"], j.files.map((f) => [f.rel.replace(/^test\//, ""), f.tests, ...modes.map((m) => f.cells[m]), f.verdict])));
+if (j.tests.length) {
 	console.log("\nPer test (only tests that do not pass in every mode):\n");
-	console.log(table(["file", "test", ...modes, "attribution", "first error"], failRows));
+	console.log(table(["file", "test", ...modes, "attribution", "first error"], j.tests.map((t) => [t.rel.replace(/^test\//, ""), t.name, ...modes.map((m) => t.statuses[m]), t.verdict, t.why])));
 }
-const tot = (m) => [...results.values()].reduce((acc, e) => { const c = counts(e.tests, m); return { p: acc.p + c.p, f: acc.f + c.f, s: acc.s + c.s }; }, { p: 0, f: 0, s: 0 });
-console.log(`\nTotals: ${modes.map((m) => { const t = tot(m); return `${m} ${t.p} passed, ${t.f} failed, ${t.s} skipped`; }).join(" | ")}`);
-console.log(regressions ? `${regressions} test(s)/file(s) pass on pi's own code${modes.includes("reference") ? " and on 1.6.0's session-manager" : ""} but fail natively (NATIVE DIFFERENCE)` : "No native-only failures.");
+console.log("\nPer mode:");
+for (const m of modes) console.log(`  ${reports[m] ? modeLine(m, j.perMode[m], runs[m].seconds) : `${m}: vitest produced no report (${runs[m].seconds.toFixed(1)}s)`}`);
+console.log(`\n${j.result}`);
 
 if (opts.json) {
 	const out = {
-		checkout, commit: gitHead, package: `${agentPkg.name}@${agentPkg.version}`, modes, targets,
+		checkout, package: what, sessionTestFiles: found.files.length, selected, modes, targets,
+		perMode: Object.fromEntries(modes.map((m) => [m, { ...j.perMode[m], seconds: runs[m].seconds, report: !!reports[m] }])),
+		result: { exitCode: j.exitCode, line: j.result, nativeOnly: j.nativeOnly, compared: j.compared, byVerdict: j.byVerdict, problems: j.problems },
 		files: Object.fromEntries([...results].map(([rel, e]) => [rel, { file: e.file, tests: Object.fromEntries(e.tests) }])),
 	};
 	writeFileSync(opts.json, JSON.stringify(out, null, 2));
@@ -365,4 +244,4 @@ if (opts.json) {
 }
 if (opts.keep) console.log(`raw vitest reports: ${work}`);
 else rmSync(work, { recursive: true, force: true });
-process.exit(regressions ? 1 : 0);
+process.exit(j.exitCode);
