@@ -4,7 +4,9 @@
 // `getBranch()`, `getEntries()`, `getChildren()` and `getTree()` hand out plain objects built
 // from *shells* (src/entry.rs `shell_of`): the entry's JSON with each heavy top-level value
 // (an object, array or string of 128+ bytes: `message`, `summary`, `data`, `details`...)
-// replaced by 0, plus the names of those keys. Each heavy key becomes an enumerable,
+// left out, plus the names of those keys; a `message` object with heavy values of its own is
+// shelled the same way, so `entry.message.role` costs nothing either (pi reads it for every
+// branch entry at start-up). Each heavy key becomes an enumerable,
 // configurable accessor in its place in the key order; the first read of any of them parses
 // the entry's whole text once and turns every heavy key of that entry into the ordinary data
 // property the reference has (same value, writable, enumerable, configurable). So `type`,
@@ -73,18 +75,18 @@ class Shells {
     if (group.open > 0) this.groups.add(group);
   }
 
-  /** Whether `o` is an entry object not filled yet. */
+  /** Whether `o` is an entry object (or its message) not filled yet. */
   unfilled(o) {
-    const rec = Stamp.of(o);
-    return rec !== undefined && !rec.filled;
+    const slot = Stamp.of(o);
+    return slot !== undefined && !slot.rec.filled;
   }
 
   /** Fill the unfilled entries among `objects` in one batch. */
   fill(objects) {
     const recs = [];
     for (const o of objects) {
-      const rec = Stamp.of(o);
-      if (rec !== undefined && !rec.filled && rec.error === null) recs.push(rec);
+      const slot = Stamp.of(o);
+      if (slot !== undefined && !slot.rec.filled && slot.rec.error === null) recs.push(slot.rec);
     }
     if (recs.length > 0) this._fillBatch(recs);
   }
@@ -129,38 +131,50 @@ class Shells {
 
   /**
    * Turn a parsed shell `[prefix, tail...]` (src/entry.rs `shell_of`) into the entry object:
-   * the tail's heavy keys (strings) become lazy properties and its light runs (objects) are
-   * copied, in order. Properties are only added, never redefined, and the accessors are
-   * shared by every entry (per key name), so entries keep V8's fast shared hidden classes.
+   * the tail's heavy keys (strings) become lazy properties, its light runs (objects) are
+   * copied, and a nested shell (`[key, shell]`, the message) becomes a data property holding
+   * an object made the same way, all in order. Properties are only added, never redefined,
+   * and the accessors are shared by every entry (per key name), so entries keep V8's fast
+   * shared hidden classes. One record per entry; one slot per object with lazy keys.
    */
   _shell(shell, index, group) {
-    const o = shell[0];
-    const rec = { o, index, first: undefined, shells: this, values: null, filled: false, error: null, group, pos: group.recs.length };
-    // First, so that the properties added after it can be taken off the end when filled.
-    new Stamp(o, rec);
-    let first;
-    for (let j = 1; j < shell.length; j++) {
-      const t = shell[j];
-      if (typeof t === "string") {
-        Object.defineProperty(o, t, accessorFor(t));
-        if (first === undefined) first = t;
-      } else {
-        for (const k of Object.keys(t)) o[k] = t[k];
-      }
-    }
-    Object.defineProperty(o, inspect.custom, INSPECT);
-    rec.first = first;
+    const rec = { index, slots: [], shells: this, filled: false, error: null, group, pos: group.recs.length };
+    const o = this._build(shell, rec, null);
     group.recs.push(rec);
     group.open++;
     return o;
   }
 
-  _read(rec, key) {
+  _build(shell, rec, path) {
+    const o = shell[0];
+    const slot = { o, rec, path, first: undefined, values: null };
+    // First, so that the properties added after it can be taken off the end when filled.
+    new Stamp(o, slot);
+    for (let j = 1; j < shell.length; j++) {
+      const t = shell[j];
+      if (typeof t === "string") {
+        Object.defineProperty(o, t, accessorFor(t));
+        if (slot.first === undefined) slot.first = t;
+      } else if (Array.isArray(t)) {
+        o[t[0]] = this._build(t[1], rec, t[0]);
+      } else {
+        for (const k of Object.keys(t)) o[k] = t[k];
+      }
+    }
+    if (slot.first !== undefined) {
+      Object.defineProperty(o, inspect.custom, INSPECT);
+      rec.slots.push(slot);
+    }
+    return o;
+  }
+
+  _read(slot, key) {
+    const rec = slot.rec;
     if (!rec.filled) {
       if (rec.error !== null) throw rec.error;
       this._load(rec);
     }
-    return rec.values === null ? rec.o[key] : rec.values[key];
+    return slot.values === null ? slot.o[key] : slot.values[key];
   }
 
   /** A first read: this entry alone, or a window of its neighbours in a run of reads. */
@@ -183,6 +197,7 @@ class Shells {
   }
 
   _fillOne(rec) {
+    if (rec.filled) return;
     const text = this.core.line(rec.index);
     if (text == null) throw this.changedUnderUs(new SyntaxError("entry text could not be read back"));
     let value;
@@ -213,7 +228,7 @@ class Shells {
         } catch (err) {
           throw this.changedUnderUs(err);
         }
-        this._apply(recs[s + k], value);
+        if (!recs[s + k].filled) this._apply(recs[s + k], value);
       }
       s += n;
     }
@@ -221,43 +236,48 @@ class Shells {
     if (gone) for (const rec of recs) if (!rec.filled) this._fillOne(rec);
   }
 
-  /**
-   * Give the entry its heavy values as ordinary data properties, in their places. The
-   * properties from the first heavy key on are taken off the end (V8 then returns the object
-   * to the hidden class it had before them, still fast and shared) and put back in order as
-   * data: heavy keys with the parsed values, the others as they are now. A key assigned or
-   * deleted meanwhile is left as the caller made it. Frozen or sealed entries keep their
-   * accessors, which serve the parsed values.
-   */
+  /** Give every lazy object of the entry its heavy values (`value`: the parsed entry). */
   _apply(rec, value) {
     rec.filled = true;
     const g = rec.group;
     rec.group = null;
     if (--g.open === 0) this.groups.delete(g);
-    const o = rec.o;
-    const keys = Reflect.ownKeys(o);
-    const from = keys.indexOf(rec.first);
-    const tail = [];
-    // Not extensible: what is taken off could not be put back.
-    let sealed = from < 0 || !Object.isExtensible(o);
-    for (let j = Math.max(from, 0); j < keys.length && !sealed; j++) {
-      const key = keys[j];
-      const d = Object.getOwnPropertyDescriptor(o, key);
-      if (!d.configurable) sealed = true;
-      else if (!(key === inspect.custom && d.value === inspectShell)) tail.push(key, d);
-    }
-    if (sealed) {
-      rec.values = value;
-      return;
-    }
-    for (let j = keys.length - 1; j >= from; j--) delete o[keys[j]];
-    for (let j = 0; j < tail.length; j += 2) {
-      const key = tail[j];
-      const d = tail[j + 1];
-      if (typeof key === "string" && d.get !== undefined && d.get === accessors.get(key)?.get) o[key] = value[key];
-      else if (d.writable && d.enumerable && "value" in d) o[key] = d.value;
-      else Object.defineProperty(o, key, d);
-    }
+    for (const slot of rec.slots) fillSlot(slot, slot.path === null ? value : value?.[slot.path]);
+  }
+}
+
+/**
+ * Give one object its heavy values as ordinary data properties, in their places. The
+ * properties from the first heavy key on are taken off the end (V8 then returns the object
+ * to the hidden class it had before them, still fast and shared) and put back in order as
+ * data: heavy keys with the parsed values, the others as they are now. A key assigned or
+ * deleted meanwhile is left as the caller made it. Frozen, sealed or non-extensible objects
+ * keep their accessors, which serve the parsed values.
+ */
+function fillSlot(slot, value) {
+  const o = slot.o;
+  const keys = Reflect.ownKeys(o);
+  const from = keys.indexOf(slot.first);
+  const tail = [];
+  // Not extensible: what is taken off could not be put back.
+  let sealed = from < 0 || !Object.isExtensible(o);
+  for (let j = Math.max(from, 0); j < keys.length && !sealed; j++) {
+    const key = keys[j];
+    const d = Object.getOwnPropertyDescriptor(o, key);
+    if (!d.configurable) sealed = true;
+    else if (!(key === inspect.custom && d.value === inspectShell)) tail.push(key, d);
+  }
+  if (sealed) {
+    slot.values = value ?? {};
+    return;
+  }
+  for (let j = keys.length - 1; j >= from; j--) delete o[keys[j]];
+  for (let j = 0; j < tail.length; j += 2) {
+    const key = tail[j];
+    const d = tail[j + 1];
+    if (typeof key === "string" && d.get !== undefined && d.get === accessors.get(key)?.get) o[key] = value?.[key];
+    else if (d.writable && d.enumerable && "value" in d) o[key] = d.value;
+    else Object.defineProperty(o, key, d);
   }
 }
 
@@ -276,15 +296,15 @@ class Base {
 }
 
 class Stamp extends Base {
-  #rec;
+  #slot;
 
-  constructor(o, rec) {
+  constructor(o, slot) {
     super(o);
-    this.#rec = rec;
+    this.#slot = slot;
   }
 
   static of(o) {
-    return o !== null && typeof o === "object" && #rec in o ? o.#rec : undefined;
+    return o !== null && typeof o === "object" && #slot in o ? o.#slot : undefined;
   }
 }
 
@@ -294,10 +314,10 @@ class Stamp extends Base {
  * itself as the receiver (`Reflect.get(target, key, proxy)`) is not an entry and cannot be
  * served: that is the one use lazy entries do not support (PI_SESSION_NATIVE_LAZY=0).
  */
-function recordOf(self, key) {
+function slotOf(self, key) {
   for (let t = self; t !== null && t !== undefined; t = Object.getPrototypeOf(t)) {
-    const rec = Stamp.of(t);
-    if (rec !== undefined) return rec;
+    const slot = Stamp.of(t);
+    if (slot !== undefined) return slot;
   }
   throw new TypeError(
     `pi-session-native: the lazy property '${key}' of a session entry was read through an object that is not the entry (a Proxy passing itself as receiver?); read the entry directly, or set PI_SESSION_NATIVE_LAZY=0`,
@@ -312,22 +332,22 @@ function accessorFor(key) {
   if (d === undefined) {
     d = {
       get() {
-        const rec = recordOf(this, key);
-        return rec.shells._read(rec, key);
+        const slot = slotOf(this, key);
+        return slot.rec.shells._read(slot, key);
       },
       set(v) {
-        const rec = recordOf(this, key);
+        const slot = slotOf(this, key);
         // Assigning through an inheriting object defines the key on it, as for data.
-        if (this !== rec.o) {
+        if (this !== slot.o) {
           Object.defineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
           return;
         }
-        if (define(rec.o, key, v)) return;
+        if (define(slot.o, key, v)) return;
         // Sealed or frozen: the accessor stays. A frozen entry refuses the write as a frozen
         // data property does in strict code; a sealed one keeps the value for its getter.
-        if (Object.isFrozen(rec.o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
-        rec.shells._read(rec, key);
-        if (rec.values !== null) rec.values[key] = v;
+        if (Object.isFrozen(slot.o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
+        slot.rec.shells._read(slot, key);
+        if (slot.values !== null) slot.values[key] = v;
       },
       enumerable: true,
       configurable: true,

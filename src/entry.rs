@@ -355,9 +355,12 @@ const EAGER_KEYS: [&str; 4] = ["type", "id", "parentId", "timestamp"];
 /// The shell of an object entry, a JSON array `[prefix, tail...]` that JS turns into the
 /// entry object without parsing its heavy values:
 /// - `prefix`: the entry's object cut before its first heavy key (`{}` if that is the first);
-/// - then, in the text's order, each heavy key as a string (JS adds it as a lazy property)
-///   and each run of light keys after the first heavy one as an object holding them (JS adds
-///   them as they are).
+/// - then, in the text's order, each heavy key as a string (JS adds it as a lazy property),
+///   each run of light keys after the first heavy one as an object holding them (JS adds them
+///   as they are), and for `message`, when its own object has heavy values, `["message",
+///   <shell of the message object>]`: the message's light fields (`role`, `provider`,
+///   `model`, `stopReason`...) come at once and only its heavy ones (`content`...) are lazy.
+///   pi reads `entry.message.role` of every branch entry at start-up.
 ///
 /// JS only ever *adds* properties to the parsed prefix, in order, which keeps the object in
 /// V8's fast mode with shared hidden classes (redefining an existing property turned each
@@ -365,64 +368,118 @@ const EAGER_KEYS: [&str; 4] = ["type", "id", "parentId", "timestamp"];
 /// care this form does not give: a duplicate key (`JSON.parse` keeps the first position and
 /// the last value), `__proto__`, a key of digits only (an array index to V8), or a key after
 /// the first heavy one written with escapes.
-fn shell_of(text: &str, fields: &[scan::Field<'_>]) -> Option<Box<str>> {
-    let heavy = |f: &scan::Field<'_>| {
-        f.raw.len() >= LAZY_MIN
-            && matches!(
-                scan::kind_of(f.raw),
-                Kind::Object | Kind::Array | Kind::String
-            )
-            && !EAGER_KEYS.contains(&&*f.key)
+fn shell_of(
+    text: &str,
+    fields: &[scan::Field<'_>],
+    message: &[scan::Field<'_>],
+) -> Option<Box<str>> {
+    let mut out = String::with_capacity(256);
+    write_shell(&mut out, text, fields, Some(message)).ok()?;
+    Some(out.into_boxed_str())
+}
+
+/// Why an object has no shell.
+enum NoShell {
+    /// No value of it is heavy: JS can take it whole at no cost.
+    Light,
+    /// A key this form cannot carry (see [`shell_of`]).
+    Unsupported,
+}
+
+fn is_heavy(f: &scan::Field<'_>) -> bool {
+    f.raw.len() >= LAZY_MIN
+        && matches!(
+            scan::kind_of(f.raw),
+            Kind::Object | Kind::Array | Kind::String
+        )
+        && !EAGER_KEYS.contains(&&*f.key)
+}
+
+/// Write the shell of the object `obj` (raw JSON text) whose top-level keys are `fields`;
+/// `message`: the fields of its `message` object, to shell that one too. An error (with `out`
+/// left partly written) when the object has no heavy value or cannot be shelled.
+fn write_shell(
+    out: &mut String,
+    obj: &str,
+    fields: &[scan::Field<'_>],
+    message: Option<&[scan::Field<'_>]>,
+) -> Result<(), NoShell> {
+    let Some(first) = fields.iter().position(is_heavy) else {
+        return Err(NoShell::Light);
     };
-    let first = fields.iter().position(heavy)?;
     for (k, f) in fields.iter().enumerate() {
         // Digit keys are array indices to V8, ordered before every other key: not ours.
         let digits = !f.key.is_empty() && f.key.bytes().all(|c| c.is_ascii_digit());
         if digits || f.key == "__proto__" || fields.iter().skip(k + 1).any(|g| g.key == f.key) {
-            return None;
+            return Err(NoShell::Unsupported);
         }
     }
-    let base = text.as_ptr() as usize;
-    let offset = |raw: &str| (raw.as_ptr() as usize).checked_sub(base);
-    let mut out = String::with_capacity(256);
+    let base = obj.as_ptr() as usize;
+    let offset = |raw: &str| {
+        (raw.as_ptr() as usize)
+            .checked_sub(base)
+            .ok_or(NoShell::Unsupported)
+    };
+    let slice = |range: std::ops::RangeTo<usize>| obj.get(range).ok_or(NoShell::Unsupported);
     out.push('[');
     // The prefix: the text up to the end of the last light value before the first heavy
     // key, closed. With no light key before it, an empty object.
     match first.checked_sub(1).and_then(|k| fields.get(k)) {
         Some(f) => {
-            out.push_str(text.get(..offset(f.raw)? + f.raw.len())?);
+            out.push_str(slice(..offset(f.raw)? + f.raw.len())?);
             out.push('}');
         }
         None => out.push_str("{}"),
     }
     let mut in_run = false;
+    let mut lazy = 0;
     for f in fields.iter().skip(first) {
         // Keys here are written back: only ones without escapes (the decoded key is then
         // the raw key's body).
         let std::borrow::Cow::Borrowed(key) = &f.key else {
-            return None;
+            return Err(NoShell::Unsupported);
         };
-        if heavy(f) {
-            if in_run {
-                out.push('}');
-                in_run = false;
+        let mut inner = String::new();
+        let nested = match message {
+            Some(m) if *key == "message" && scan::kind_of(f.raw) == Kind::Object => {
+                Some(write_shell(&mut inner, f.raw, m, None))
             }
-            out.push_str(",\"");
-            out.push_str(key);
-            out.push('"');
-        } else {
+            _ => None,
+        };
+        // A message with no heavy value of its own is light as a whole: pi reads the role
+        // of every branch message.
+        if !is_heavy(f) || matches!(nested, Some(Err(NoShell::Light))) {
             out.push_str(if in_run { ",\"" } else { ",{\"" });
             in_run = true;
             out.push_str(key);
             out.push_str("\":");
             out.push_str(f.raw);
+            continue;
+        }
+        if in_run {
+            out.push('}');
+            in_run = false;
+        }
+        lazy += 1;
+        if matches!(nested, Some(Ok(()))) {
+            out.push_str(",[\"message\",");
+            out.push_str(&inner);
+            out.push(']');
+        } else {
+            out.push_str(",\"");
+            out.push_str(key);
+            out.push('"');
         }
     }
     if in_run {
         out.push('}');
     }
     out.push(']');
-    Some(out.into_boxed_str())
+    // Every heavy value turned out light (a message without heavy values of its own).
+    if lazy == 0 {
+        return Err(NoShell::Light);
+    }
+    Ok(())
 }
 
 impl Entry {
@@ -585,7 +642,7 @@ impl Entry {
             }
             _ => {}
         }
-        e.shell = shell_of(text, &scanned.fields);
+        e.shell = shell_of(text, &scanned.fields, &scanned.nested);
         Some(e)
     }
 
@@ -692,6 +749,23 @@ mod tests {
         // Heavy first: an empty prefix.
         let e = Entry::parse(format!(r#" {{"message":"{big}", "id":"m"}} "#), 0).expect("valid");
         assert_eq!(e.shell.as_deref(), Some(r#"[{},"message",{"id":"m"}]"#));
+        // A message object with heavy values: its light fields at once, `content` lazy.
+        let line = format!(
+            r#"{{"type":"message","id":"a","message":{{"role":"user","content":"{big}","timestamp":5}}}}"#
+        );
+        let e = Entry::parse(line, 0).expect("valid");
+        assert_eq!(
+            e.shell.as_deref(),
+            Some(
+                r#"[{"type":"message","id":"a"},["message",[{"role":"user"},"content",{"timestamp":5}]]]"#
+            )
+        );
+        // A message whose own values are all light is light as a whole.
+        let line = format!(
+            r#"{{"type":"message","id":"a","message":{{"role":"user","content":"hi","usage":{{"n":"{}"}}}}}}"#,
+            "z".repeat(100)
+        );
+        assert!(Entry::parse(line, 0).expect("valid").shell.is_none());
         // Nothing heavy, a short value, a heavy number or id: no shell.
         for line in [
             r#"{"type":"message","id":"a","message":{"role":"user"}}"#.to_string(),
