@@ -37,6 +37,10 @@ function sessionLines() {
     if (i % 41 === 19) add((id2, p) => ({ type: "custom", id: id2, parentId: p, timestamp: ts(), 7: "seven", data: big(200) }));
     if (i % 43 === 21) lines.push(`{"type":"custom","id":"p${i}","parentId":"${parent}","timestamp":"${ts()}","__proto__":{"x":1},"data":"${big(200)}"}`);
     if (i % 47 === 23) lines.push(`{"type":"custom","id":"q${i}","parentId":"${parent}","timestamp":"${ts()}","data":"${big(200)}","\\u0061b":2}`);
+    // Duplicate keys (JSON.parse: first place, last value), heavy and light either way round,
+    // and two message keys.
+    if (i % 53 === 29) lines.push(`{"type":"custom","id":"d${i}","parentId":"${parent}","data":{"k":"${big(200)}"},"timestamp":"${ts()}","data":"${big(150, "second")}","z":1,"z":{"w":"${big(140)}"}}`);
+    if (i % 59 === 31) lines.push(`{"type":"message","id":"m${i}","parentId":"${parent}","message":{"role":"user","content":"${big(300)}"},"timestamp":"${ts()}","message":{"role":"assistant","content":[{"type":"text","text":"${big(200, "two")}"}],"content":"x"}}`);
     if (i % 50 === 49) parent = `e${n - 15}`;
   }
   return lines;

@@ -365,9 +365,8 @@ const EAGER_KEYS: [&str; 4] = ["type", "id", "parentId", "timestamp"];
 /// JS only ever *adds* properties to the parsed prefix, in order, which keeps the object in
 /// V8's fast mode with shared hidden classes (redefining an existing property turned each
 /// object into a dictionary: 3x the cost). `None` when nothing is heavy, or when a key needs
-/// care this form does not give: a duplicate key (`JSON.parse` keeps the first position and
-/// the last value), `__proto__`, a key of digits only (an array index to V8), or a key after
-/// the first heavy one written with escapes.
+/// care this form does not give: `__proto__`, a key of digits only (an array index to V8), or
+/// a key after the first heavy one written with escapes.
 fn shell_of(
     text: &str,
     fields: &[scan::Field<'_>],
@@ -376,6 +375,15 @@ fn shell_of(
     let mut out = String::with_capacity(256);
     write_shell(&mut out, text, fields, Some(message)).ok()?;
     Some(out.into_boxed_str())
+}
+
+/// Add a light key and its raw value to the run of light keys being written.
+fn push_light(out: &mut String, in_run: &mut bool, key: &str, raw: &str) {
+    out.push_str(if *in_run { ",\"" } else { ",{\"" });
+    *in_run = true;
+    out.push_str(key);
+    out.push_str("\":");
+    out.push_str(raw);
 }
 
 /// Why an object has no shell.
@@ -407,13 +415,20 @@ fn write_shell(
     let Some(first) = fields.iter().position(is_heavy) else {
         return Err(NoShell::Light);
     };
-    for (k, f) in fields.iter().enumerate() {
+    // Duplicate keys need nothing here: JS adds the tail in order, so a repeated key keeps
+    // its first place and gets its last value (through the accessor's setter, or by
+    // redefining it), as `JSON.parse` does. But the scanner's `message` fields are those of
+    // the last `message` key: with two, the message is not shelled.
+    let mut messages = 0;
+    for f in fields {
         // Digit keys are array indices to V8, ordered before every other key: not ours.
         let digits = !f.key.is_empty() && f.key.bytes().all(|c| c.is_ascii_digit());
-        if digits || f.key == "__proto__" || fields.iter().skip(k + 1).any(|g| g.key == f.key) {
+        if digits || f.key == "__proto__" {
             return Err(NoShell::Unsupported);
         }
+        messages += usize::from(f.key == "message");
     }
+    let message = message.filter(|_| messages == 1);
     let base = obj.as_ptr() as usize;
     let offset = |raw: &str| {
         (raw.as_ptr() as usize)
@@ -439,37 +454,43 @@ fn write_shell(
         let std::borrow::Cow::Borrowed(key) = &f.key else {
             return Err(NoShell::Unsupported);
         };
-        let mut inner = String::new();
-        let nested = match message {
-            Some(m) if *key == "message" && scan::kind_of(f.raw) == Kind::Object => {
-                Some(write_shell(&mut inner, f.raw, m, None))
-            }
-            _ => None,
-        };
-        // A message with no heavy value of its own is light as a whole: pi reads the role
-        // of every branch message.
-        if !is_heavy(f) || matches!(nested, Some(Err(NoShell::Light))) {
-            out.push_str(if in_run { ",\"" } else { ",{\"" });
-            in_run = true;
-            out.push_str(key);
-            out.push_str("\":");
-            out.push_str(f.raw);
+        if !is_heavy(f) {
+            push_light(out, &mut in_run, key, f.raw);
             continue;
         }
+        let mark = out.len();
+        let was_in_run = in_run;
         if in_run {
             out.push('}');
             in_run = false;
         }
-        lazy += 1;
-        if matches!(nested, Some(Ok(()))) {
+        if let Some(m) = message.filter(|_| *key == "message")
+            && scan::kind_of(f.raw) == Kind::Object
+        {
+            // Written in place; taken back if the message cannot be shelled.
+            let nested = out.len();
             out.push_str(",[\"message\",");
-            out.push_str(&inner);
-            out.push(']');
-        } else {
-            out.push_str(",\"");
-            out.push_str(key);
-            out.push('"');
+            match write_shell(out, f.raw, m, None) {
+                Ok(()) => {
+                    out.push(']');
+                    lazy += 1;
+                    continue;
+                }
+                // A message with no heavy value of its own is light as a whole: pi reads
+                // the role of every branch message.
+                Err(NoShell::Light) => {
+                    out.truncate(mark);
+                    in_run = was_in_run;
+                    push_light(out, &mut in_run, key, f.raw);
+                    continue;
+                }
+                Err(NoShell::Unsupported) => out.truncate(nested),
+            }
         }
+        lazy += 1;
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push('"');
     }
     if in_run {
         out.push('}');
@@ -773,9 +794,8 @@ mod tests {
         ] {
             assert!(Entry::parse(line, 0).expect("valid").shell.is_none());
         }
-        // Duplicate keys, __proto__, an escaped key after the heavy one: no shell.
+        // __proto__, an escaped key after the heavy one: no shell.
         for line in [
-            format!(r#"{{"a":"{big}","a":1}}"#),
             format!(r#"{{"__proto__":1,"a":"{big}"}}"#),
             format!(r#"{{"a":"{big}","\u0062":1}}"#),
         ] {
