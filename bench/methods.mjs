@@ -76,11 +76,15 @@ if (opt("--child")) {
 	} else SM = (await import(pathToFileURL(REF_PATH).href)).SessionManager;
 	const baseMB = vmHWM();
 	const ms = {};
+	const cpu = {}; // user + system CPU ms of the whole process (every thread: GC helpers, Rust)
 	const n = {};
 	const time = (key, f) => {
+		const c0 = process.cpuUsage();
 		const t0 = performance.now();
 		const v = f();
 		ms[key] = performance.now() - t0;
+		const c = process.cpuUsage(c0);
+		cpu[key] = (c.user + c.system) / 1000;
 		return v;
 	};
 	const sm = time("open", () => SM.open(spec.file));
@@ -138,7 +142,7 @@ if (opt("--child")) {
 			throw new Error(`unknown scenario ${spec.scenario}`);
 	}
 	globalThis.__keep = [sm, keep];
-	process.stdout.write(`${JSON.stringify({ ms, n, baseMB, openPeakMB, peakMB: vmHWM() })}\n`);
+	process.stdout.write(`${JSON.stringify({ ms, cpu, n, baseMB, openPeakMB, peakMB: vmHWM() })}\n`);
 	process.exit(0);
 }
 
@@ -199,26 +203,27 @@ async function main() {
 		}
 		process.stdout.write("\n");
 		all.sizes[size] = samples;
-		// rows: [label, side -> value (ms or MB)]
-		const pick = (sc, f) => Object.fromEntries(sides.map((h) => [h, samples[sc] ? median(samples[sc][h].map(f)) : undefined]));
-		const openAll = Object.fromEntries(sides.map((h) => [h, median(scenarios.flatMap((sc) => samples[sc][h].map((s) => s.ms.open)))]));
-		const rows = [[`\`SessionManager.open\` (every child, N=${RUNS * scenarios.length})`, openAll]];
-		const add = (sc, label, f) => samples[sc] && rows.push([label, pick(sc, f)]);
-		add("context", "`buildSessionContext()` (after open)", (s) => s.ms.context);
-		add("projection", "`buildSessionProjection()` (after open)", (s) => s.ms.projection);
-		add("branch", "1st `getBranch()`", (s) => s.ms.branch1);
-		add("branch", "2nd `getBranch()`", (s) => s.ms.branch2);
-		add("branch", "6th `getBranch()`", (s) => s.ms.branch6);
-		add("branch", "read every branch entry's `message` (after 6 `getBranch()`)", (s) => s.ms.readMessages);
-		add("stringify", "`JSON.stringify(getBranch())` (after the 1st `getBranch()`)", (s) => s.ms.stringify);
-		add("entries", "1st `getEntries()`", (s) => s.ms.entries);
-		add("tree", "1st `getTree()`", (s) => s.ms.tree);
-		add("branch", "**open + 1st `getBranch()`** (target ≤ 0.2x)", (s) => s.ms.open + s.ms.branch1);
-		add("pi", "open + `buildSessionContext()` + 1st `getBranch()`", (s) => s.ms.open + s.ms.context + s.ms.branch1);
+		// rows: [label, side -> wall ms, side -> CPU ms]; f(t) reads one child's timing map (ms or cpu)
+		const pick = (sc, f, k = "ms") => Object.fromEntries(sides.map((h) => [h, samples[sc] ? median(samples[sc][h].map((x) => f(x[k]))) : undefined]));
+		const every = (f, k = "ms") => Object.fromEntries(sides.map((h) => [h, median(scenarios.flatMap((sc) => samples[sc][h].map((x) => f(x[k]))))]));
+		const rows = [[`\`SessionManager.open\` (every child, N=${RUNS * scenarios.length})`, every((t) => t.open), every((t) => t.open, "cpu")]];
+		const add = (sc, label, f) => samples[sc] && rows.push([label, pick(sc, f), pick(sc, f, "cpu")]);
+		add("context", "`buildSessionContext()` (after open)", (t) => t.context);
+		add("projection", "`buildSessionProjection()` (after open)", (t) => t.projection);
+		add("branch", "1st `getBranch()` (after open)", (t) => t.branch1);
+		add("branch", "2nd `getBranch()`", (t) => t.branch2);
+		add("branch", "6th `getBranch()`", (t) => t.branch6);
+		add("branch", "read every branch entry's `message` (after 6 `getBranch()`)", (t) => t.readMessages);
+		add("stringify", "`JSON.stringify(getBranch())` (after the 1st `getBranch()`)", (t) => t.stringify);
+		add("entries", "1st `getEntries()` (after open)", (t) => t.entries);
+		add("tree", "1st `getTree()` (after open)", (t) => t.tree);
+		add("pi", "1st `getBranch()` after `buildSessionContext()`", (t) => t.branch1);
+		add("branch", "**open + 1st `getBranch()`** (target ≤ 0.2x)", (t) => t.open + t.branch1);
+		add("pi", "open + `buildSessionContext()` + 1st `getBranch()`", (t) => t.open + t.context + t.branch1);
 		const mem = [];
-		mem.push([`peak RSS after open (every child)`, Object.fromEntries(sides.map((h) => [h, median(scenarios.flatMap((sc) => samples[sc][h].map((s) => s.openPeakMB)))]))]);
-		if (samples.pi) mem.push(["**peak RSS after open + context + 1st `getBranch()`**", pick("pi", (s) => s.peakMB)]);
-		if (samples.branch) mem.push(["peak RSS after open + 6 `getBranch()` + reading every `message`", pick("branch", (s) => s.peakMB)]);
+		mem.push([`peak RSS after open (every child)`, every((v) => v, "openPeakMB")]);
+		if (samples.pi) mem.push(["**peak RSS after open + context + 1st `getBranch()`**", pick("pi", (v) => v, "peakMB")]);
+		if (samples.branch) mem.push(["peak RSS after open + 6 `getBranch()` + reading every `message`", pick("branch", (v) => v, "peakMB")]);
 		const base = median(scenarios.flatMap((sc) => samples[sc].ref.map((s) => s.baseMB)));
 		const baseN = median(scenarios.flatMap((sc) => samples[sc].native.map((s) => s.baseMB)));
 		// the two sides must have seen the same session
@@ -231,12 +236,12 @@ async function main() {
 		out.push("");
 		out.push(`**${size}** (${scenarios.map((sc) => `${sc}: ${JSON.stringify(samples[sc].ref[0].n)}`).join("; ")})`);
 		out.push("");
-		out.push(`| ${size}, fresh process each, median of ${RUNS} | reference ms | native ms | ratio |`);
-		out.push("|---|---:|---:|---:|");
-		for (const [label, v] of rows) out.push(`| ${label} | ${fmt(v.ref)} | ${fmt(v.native)} | ${ratio(v.native, v.ref)} |`);
-		out.push(`| **memory** (VmHWM of the child) | reference MB | native MB | ratio |`);
-		for (const [label, v] of mem) out.push(`| ${label} | ${fmt(v.ref)} | ${fmt(v.native)} | ${ratio(v.native, v.ref)} |`);
-		out.push(`| (RSS after loading the module, before open) | ${fmt(base)} | ${fmt(baseN)} | |`);
+		out.push(`| ${size}, fresh process each, median of ${RUNS} | reference wall ms | native wall ms | ratio | reference CPU ms | native CPU ms | ratio |`);
+		out.push("|---|---:|---:|---:|---:|---:|---:|");
+		for (const [label, v, c] of rows) out.push(`| ${label} | ${fmt(v.ref)} | ${fmt(v.native)} | ${ratio(v.native, v.ref)} | ${fmt(c.ref)} | ${fmt(c.native)} | ${ratio(c.native, c.ref)} |`);
+		out.push(`| **memory** (VmHWM of the child) | reference MB | native MB | ratio | | | |`);
+		for (const [label, v] of mem) out.push(`| ${label} | ${fmt(v.ref)} | ${fmt(v.native)} | ${ratio(v.native, v.ref)} | | | |`);
+		out.push(`| (RSS after loading the module, before open) | ${fmt(base)} | ${fmt(baseN)} | | | | |`);
 		for (const w of warn) out.push(w);
 		console.log(out.slice(out.lastIndexOf("") + 1).join("\n").replace(/^/gm, "    "));
 	}
@@ -263,12 +268,17 @@ async function main() {
 			}
 		}
 		const m = (how, f) => median(res[how].map(f));
-		const row = (label, f, unit = "ms") => `| ${label} | ${fmt(m("ref", f))} ${unit} | ${fmt(m("native", f))} ${unit} | ${ratio(m("native", f), m("ref", f))} |`;
+		const row = (label, f, unit = "ms") => {
+			const cells = `| ${label} | ${fmt(m("ref", f))} ${unit} | ${fmt(m("native", f))} ${unit} | ${ratio(m("native", f), m("ref", f))} |`;
+			if (unit !== "ms") return `${cells} | | |`;
+			const g = (s) => f({ ...s, ms: s.cpu });
+			return `${cells} ${fmt(m("ref", g))} | ${fmt(m("native", g))} | ${ratio(m("native", g), m("ref", g))} |`;
+		};
 		out.push("");
 		out.push(`**1 GB session full of images** (${(img.size / MB).toFixed(0)} MB, ${img.entries} entries, ${img.images} base64 images = ${(img.imageBytes / MB).toFixed(0)} MB; fresh process each, median of ${BIG_RUNS})`);
 		out.push("");
-		out.push("| 1 GB, images | reference | native | ratio |");
-		out.push("|---|---:|---:|---:|");
+		out.push("| 1 GB, images | reference | native | ratio | reference CPU ms | native CPU ms | ratio |");
+		out.push("|---|---:|---:|---:|---:|---:|---:|");
 		out.push(row("`SessionManager.open`", (s) => s.ms.open));
 		out.push(row("`buildSessionContext()`", (s) => s.ms.context));
 		out.push(row("1st `getBranch()`", (s) => s.ms.branch1));
