@@ -6,6 +6,10 @@
 //   node bench/gen.mjs --big      ... plus the 1 GB single
 //   node bench/gen.mjs --quick    only the 1 MB and 10 MB singles
 //   node bench/gen.mjs --out DIR  output directory (default bench/data)
+//   node bench/gen.mjs --images   only the 1 GB session full of base64 images (issue 23 point 5):
+//                                 bench/data/images/session-1gb-images.jsonl (~460 images among
+//                                 normal text turns and compactions; own manifest in that folder)
+//   node bench/gen.mjs --images --images-mb N   the same recipe at N MB (session-<N>mb-images.jsonl)
 //
 // Files are written through a buffered fd to "<file>.tmp" and renamed when complete.
 // bench/data/manifest.json records every finished file's size (and the generator
@@ -201,9 +205,36 @@ const THINKING = ["off", "minimal", "low", "medium", "high"];
 const TOOLS = ["read", "bash", "edit", "write", "grep", "ls"];
 const LABELS = ["checkpoint", "good state", "before refactor", "bug repro", "works", "todo", "review me"];
 
+/** ~8 MB of random bytes as base64 (compressed image data is as random), built on first use. */
+let IMAGE_B64 = null;
+function imageCorpus() {
+	if (IMAGE_B64) return IMAGE_B64;
+	const r = makeRng("images-v1");
+	const buf = Buffer.allocUnsafe(6 * MB);
+	for (let i = 0; i < buf.length; i += 4) buf.writeUInt32LE((r.next() * 4294967296) >>> 0, i);
+	IMAGE_B64 = buf.toString("base64");
+	return IMAGE_B64;
+}
+const PNG_B64_HEAD = "iVBORw0KGgoAAAANSUhEUgAA"; // "\x89PNG\r\n\x1a\n" + IHDR chunk start, 18 bytes
+/** One `{ type: "image" }` content block of about `chars` base64 characters (valid base64). */
+function imageBlock(r, chars, mimeType) {
+	const src = imageCorpus();
+	const png = mimeType === "image/png";
+	const n = Math.min(src.length - 4, Math.max(4, (chars >> 2) << 2));
+	const start = r.int(0, (src.length - n) >> 2) << 2;
+	const body = src.slice(start, start + n);
+	return { type: "image", data: png ? PNG_B64_HEAD + body.slice(PNG_B64_HEAD.length) : `/9j/4AAQ${body.slice(8)}`, mimeType };
+}
+
 /**
- * Write one session. Returns { bytes, entries, lastMs }.
- * opts: { seed, targetBytes, cwd, startMs, sessionId? }
+ * Write one session. Returns { bytes, entries, lastMs, images, imageBytes }.
+ * opts: { seed, targetBytes, cwd, startMs, sessionId?, images? }
+ * images (opt-in, issue 23 point 5): { userChance, readChance, minChars, maxChars }: a user
+ * prompt carries a pasted screenshot with probability userChance, a `read` tool call reads an
+ * image file (pi's read tool answers "Read image file [mime]" + the image) with probability
+ * readChance; base64 sizes are log-uniform in [minChars, maxChars]. Compactions are then spaced
+ * by text bytes (image data excluded), as pi's token estimate counts an image as ~1,200 tokens.
+ * Without it the random stream (and so every existing data set) is unchanged.
  */
 export function writeSession(path, opts) {
 	const r = makeRng(opts.seed);
@@ -309,6 +340,16 @@ export function writeSession(path, opts) {
 		}
 	};
 
+	const img = opts.images;
+	let images = 0;
+	let imageBytes = 0;
+	const addImage = (content, mimeType = r.chance(0.8) ? "image/png" : "image/jpeg") => {
+		const b = imageBlock(r, r.logSize(img.minChars, img.maxChars), mimeType);
+		content.push(b);
+		images++;
+		imageBytes += b.data.length;
+	};
+	const textBytes = () => out.bytes - imageBytes;
 	let nextCompactionAt = out.bytes + r.int(512 * 1024, 1024 * 1024);
 	let tokensSinceCompaction = 0;
 	const target = opts.targetBytes;
@@ -318,7 +359,11 @@ export function writeSession(path, opts) {
 		tick(20_000, 600_000);
 		// --- user prompt
 		const promptText = r.chance(0.2) ? `${slice(r, C.prose, r.logSize(40, 600))}\n\n\`\`\`\n${slice(r, C.code, r.logSize(80, 1500))}\n\`\`\`` : slice(r, C.prose, r.logSize(20, 1500));
-		msgEntry({ role: "user", content: r.chance(0.85) ? [{ type: "text", text: promptText }] : promptText, timestamp: 0 }, "user");
+		if (img && r.chance(img.userChance)) {
+			const content = [{ type: "text", text: promptText }];
+			addImage(content);
+			msgEntry({ role: "user", content, timestamp: 0 }, "user");
+		} else msgEntry({ role: "user", content: r.chance(0.85) ? [{ type: "text", text: promptText }] : promptText, timestamp: 0 }, "user");
 		if (!named && entries > 4 && r.chance(0.7)) {
 			const e = base("session_info");
 			e.name = sentence(r, r.int(2, 6));
@@ -350,6 +395,13 @@ export function writeSession(path, opts) {
 			assistant(content, final ? "stop" : "toolUse");
 			for (const call of calls) {
 				tick(10, 8000);
+				if (img && call.name === "read" && r.chance(img.readChance)) {
+					const mime = r.chance(0.8) ? "image/png" : "image/jpeg";
+					const content = [{ type: "text", text: `Read image file [${mime}]` }];
+					addImage(content, mime);
+					msgEntry({ role: "toolResult", toolCallId: call.id, toolName: call.name, content, isError: false, timestamp: 0 }, "toolResult");
+					continue;
+				}
 				const text = toolOutput(call.name);
 				const tr = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text }], isError: r.chance(0.05), timestamp: 0 };
 				if (call.name === "edit") tr.details = { diff: `--- a\n+++ b\n@@ -1,3 +1,3 @@\n${slice(r, C.code, r.logSize(80, 1200))}`, firstChangedLine: r.int(1, 900) };
@@ -402,7 +454,7 @@ export function writeSession(path, opts) {
 			}
 		}
 		// --- auto-compaction every ~0.5-1 MB
-		if (out.bytes >= nextCompactionAt && path_.length > 12) {
+		if ((img ? textBytes() : out.bytes) >= nextCompactionAt && path_.length > 12) {
 			let k = path_.length - r.int(4, 12);
 			while (k > 0 && pathMeta[k] !== "user") k--;
 			const firstKept = path_[Math.max(k, 0)];
@@ -414,11 +466,11 @@ export function writeSession(path, opts) {
 			e.usage = usage(e.tokensBefore, r.int(500, 3000));
 			emit(e, "compaction");
 			tokensSinceCompaction = 0;
-			nextCompactionAt = out.bytes + r.int(512 * 1024, 1024 * 1024);
+			nextCompactionAt = (img ? textBytes() : out.bytes) + r.int(512 * 1024, 1024 * 1024);
 		}
 	}
 	out.close();
-	return { sessionId, entries, lastMs: nowMs };
+	return { sessionId, entries, lastMs: nowMs, images, imageBytes };
 }
 
 // ---------------------------------------------------------------------------
@@ -509,14 +561,54 @@ export function generate({ dataDir = DEFAULT_DATA_DIR, big = false, quick = fals
 	return { written, skipped, bytes, secs };
 }
 
+// ---------------------------------------------------------------------------
+// 1 GB session full of images (issue 23 point 5; opt-in: --images)
+// ---------------------------------------------------------------------------
+/**
+ * Image sizes: base64 log-uniform in [0.6, 5] MB (mean ~2.1 MB; pasted screenshots and read
+ * image files, 0.45-3.7 MB decoded). With ~14 KB of text a turn and an image every ~9 turns
+ * (user 4%, a `read` of an image 15%), 1 GiB holds ~460 images and ~100 MB of text.
+ */
+export const IMAGES_SPEC = { userChance: 0.04, readChance: 0.15, minChars: 600_000, maxChars: 5_000_000 };
+export function imagesPath(dataDir = DEFAULT_DATA_DIR, mb = 1024) {
+	return join(dataDir, "images", mb === 1024 ? "session-1gb-images.jsonl" : `session-${mb}mb-images.jsonl`);
+}
+/**
+ * Writes the image session if missing (its own folder and manifest, bench/data/images/, so the
+ * shared bench/data/manifest.json is not rewritten). Returns { file, size, entries, images, imageBytes }.
+ */
+export function generateImages({ dataDir = DEFAULT_DATA_DIR, mb = 1024, log = console.log } = {}) {
+	const file = imagesPath(dataDir, mb);
+	const manifestPath = join(dirname(file), "manifest.json");
+	let manifest = { version: GEN_VERSION, files: {} };
+	try {
+		const m = JSON.parse(readFileSync(manifestPath, "utf8"));
+		if (m.version === GEN_VERSION) manifest = m;
+	} catch {}
+	const rel = relative(dataDir, file);
+	const rec = manifest.files[rel];
+	if (rec && existsSync(file) && statSync(file).size === rec.size) return { file, ...rec };
+	mkdirSync(dirname(file), { recursive: true });
+	const t = performance.now();
+	const res = writeSession(`${file}.tmp`, { seed: `images-${mb}mb`, targetBytes: mb * MB, cwd: "/home/u/screenshots", startMs: BASE_MS, images: IMAGES_SPEC });
+	renameSync(`${file}.tmp`, file);
+	const size = statSync(file).size;
+	manifest.files[rel] = { size, entries: res.entries + 1, images: res.images, imageBytes: res.imageBytes };
+	writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 1)}\n`);
+	log(`  ${rel}: ${(size / MB).toFixed(0)} MB, ${res.entries + 1} entries, ${res.images} images (${(res.imageBytes / MB).toFixed(0)} MB base64), ${((performance.now() - t) / 1000).toFixed(1)} s`);
+	return { file, ...manifest.files[rel] };
+}
+
 if (resolve(process.argv[1] ?? "") === fileURLToPath(import.meta.url)) {
 	const args = process.argv.slice(2);
 	const outIdx = args.indexOf("--out");
-	generate({
-		dataDir: outIdx >= 0 ? resolve(args[outIdx + 1]) : DEFAULT_DATA_DIR,
-		big: args.includes("--big"),
-		quick: args.includes("--quick"),
-	});
+	const dataDir = outIdx >= 0 ? resolve(args[outIdx + 1]) : DEFAULT_DATA_DIR;
+	if (args.includes("--images")) {
+		const mbIdx = args.indexOf("--images-mb");
+		generateImages({ dataDir, mb: mbIdx >= 0 ? Number(args[mbIdx + 1]) : 1024 });
+	} else {
+		generate({ dataDir, big: args.includes("--big"), quick: args.includes("--quick") });
+	}
 }
 
 /** ~2 KB messages, alternating user / assistant (the appendMessage workload). */

@@ -7,18 +7,35 @@
 //   node bench/pi-bin.mjs --rounds 9       rounds per row (default 7; --version rows get 3x as many)
 //   node bench/pi-bin.mjs --only version --only picker   rows whose key contains a substring
 //   node bench/pi-bin.mjs --json out.json  also write every sample
+//   node bench/pi-bin.mjs --big            also the rows on 10,000 sessions (keys with "10k"; ~2 GB
+//                                          of data generated on first use, ~20 s; the reference's
+//                                          picker takes about a minute a run); they also run when
+//                                          an --only filter containing "10k" selects them
+//                                          (`--only picker10k`, `--only picker10k-warm`)
+//   node bench/pi-bin.mjs --big-rounds 3   rounds of the 10k rows (default 3)
+//   node bench/pi-bin.mjs --big-ref-rounds 1   plain `pi` runs in them (default 1: pi 1.6.0's own
+//                                          picker takes 10-15 minutes on 10,000 sessions, as it
+//                                          re-sorts and redraws the growing partial list; its single
+//                                          run, without warm-up, serves both the cold and the warm
+//                                          row, as pi 1.6.0 has no index)
+//   node bench/pi-bin.mjs --only picker10k --gen-only   generate the selected rows' data and exit
 //
-// Rows (keys: version, c10mb, c100mb, picker-cold, picker-warm, session-id):
+// Rows (keys: version, c10mb, c100mb, session-10mb, session-100mb, picker-cold, picker-warm,
+// session-id; with --big: picker10k-cold, picker10k-warm):
 //   `pi --version`                 pi's fixed start-up cost: the bundle loads, prints, exits
 //   `pi -c -p "<prompt>"`          continue the most recent session of the cwd (a generated
 //                                  10 MB / 100 MB pi session) with a scripted model on 127.0.0.1
 //                                  that answers at once: the time is pi + its session store
+//   `pi --session <path> -p "<prompt>"`  the same sessions named by their file path (issue 23's
+//                                  headline row): pi opens the file without listing the folder
 //   `pi -r` picker listing         under tmux: from starting the process until the picker has
 //                                  drawn the full list of the current folder (1,000 sessions,
 //                                  ~200 MB): the newest session's text is on screen and the header
 //                                  says "◉ Current Folder" (no longer "Loading n/m"). Cold = no
 //                                  sidecar index (.pi-session-index removed before every run of
 //                                  both sides), warm = the index left by the previous native run.
+//                                  picker10k: the same on 10,000 sessions (~2 GB, bench/data/pi-bin/
+//                                  picker10k), opt-in (--big).
 //   `pi --session <unknown id>`    the same store without a TTY: pi reads the headers of the
 //                                  folder, then runs SessionManager.list and .listAll looking for
 //                                  the id and exits 1 ("No session found"): list + listAll in
@@ -36,7 +53,7 @@
 // Plain and switched runs alternate (plain,switched / switched,plain / ...) after one untimed
 // warm-up run of each (which also checks that the switched process served the native module).
 // Every -c run appends to its session; the file is cut back to its generated size after each
-// run. Data is generated once into bench/data/pi-bin (gitignored; ~320 MB).
+// run. Data is generated once into bench/data/pi-bin (gitignored; ~320 MB, + ~2 GB for picker10k).
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -85,7 +102,18 @@ const ROUNDS = Number(opt("--rounds") ?? 7);
 const VERSION_ROUNDS = Number(opt("--version-rounds") ?? ROUNDS * 3);
 const only = opts("--only").map((s) => s.toLowerCase()).filter((s) => s !== "pi-bin" && s !== "pi");
 const DATA = resolve(opt("--data") ?? join(ROOT, "bench", "data", "pi-bin"));
-const wanted = (key) => only.length === 0 || only.some((s) => key.includes(s));
+const BIG = argv.includes("--big");
+/**
+ * Rows of the 10,000-session store (keys containing "10k") are long (the reference's picker
+ * takes about a minute a run, the data is ~2 GB): they run with --big, or when an --only filter
+ * that itself contains "10k" selects them (`--only picker10k`, `--only 10k-warm`).
+ */
+const wanted = (key) =>
+	key.includes("10k")
+		? BIG ? only.length === 0 || only.some((s) => key.includes(s)) : only.some((s) => s.includes("10k") && key.includes(s))
+		: only.length === 0 || only.some((s) => key.includes(s));
+const BIG_ROUNDS = Number(opt("--big-rounds") ?? 3);
+const BIG_REF_ROUNDS = Math.min(BIG_ROUNDS, Number(opt("--big-ref-rounds") ?? 1));
 
 const node22 = findNode22();
 if (!node22) {
@@ -151,7 +179,14 @@ try {
 	const m = JSON.parse(readFileSync(manifestPath, "utf8"));
 	if (m.version === DATA_VERSION) manifest = m;
 } catch {}
-const saveManifest = () => writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 1)}\n`);
+/** Writes the manifest merged with the one on disk (another run may have added a set meanwhile). */
+const saveManifest = () => {
+	try {
+		const m = JSON.parse(readFileSync(manifestPath, "utf8"));
+		if (m.version === DATA_VERSION) manifest.sets = { ...m.sets, ...manifest.sets };
+	} catch {}
+	writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 1)}\n`);
+};
 
 /**
  * A root whose project folder holds one generated pi session of `bytes` (bench/gen.mjs's writer:
@@ -187,16 +222,17 @@ function continueSet(name, bytes) {
 	return { ...dirs, file, size };
 }
 
-const PICKER_SESSIONS = 1000;
 const PICKER_MARK = "pibench newest session marker";
-/** A root whose project folder holds 1,000 generated sessions of 120–280 KB plus a newest small one with known text. */
-function pickerSet() {
-	const name = "picker";
+/**
+ * A root whose project folder holds `n` generated sessions of 120–280 KB plus a newest small one
+ * with known text (set "picker": 1,000 sessions, ~200 MB; "picker10k": 10,000, ~2 GB).
+ */
+function pickerSet(name, n) {
 	const dirs = makeRootDirs(join(DATA, name));
 	const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
 	const rec = manifest.sets[name];
-	if (rec && rec.cwd === dirs.project && existsSync(sessDir) && readdirSync(sessDir).filter((f) => f.endsWith(".jsonl")).length === PICKER_SESSIONS + 1) {
-		return { ...dirs, sessDir, bytes: rec.bytes };
+	if (rec && rec.cwd === dirs.project && existsSync(sessDir) && readdirSync(sessDir).filter((f) => f.endsWith(".jsonl")).length === n + 1) {
+		return { ...dirs, sessDir, bytes: rec.bytes, sessions: n + 1 };
 	}
 	rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
 	mkdirSync(sessDir, { recursive: true });
@@ -211,15 +247,18 @@ function pickerSet() {
 		x >>>= 0;
 		return x / 4294967296;
 	};
-	for (let i = 0; i < PICKER_SESSIONS; i++) {
+	// seeds: the 1,000-session set keeps its historical names (same files as before)
+	const seedPrefix = name === "picker" ? "picker" : name;
+	for (let i = 0; i < n; i++) {
 		const startMs = BASE_MS + Math.floor(rnd() * 60 * 86400_000);
 		const targetBytes = 120_000 + Math.floor(rnd() * 160_000);
-		const sessionId = uuid7(startMs, `picker-${i}`);
+		const sessionId = uuid7(startMs, `${seedPrefix}-${i}`);
 		const file = join(sessDir, fileName(startMs, sessionId));
-		const res = writeSession(`${file}.tmp`, { seed: `pi-bin-picker-${i}`, targetBytes, cwd: dirs.project, startMs, sessionId });
+		const res = writeSession(`${file}.tmp`, { seed: `pi-bin-${seedPrefix}-${i}`, targetBytes, cwd: dirs.project, startMs, sessionId });
 		renameSync(`${file}.tmp`, file);
 		utimesSync(file, new Date(res.lastMs), new Date(res.lastMs));
 		bytes += statSync(file).size;
+		if (n >= 5000 && (i + 1) % 1000 === 0) process.stdout.write(`  generating ${name}: ${i + 1}/${n} sessions, ${(bytes / MB).toFixed(0)} MB\r`);
 	}
 	// the newest session: known first message, newest times and mtime
 	const ms = BASE_MS + 90 * 86400_000;
@@ -251,10 +290,10 @@ function pickerSet() {
 	writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
 	utimesSync(file, new Date(ms + 2000), new Date(ms + 2000));
 	bytes += statSync(file).size;
-	manifest.sets[name] = { cwd: dirs.project, sessions: PICKER_SESSIONS + 1, bytes };
+	manifest.sets[name] = { cwd: dirs.project, sessions: n + 1, bytes };
 	saveManifest();
-	console.log(`  generated picker store: ${PICKER_SESSIONS + 1} sessions, ${(bytes / MB).toFixed(0)} MB, ${((performance.now() - t) / 1000).toFixed(1)} s`);
-	return { ...dirs, sessDir, bytes };
+	console.log(`  generated ${name} store: ${n + 1} sessions, ${(bytes / MB).toFixed(0)} MB, ${((performance.now() - t) / 1000).toFixed(1)} s`);
+	return { ...dirs, sessDir, bytes, sessions: n + 1 };
 }
 
 function removeIndexes(agentDir) {
@@ -376,6 +415,7 @@ function pickerScript(dirs, how, debug) {
 
 /** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, stderr }. */
 async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
+	if (dirs.sessions > 2000) timeout = Math.max(timeout, 2_400_000); // pi's own picker: ~15 min on 10,000 under load
 	const script = pickerScript(dirs, how, debug);
 	const name = `p${++seq}`;
 	const t0 = process.hrtime.bigint();
@@ -414,26 +454,35 @@ function stat(a) {
 /**
  * Runs `once(how)` alternately: one untimed warm-up of each (checked by `check(how, result)`),
  * then `rounds` rounds, plain first in even rounds, switched first in odd ones.
+ * For rows where one plain run takes minutes (the picker on 10,000 sessions): `refRounds` runs
+ * the plain side in the first refRounds rounds only and without a warm-up (its first run is
+ * checked as a warm-up would be), and `refFrom` takes the plain samples of an earlier row instead
+ * of running it again (the reference has no index: its cold and warm pickers are the same run).
  */
-async function measure(key, label, rounds, once, { before, check } = {}) {
+async function measure(key, label, rounds, once, { before, check, refRounds = rounds, refFrom } = {}) {
 	if (!wanted(key)) return;
 	process.stdout.write(`  ${label}: `);
 	const samples = { ref: [], native: [] };
-	for (const how of ["ref", "native"]) {
+	const fromRow = refFrom && rows.find((r) => r.key === refFrom);
+	if (fromRow) samples.ref = fromRow.samples.ref;
+	const refSkipped = refRounds < rounds || fromRow;
+	for (const how of refSkipped ? ["native"] : ["ref", "native"]) {
 		await before?.(how, true);
 		const r = await once(how, true);
 		check?.(how, r);
 	}
 	for (let i = 0; i < rounds; i++) {
 		for (const how of i % 2 ? ["native", "ref"] : ["ref", "native"]) {
+			if (how === "ref" && (fromRow || i >= refRounds)) continue;
 			await before?.(how, false);
-			const r = await once(how, false);
-			check?.(how, r, true);
+			const r = await once(how, refSkipped && how === "ref" && i === 0);
+			check?.(how, r, !(refSkipped && how === "ref" && i === 0));
 			samples[how].push({ ms: r.ms, cpuMs: r.cpuMs, rssMB: r.rssMB });
 		}
 		process.stdout.write(".");
 	}
-	const row = { key, label, rounds, samples };
+	if (!samples.ref.length) throw new Error(`${key}: no plain samples (refFrom ${refFrom} not measured?)`);
+	const row = { key, label, rounds: samples.ref.length === rounds ? rounds : `${samples.ref.length} / ${rounds}`, refShared: fromRow ? refFrom : undefined, samples };
 	for (const how of ["ref", "native"]) {
 		row[how] = { ms: stat(samples[how].map((s) => s.ms)), cpuMs: stat(samples[how].map((s) => s.cpuMs)), rssMB: stat(samples[how].map((s) => s.rssMB)) };
 	}
@@ -460,16 +509,20 @@ async function main() {
 	console.log(`  ${RSS_METHOD}`);
 	mkdirSync(DATA, { recursive: true });
 
-	const needC10 = wanted("c10mb");
-	const needC100 = wanted("c100mb");
+	const needC10 = wanted("c10mb") || wanted("session-10mb");
+	const needC100 = wanted("c100mb") || wanted("session-100mb");
 	const needPicker = wanted("picker-cold") || wanted("picker-warm") || wanted("session-id");
+	const needPicker10k = wanted("picker10k-cold") || wanted("picker10k-warm");
 	const c10 = needC10 ? continueSet("c10mb", 10 * MB) : undefined;
 	const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
-	const picker = needPicker ? pickerSet() : undefined;
+	const picker = needPicker ? pickerSet("picker", 1000) : undefined;
+	const picker10k = needPicker10k ? pickerSet("picker10k", 10_000) : undefined;
+	if (picker10k) console.log(`  picker10k store: ${picker10k.sessions} sessions, ${(picker10k.bytes / MB).toFixed(0)} MB`);
 	const verDirs = makeRootDirs(join(DATA, "version"));
+	if (argv.includes("--gen-only")) return;
 
 	const server = await startModelServer({ maxRequests: 100_000 });
-	for (const d of [c10, c100, picker, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
+	for (const d of [c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
 	try {
 		// --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
 		await measure("version", "`pi --version`", VERSION_ROUNDS, (how) => runOnce(verDirs, how, ["--version"]), {
@@ -479,6 +532,16 @@ async function main() {
 			},
 		});
 
+		/** Checks of a run that resumed `set.file` and answered the prompt (the file grew by the new turn). */
+		const resumed = (set) => (how, r, timed) => {
+			ok(how, r);
+			if (!timed) served(how, r);
+			if (!r.stdout.includes(`ok: ${PROMPT}`)) throw new Error(`unexpected answer (${how}): ${r.stdout}\n${r.stderr}`);
+			// pi continued this very file: it grew by the new turn, and no new session was made
+			const files = readdirSync(dirname(set.file)).filter((f) => f.endsWith(".jsonl"));
+			if (files.length !== 1 || statSync(set.file).size <= set.size) throw new Error(`pi did not continue ${set.file} (${files.join(", ")})`);
+			truncateSync(set.file, set.size);
+		};
 		for (const [key, set, mb] of [
 			["c10mb", c10, "10"],
 			["c100mb", c100, "100"],
@@ -486,36 +549,53 @@ async function main() {
 			if (!set) continue;
 			await measure(key, `\`pi -c -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["-c", "-p", PROMPT], { debug: warm }), {
 				before: () => truncateSync(set.file, set.size),
-				check: (how, r, timed) => {
-					ok(how, r);
-					if (!timed) served(how, r);
-					if (!r.stdout.includes(`ok: ${PROMPT}`)) throw new Error(`unexpected answer (${how}): ${r.stdout}\n${r.stderr}`);
-					// pi continued this very file: it grew by the new turn, and no new session was made
-					const files = readdirSync(dirname(set.file)).filter((f) => f.endsWith(".jsonl"));
-					if (files.length !== 1 || statSync(set.file).size <= set.size) throw new Error(`-c did not continue ${set.file} (${files.join(", ")})`);
-					truncateSync(set.file, set.size);
-				},
+				check: resumed(set),
+			});
+		}
+		// `pi --session <path> -p`: the session named by its path (issue 23's headline row). pi
+		// opens it directly (no listing of the folder), so this is open + pi's own use of the session.
+		for (const [key, set, mb] of [
+			["session-10mb", c10, "10"],
+			["session-100mb", c100, "100"],
+		]) {
+			if (!set) continue;
+			await measure(key, `\`pi --session <path> -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }), {
+				before: () => truncateSync(set.file, set.size),
+				check: resumed(set),
 			});
 		}
 
-		if (picker && hasTmux && (wanted("picker-cold") || wanted("picker-warm"))) {
+		const pickerRows = [
+			["picker", picker, "1,000", ROUNDS],
+			["picker10k", picker10k, "10,000", BIG_ROUNDS],
+		].filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
+		if (pickerRows.length && hasTmux) {
 			await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
 			try {
-				const check = (how, r, timed) => {
-					if (!timed) {
-						const stderr = readFileSync(join(picker.root, `picker-stderr-${how}.txt`), "utf8");
-						served(how, { stderr });
-					}
-				};
-				await measure("picker-cold", "`pi -r` picker, 1,000 sessions, cold (no sidecar index)", ROUNDS, (how, warm) => pickerOnce(picker, how, { debug: warm }), {
-					before: () => removeIndexes(picker.agent),
-					check,
-				});
-				await measure("picker-warm", "`pi -r` picker, 1,000 sessions, warm (sidecar index)", ROUNDS, (how, warm) => pickerOnce(picker, how, { debug: warm }), { check });
+				for (const [k, set, n, rounds] of pickerRows) {
+					const check = (how, r, timed) => {
+						if (!timed) {
+							const stderr = readFileSync(join(set.root, `picker-stderr-${how}.txt`), "utf8");
+							served(how, { stderr });
+						}
+					};
+					// 10,000 sessions: one plain run (minutes), shared by the cold and warm rows
+					const big = k === "picker10k" ? { refRounds: BIG_REF_ROUNDS } : {};
+					await measure(`${k}-cold`, `\`pi -r\` picker, ${n} sessions, cold (no sidecar index)`, rounds, (how, warm) => pickerOnce(set, how, { debug: warm }), {
+						before: () => removeIndexes(set.agent),
+						check,
+						...big,
+					});
+					await measure(`${k}-warm`, `\`pi -r\` picker, ${n} sessions, warm (sidecar index)`, rounds, (how, warm) => pickerOnce(set, how, { debug: warm }), {
+						check,
+						...big,
+						...(k === "picker10k" && wanted(`${k}-cold`) ? { refFrom: `${k}-cold` } : {}),
+					});
+				}
 			} finally {
 				await tmux("kill-server").catch(() => {});
 			}
-		} else if (picker && !hasTmux && (wanted("picker-cold") || wanted("picker-warm"))) {
+		} else if (pickerRows.length) {
 			console.log("  picker rows skipped: no tmux");
 		}
 
@@ -551,6 +631,8 @@ async function main() {
 	}
 	out.push("");
 	out.push(`(wall: spawn to exit, picker: spawn to list drawn; CPU: user+sys median, 10 ms ticks; ${RSS_METHOD})`);
+	for (const r of rows) if (r.refShared) out.push(`(${r.label}: the \`pi\` figures are the runs of ${r.refShared}: pi 1.6.0 has no index, its cold and warm pickers are the same work)`);
+	if (rows.some((r) => typeof r.rounds === "string")) out.push("(N = `pi` runs / `pi-native` runs: one plain picker run on 10,000 sessions takes minutes; --big-ref-rounds N for more)");
 	console.log(out.join("\n"));
 	const jsonOut = opt("--json");
 	if (jsonOut) {

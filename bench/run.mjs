@@ -14,6 +14,12 @@
 //                                      runs it after the library suite; --no-pi-bin skips it)
 //   --only search                      only search over all sessions (bench/search.mjs; a full run runs
 //                                      it last; --no-search skips it)
+//   --only methods                     only the per-method figures, fresh process each, reference and
+//                                      native side by side on 10 MB and 100 MB (bench/methods.mjs, issue
+//                                      23; a full run runs it after the library suite; --no-methods skips
+//                                      it; with --big it adds the 1 GB session full of images)
+//   --big (full run)                   is passed on to bench/methods.mjs (1 GB image session) and
+//                                      bench/pi-bin.mjs (the picker on 10,000 sessions, ~2 GB of data)
 //
 // Runs of the two implementations alternate (ref,native / native,ref / ...); the table shows medians.
 // Setup (opening a session, copying files, building messages) is not timed unless it is the operation.
@@ -146,12 +152,14 @@ const big = flag("--big");
 const RUNS = Number(opt("--runs") ?? (quick ? 3 : 5));
 const WARMUP = Number(opt("--warmup") ?? 1);
 const only = opts("--only");
-// Benchmarks in their own scripts, run as child processes: the real pi bin, plain vs pi-native
+// Benchmarks in their own scripts, run as child processes: per method in fresh processes
+// (bench/methods.mjs, issue 23), the real pi bin, plain vs pi-native
 // (bench/pi-bin.mjs, issue 22) and search over all sessions (bench/search.mjs, issue 25).
 // `--only pi-bin` / `--only search` runs only that one; a full run (no --only, not --quick /
 // --ref-only) runs both after the library suite; --no-pi-bin / --no-search skips one.
 const SUITES = [
-	{ key: "pi-bin", script: "pi-bin.mjs", title: "Through the real pi bin: pi vs pi-native (bench/pi-bin.mjs)" },
+	{ key: "methods", script: "methods.mjs", title: "Per method, fresh process each (bench/methods.mjs)", big: true },
+	{ key: "pi-bin", script: "pi-bin.mjs", title: "Through the real pi bin: pi vs pi-native (bench/pi-bin.mjs)", big: true },
 	{ key: "search", script: "search.mjs", title: "Search over all sessions (bench/search.mjs)" },
 ];
 const isSuite = (s) => SUITES.some((x) => x.key === s.toLowerCase());
@@ -453,6 +461,6 @@ if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ date: new Date().toISOSt
 
 for (const suite of suitesToRun) {
 	console.log(`\n# ${suite.title}`);
-	const code = runSuite(suite);
+	const code = runSuite(suite, big && suite.big ? ["--big"] : []);
 	if (code) process.exitCode = code;
 }
