@@ -2,6 +2,10 @@
 // pi-session: inspect, check, repair, search and export pi coding-agent session stores.
 import { CliError, EXIT, errLine } from "../lib/cli/util.mjs";
 
+// The CLI reads every entry it shows or exports: lazy heavy values (lib/lazy-entries.js)
+// would only add a second pass. An explicit PI_SESSION_NATIVE_LAZY wins.
+process.env.PI_SESSION_NATIVE_LAZY ??= "0";
+
 const COMMANDS = {
   ls: () => import("../lib/cli/ls.mjs"),
   show: () => import("../lib/cli/show.mjs"),

@@ -36,6 +36,9 @@ const FIRST_WINDOW = 64;
 const MAX_WINDOW = 8192;
 
 const UNREADABLE = 0xffffffff;
+/** `linesText` forms (src/materialize.rs `Form`, `WHOLE`/`SHELL`/`VALUES`). */
+const FORM_SHELLS = 1;
+const FORM_VALUES = 2;
 
 /**
  * The shells of one session: makes entry objects from `linesText(want, true)` batches and
@@ -60,7 +63,7 @@ class Shells {
   make(want, put) {
     const group = { recs: [], open: 0, reads: 0, last: -1, window: FIRST_WINDOW };
     for (let s = 0; s < want.length; ) {
-      const { text, starts, shells } = this.core.linesText(s === 0 ? want : want.subarray(s), true);
+      const { text, starts, shells } = this.core.linesText(s === 0 ? want : want.subarray(s), FORM_SHELLS);
       const n = starts.length;
       if (n === 0) throw new Error("internal: empty entry text batch");
       const values = JSON.parse(`[${text}]`);
@@ -138,7 +141,8 @@ class Shells {
    * shared hidden classes. One record per entry; one slot per object with lazy keys.
    */
   _shell(shell, index, group) {
-    const rec = { index, slots: [], shells: this, filled: false, error: null, group, pos: group.recs.length };
+    // `order`: [slot, key] of each lazy key, in the order Rust lays out the left-out values.
+    const rec = { index, slots: [], order: [], shells: this, filled: false, error: null, group, pos: group.recs.length };
     const o = this._build(shell, rec, null);
     group.recs.push(rec);
     group.open++;
@@ -155,6 +159,7 @@ class Shells {
       if (typeof t === "string") {
         Object.defineProperty(o, t, accessorFor(t));
         if (slot.first === undefined) slot.first = t;
+        rec.order.push(slot, t);
       } else if (Array.isArray(t)) {
         o[t[0]] = this._build(t[1], rec, t[0]);
       } else {
@@ -209,26 +214,31 @@ class Shells {
     this._apply(rec, value);
   }
 
+  /** Fill entries in one batch: Rust hands over just the values their shells left out. */
   _fillBatch(recs) {
     const want = Uint32Array.from(recs, (r) => r.index);
     let gone = false;
     for (let s = 0; s < want.length; ) {
-      const { text, starts, ends } = this.core.linesText(s === 0 ? want : want.subarray(s), false);
+      const { text, starts, shells } = this.core.linesText(s === 0 ? want : want.subarray(s), FORM_VALUES);
       const n = starts.length;
       if (n === 0) throw new Error("internal: empty entry text batch");
+      let values;
+      try {
+        values = JSON.parse(`[${text}]`);
+      } catch (err) {
+        throw this.changedUnderUs(err);
+      }
+      let v = 0;
       for (let k = 0; k < n; k++) {
-        const a = starts[k];
-        if (a === UNREADABLE) {
+        if (starts[k] === UNREADABLE) {
           gone = true;
           continue;
         }
-        let value;
-        try {
-          value = JSON.parse(text.slice(a, ends[k]));
-        } catch (err) {
-          throw this.changedUnderUs(err);
-        }
-        if (!recs[s + k].filled) this._apply(recs[s + k], value);
+        const rec = recs[s + k];
+        const value = values[v++];
+        if (rec.filled) continue;
+        if (shells[k] === FORM_VALUES && Array.isArray(value) && value.length * 2 === rec.order.length) this._applyValues(rec, value);
+        else this._apply(rec, value);
       }
       s += n;
     }
@@ -236,13 +246,32 @@ class Shells {
     if (gone) for (const rec of recs) if (!rec.filled) this._fillOne(rec);
   }
 
+  /** `_apply` from the left-out values alone, in `rec.order`. */
+  _applyValues(rec, values) {
+    const bySlot = new Map();
+    for (let j = 0; j < values.length; j++) {
+      const slot = rec.order[2 * j];
+      let vals = bySlot.get(slot);
+      if (vals === undefined) bySlot.set(slot, (vals = {}));
+      vals[rec.order[2 * j + 1]] = values[j];
+    }
+    this._settled(rec);
+    for (const slot of rec.slots) fillSlot(slot, bySlot.get(slot));
+  }
+
   /** Give every lazy object of the entry its heavy values (`value`: the parsed entry). */
   _apply(rec, value) {
+    this._settled(rec);
+    for (const slot of rec.slots) fillSlot(slot, slot.path === null ? value : value?.[slot.path]);
+  }
+
+  /** Mark `rec` filled (its hand-out no longer waits for it). */
+  _settled(rec) {
     rec.filled = true;
+    rec.order = null;
     const g = rec.group;
     rec.group = null;
     if (--g.open === 0) this.groups.delete(g);
-    for (const slot of rec.slots) fillSlot(slot, slot.path === null ? value : value?.[slot.path]);
   }
 }
 

@@ -342,6 +342,19 @@ pub struct Entry {
     /// value replaced by `0`, followed by the names of those keys. `None` when the entry has
     /// no heavy value (JS parses its whole text) or its text changed after indexing.
     pub shell: Option<Box<str>>,
+    /// With a shell: the byte ranges (start, end pairs, flat) in the entry's text of the
+    /// values the shell left out, in the order its lazy keys come (depth first, text order):
+    /// filling the entry hands JS just these values ([`values_text`]).
+    pub lazy_spans: Box<[u32]>,
+}
+
+/// The values an entry's shell left out, as a JSON array text in the shell's order, from
+/// the entry's `text` and its [`Entry::lazy_spans`]. `None` if a span does not fit the text.
+pub fn values_text<'a>(text: &'a str, spans: &[u32]) -> Option<Vec<&'a str>> {
+    spans
+        .chunks_exact(2)
+        .map(|p| text.get(p[0] as usize..p[1] as usize))
+        .collect()
 }
 
 /// Top-level values whose JSON text is at least this long are *heavy*: `getBranch()` and
@@ -371,10 +384,24 @@ fn shell_of(
     text: &str,
     fields: &[scan::Field<'_>],
     message: &[scan::Field<'_>],
-) -> Option<Box<str>> {
+) -> Option<(Box<str>, Box<[u32]>)> {
     let mut out = String::with_capacity(256);
-    write_shell(&mut out, text, fields, Some(message)).ok()?;
-    Some(out.into_boxed_str())
+    let mut spans = Vec::new();
+    let mut w = ShellWriter {
+        out: &mut out,
+        spans: &mut spans,
+        text,
+    };
+    w.write(text, fields, Some(message)).ok()?;
+    Some((out.into_boxed_str(), spans.into_boxed_slice()))
+}
+
+/// Writes a shell ([`shell_of`]) and the spans of the values it leaves out.
+struct ShellWriter<'o, 't> {
+    out: &'o mut String,
+    spans: &'o mut Vec<u32>,
+    /// The entry's whole text: spans are offsets in it.
+    text: &'t str,
 }
 
 /// Add a light key and its raw value to the run of light keys being written.
@@ -403,104 +430,125 @@ fn is_heavy(f: &scan::Field<'_>) -> bool {
         && !EAGER_KEYS.contains(&&*f.key)
 }
 
-/// Write the shell of the object `obj` (raw JSON text) whose top-level keys are `fields`;
-/// `message`: the fields of its `message` object, to shell that one too. An error (with `out`
-/// left partly written) when the object has no heavy value or cannot be shelled.
-fn write_shell(
-    out: &mut String,
-    obj: &str,
-    fields: &[scan::Field<'_>],
-    message: Option<&[scan::Field<'_>]>,
-) -> Result<(), NoShell> {
-    let Some(first) = fields.iter().position(is_heavy) else {
-        return Err(NoShell::Light);
-    };
-    // Duplicate keys need nothing here: JS adds the tail in order, so a repeated key keeps
-    // its first place and gets its last value (through the accessor's setter, or by
-    // redefining it), as `JSON.parse` does. But the scanner's `message` fields are those of
-    // the last `message` key: with two, the message is not shelled.
-    let mut messages = 0;
-    for f in fields {
-        // Digit keys are array indices to V8, ordered before every other key: not ours.
-        let digits = !f.key.is_empty() && f.key.bytes().all(|c| c.is_ascii_digit());
-        if digits || f.key == "__proto__" {
-            return Err(NoShell::Unsupported);
-        }
-        messages += usize::from(f.key == "message");
-    }
-    let message = message.filter(|_| messages == 1);
-    let base = obj.as_ptr() as usize;
-    let offset = |raw: &str| {
-        (raw.as_ptr() as usize)
-            .checked_sub(base)
-            .ok_or(NoShell::Unsupported)
-    };
-    let slice = |range: std::ops::RangeTo<usize>| obj.get(range).ok_or(NoShell::Unsupported);
-    out.push('[');
-    // The prefix: the text up to the end of the last light value before the first heavy
-    // key, closed. With no light key before it, an empty object.
-    match first.checked_sub(1).and_then(|k| fields.get(k)) {
-        Some(f) => {
-            out.push_str(slice(..offset(f.raw)? + f.raw.len())?);
-            out.push('}');
-        }
-        None => out.push_str("{}"),
-    }
-    let mut in_run = false;
-    let mut lazy = 0;
-    for f in fields.iter().skip(first) {
-        // Keys here are written back: only ones without escapes (the decoded key is then
-        // the raw key's body).
-        let std::borrow::Cow::Borrowed(key) = &f.key else {
-            return Err(NoShell::Unsupported);
+impl ShellWriter<'_, '_> {
+    /// Write the shell of the object `obj` (raw JSON text, inside the entry's text) whose
+    /// top-level keys are `fields`; `message`: the fields of its `message` object, to shell
+    /// that one too. An error (with the shell and spans left partly written) when the object
+    /// has no heavy value or cannot be shelled.
+    fn write(
+        &mut self,
+        obj: &str,
+        fields: &[scan::Field<'_>],
+        message: Option<&[scan::Field<'_>]>,
+    ) -> Result<(), NoShell> {
+        let Some(first) = fields.iter().position(is_heavy) else {
+            return Err(NoShell::Light);
         };
-        if !is_heavy(f) {
-            push_light(out, &mut in_run, key, f.raw);
-            continue;
-        }
-        let mark = out.len();
-        let was_in_run = in_run;
-        if in_run {
-            out.push('}');
-            in_run = false;
-        }
-        if let Some(m) = message.filter(|_| *key == "message")
-            && scan::kind_of(f.raw) == Kind::Object
-        {
-            // Written in place; taken back if the message cannot be shelled.
-            let nested = out.len();
-            out.push_str(",[\"message\",");
-            match write_shell(out, f.raw, m, None) {
-                Ok(()) => {
-                    out.push(']');
-                    lazy += 1;
-                    continue;
-                }
-                // A message with no heavy value of its own is light as a whole: pi reads
-                // the role of every branch message.
-                Err(NoShell::Light) => {
-                    out.truncate(mark);
-                    in_run = was_in_run;
-                    push_light(out, &mut in_run, key, f.raw);
-                    continue;
-                }
-                Err(NoShell::Unsupported) => out.truncate(nested),
+        // Duplicate keys need nothing here: JS adds the tail in order, so a repeated key
+        // keeps its first place and gets its last value (through the accessor's setter, or
+        // by redefining it), as `JSON.parse` does. But the scanner's `message` fields are
+        // those of the last `message` key: with two, the message is not shelled.
+        let mut messages = 0;
+        for f in fields {
+            // Digit keys are array indices to V8, ordered before every other key: not ours.
+            let digits = !f.key.is_empty() && f.key.bytes().all(|c| c.is_ascii_digit());
+            if digits || f.key == "__proto__" {
+                return Err(NoShell::Unsupported);
             }
+            messages += usize::from(f.key == "message");
         }
-        lazy += 1;
-        out.push_str(",\"");
-        out.push_str(key);
-        out.push('"');
+        let message = message.filter(|_| messages == 1);
+        let base = obj.as_ptr() as usize;
+        let offset = |raw: &str| {
+            (raw.as_ptr() as usize)
+                .checked_sub(base)
+                .ok_or(NoShell::Unsupported)
+        };
+        let origin = self.text.as_ptr() as usize;
+        let span = |raw: &str| -> Result<[u32; 2], NoShell> {
+            let start = (raw.as_ptr() as usize)
+                .checked_sub(origin)
+                .and_then(|s| u32::try_from(s).ok())
+                .ok_or(NoShell::Unsupported)?;
+            let end = u32::try_from(raw.len())
+                .ok()
+                .and_then(|n| start.checked_add(n))
+                .ok_or(NoShell::Unsupported)?;
+            Ok([start, end])
+        };
+        self.out.push('[');
+        // The prefix: the text up to the end of the last light value before the first heavy
+        // key, closed. With no light key before it, an empty object.
+        match first.checked_sub(1).and_then(|k| fields.get(k)) {
+            Some(f) => {
+                let end = offset(f.raw)? + f.raw.len();
+                self.out
+                    .push_str(obj.get(..end).ok_or(NoShell::Unsupported)?);
+                self.out.push('}');
+            }
+            None => self.out.push_str("{}"),
+        }
+        let mut in_run = false;
+        let mut lazy = 0;
+        for f in fields.iter().skip(first) {
+            // Keys here are written back: only ones without escapes (the decoded key is then
+            // the raw key's body).
+            let std::borrow::Cow::Borrowed(key) = &f.key else {
+                return Err(NoShell::Unsupported);
+            };
+            if !is_heavy(f) {
+                push_light(self.out, &mut in_run, key, f.raw);
+                continue;
+            }
+            let mark = (self.out.len(), self.spans.len());
+            let was_in_run = in_run;
+            if in_run {
+                self.out.push('}');
+                in_run = false;
+            }
+            if let Some(m) = message.filter(|_| *key == "message")
+                && scan::kind_of(f.raw) == Kind::Object
+            {
+                // Written in place; taken back if the message cannot be shelled.
+                let nested = (self.out.len(), self.spans.len());
+                self.out.push_str(",[\"message\",");
+                match self.write(f.raw, m, None) {
+                    Ok(()) => {
+                        self.out.push(']');
+                        lazy += 1;
+                        continue;
+                    }
+                    // A message with no heavy value of its own is light as a whole: pi
+                    // reads the role of every branch message.
+                    Err(NoShell::Light) => {
+                        self.out.truncate(mark.0);
+                        self.spans.truncate(mark.1);
+                        in_run = was_in_run;
+                        push_light(self.out, &mut in_run, key, f.raw);
+                        continue;
+                    }
+                    Err(NoShell::Unsupported) => {
+                        self.out.truncate(nested.0);
+                        self.spans.truncate(nested.1);
+                    }
+                }
+            }
+            lazy += 1;
+            self.spans.extend(span(f.raw)?);
+            self.out.push_str(",\"");
+            self.out.push_str(key);
+            self.out.push('"');
+        }
+        if in_run {
+            self.out.push('}');
+        }
+        self.out.push(']');
+        // Every heavy value turned out light (a message without heavy values of its own).
+        if lazy == 0 {
+            return Err(NoShell::Light);
+        }
+        Ok(())
     }
-    if in_run {
-        out.push('}');
-    }
-    out.push(']');
-    // Every heavy value turned out light (a message without heavy values of its own).
-    if lazy == 0 {
-        return Err(NoShell::Light);
-    }
-    Ok(())
 }
 
 impl Entry {
@@ -547,6 +595,7 @@ impl Entry {
         e.text = Text::Owned(text.into_boxed_str());
         // The shell holds the old parentId: JS parses this entry whole instead.
         e.shell = None;
+        e.lazy_spans = Box::default();
         e.parent = if parent_raw == "null" {
             Parent::Null
         } else {
@@ -595,6 +644,7 @@ impl Entry {
             retained_tail: false,
             id_is_string: true,
             shell: None,
+            lazy_spans: Box::default(),
         }
     }
 
@@ -617,6 +667,7 @@ impl Entry {
             retained_tail: false,
             id_is_string: false,
             shell: None,
+            lazy_spans: Box::default(),
         };
         if !e.is_object {
             let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
@@ -663,7 +714,10 @@ impl Entry {
             }
             _ => {}
         }
-        e.shell = shell_of(text, &scanned.fields, &scanned.nested);
+        if let Some((shell, spans)) = shell_of(text, &scanned.fields, &scanned.nested) {
+            e.shell = Some(shell);
+            e.lazy_spans = spans;
+        }
         Some(e)
     }
 
@@ -781,6 +835,12 @@ mod tests {
                 r#"[{"type":"message","id":"a"},["message",[{"role":"user"},"content",{"timestamp":5}]]]"#
             )
         );
+        let vals = values_text(e.text.read().expect("text").as_ref(), &e.lazy_spans)
+            .expect("spans")
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>();
+        assert_eq!(vals, [format!(r#""{big}""#)]);
         // A message whose own values are all light is light as a whole.
         let line = format!(
             r#"{{"type":"message","id":"a","message":{{"role":"user","content":"hi","usage":{{"n":"{}"}}}}}}"#,

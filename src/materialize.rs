@@ -23,6 +23,25 @@ use std::sync::Arc;
 /// Position of a text that could not be read (file-backed text whose file went away).
 pub const UNREADABLE: u32 = u32::MAX;
 
+/// An entry's text in a batch: its whole JSON.
+pub const WHOLE: u8 = 0;
+/// Its shell ([`crate::entry::Entry::shell`]).
+pub const SHELL: u8 = 1;
+/// The values its shell left out, as a JSON array ([`crate::entry::values_text`]).
+pub const VALUES: u8 = 2;
+
+/// What a batch holds for each entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Whole texts, with the gaps of their source between them.
+    Whole,
+    /// Shells where entries have one (else whole texts), separated by commas.
+    Shells,
+    /// The left-out values where entries have a shell (else whole texts), separated by
+    /// commas: what filling the shells needs.
+    Values,
+}
+
 /// The largest gap (bytes between two entries in their source) copied along with a span.
 const MAX_GAP: usize = 64 << 10;
 
@@ -35,8 +54,7 @@ pub struct Batch {
     /// [`UNREADABLE`] for both.
     pub starts: Vec<u32>,
     pub ends: Vec<u32>,
-    /// Per entry: 1 when its text is the entry's shell ([`crate::entry::Entry::shell`]),
-    /// 0 when it is the entry's whole JSON.
+    /// Per entry: what its text is ([`WHOLE`], [`SHELL`] or [`VALUES`]).
     pub shells: Vec<u8>,
     /// Texts separated by commas instead of the gaps of their source: any run of whole
     /// entries is then the body of a JSON array (one `JSON.parse` for a piece).
@@ -68,8 +86,31 @@ impl Batch {
     fn push_shell(&mut self, s: &str) {
         self.push_text(s);
         if let Some(last) = self.shells.last_mut() {
-            *last = 1;
+            *last = SHELL;
         }
+    }
+
+    /// The entry `text`: whole, or with `spans`, as the array of the values they cover.
+    fn push_entry(&mut self, text: &str, spans: Option<&[u32]>) {
+        let values = spans.and_then(|sp| crate::entry::values_text(text, sp));
+        let Some(values) = values else {
+            self.push_text(text);
+            return;
+        };
+        if self.commas && !self.bytes.is_empty() {
+            self.bytes.push(b',');
+        }
+        self.starts.push(self.bytes.len() as u32);
+        self.bytes.push(b'[');
+        for (k, v) in values.iter().enumerate() {
+            if k > 0 {
+                self.bytes.push(b',');
+            }
+            push_escaped(&mut self.bytes, v);
+        }
+        self.bytes.push(b']');
+        self.ends.push(self.bytes.len() as u32);
+        self.shells.push(VALUES);
     }
 }
 
@@ -125,22 +166,25 @@ pub fn piece(b: &Batch, from: usize, budget: usize) -> Piece {
 
 /// Lay out the texts `text_of(indices[..])`, in order, stopping after the entry that brings
 /// the buffer to `budget` bytes (always at least one entry when any is asked for). Indices
-/// without a text are [`UNREADABLE`]. An entry for which `shell_of` gives a shell is laid
-/// out as that shell instead of its text (flagged in [`Batch::shells`]); with `commas`, texts
-/// are separated by commas ([`Batch::commas`]). `scratch` receives file reads; passing the
-/// same one from batch to batch saves faulting in fresh memory for each.
+/// without a text are [`UNREADABLE`]. `form` says what is laid out for an entry with a
+/// shell (`shell_of`) and its left-out values' spans (`spans_of`); see [`Form`] (what each
+/// entry got is in [`Batch::shells`]). `scratch` receives file reads; passing the same one
+/// from batch to batch saves faulting in fresh memory for each.
 pub fn batch<'a>(
     text_of: impl Fn(u32) -> Option<&'a Text>,
     shell_of: impl Fn(u32) -> Option<&'a str>,
-    commas: bool,
+    spans_of: impl Fn(u32) -> Option<&'a [u32]>,
+    form: Form,
     indices: &[u32],
     budget: usize,
     scratch: &mut Vec<u8>,
 ) -> Batch {
     let mut b = Batch {
-        commas,
+        commas: form != Form::Whole,
         ..Batch::default()
     };
+    let shell_of = |i: u32| shell_of(i).filter(|_| form == Form::Shells);
+    let spans_of = |i: u32| spans_of(i).filter(|s| form == Form::Values && !s.is_empty());
     let mut k = 0;
     while k < indices.len() && (k == 0 || b.bytes.len() < budget) {
         if let Some(shell) = shell_of(indices[k]) {
@@ -156,7 +200,7 @@ pub fn batch<'a>(
         let room = budget - budget.min(b.bytes.len());
         k = match t {
             Text::Owned(s) => {
-                b.push_text(s);
+                b.push_entry(s, spans_of(indices[k]));
                 k + 1
             }
             // The JS layer holds this entry's object (it never asks for its text).
@@ -168,7 +212,8 @@ pub fn batch<'a>(
                 let (j, end) = run(&text_of, &shell_of, indices, k, room);
                 let src = base.get(*start..end).unwrap_or_default();
                 let cuts = cuts_of(&text_of, &indices[k..j], *start);
-                lay_out(&mut b, src, &cuts);
+                let spans: Vec<_> = indices[k..j].iter().map(|&i| spans_of(i)).collect();
+                lay_out(&mut b, src, &cuts, &spans);
                 j
             }
             Text::File { src, start, .. } => {
@@ -181,13 +226,14 @@ pub fn batch<'a>(
                 };
                 if let Some(text) = text {
                     let cuts = cuts_of(&text_of, &indices[k..j], *start as usize);
-                    lay_out(&mut b, text, &cuts);
+                    let spans: Vec<_> = indices[k..j].iter().map(|&i| spans_of(i)).collect();
+                    lay_out(&mut b, text, &cuts, &spans);
                 } else {
                     // Invalid UTF-8 somewhere in the span, or a short read: entry by entry,
                     // decoded as at load (invalid sequences as U+FFFD).
                     for &i in &indices[k..j] {
                         match text_of(i).map(|t| t.read()) {
-                            Some(Ok(t)) => b.push_text(&t),
+                            Some(Ok(t)) => b.push_entry(&t, spans_of(i)),
                             _ => b.push_unreadable(),
                         }
                     }
@@ -215,14 +261,18 @@ fn cuts_of<'a>(
 }
 
 /// Copy a span (escaped) and record where each entry landed. `cuts` are increasing,
-/// non-overlapping and on character boundaries of `src`.
-fn lay_out(b: &mut Batch, src: &str, cuts: &[(usize, usize)]) {
+/// non-overlapping and on character boundaries of `src`; `spans`, for each cut, the spans of
+/// the values to lay out instead of the whole text (see [`Batch::push_entry`]).
+fn lay_out(b: &mut Batch, src: &str, cuts: &[(usize, usize)], spans: &[Option<&[u32]>]) {
     let mut done = 0;
-    for &(s, e) in cuts {
+    for (k, &(s, e)) in cuts.iter().enumerate() {
         if !b.commas {
             push_escaped(&mut b.bytes, src.get(done..s).unwrap_or_default());
         }
-        b.push_text(src.get(s..e).unwrap_or_default());
+        b.push_entry(
+            src.get(s..e).unwrap_or_default(),
+            spans.get(k).copied().flatten(),
+        );
         done = e;
     }
 }
@@ -328,7 +378,8 @@ mod tests {
         batch(
             |i| entries.get(i as usize).map(|e| &e.text),
             |_| None,
-            false,
+            |_| None,
+            Form::Whole,
             idx,
             budget,
             &mut Vec::new(),
@@ -404,12 +455,26 @@ mod tests {
         let b = batch(
             |i| l.entries.get(i as usize).map(|e| &e.text),
             |i| l.entries.get(i as usize).and_then(|e| e.shell.as_deref()),
-            true,
+            |i| l.entries.get(i as usize).map(|e| &*e.lazy_spans),
+            Form::Shells,
             &idx,
             usize::MAX,
             &mut Vec::new(),
         );
         assert_eq!(b.shells, [0, 0, 0, 0, 1, 0]);
+        // The values form: the left-out message as a one-value array.
+        let v = batch(
+            |i| l.entries.get(i as usize).map(|e| &e.text),
+            |i| l.entries.get(i as usize).and_then(|e| e.shell.as_deref()),
+            |i| l.entries.get(i as usize).map(|e| &*e.lazy_spans),
+            Form::Values,
+            &[last, 0],
+            usize::MAX,
+            &mut Vec::new(),
+        );
+        assert_eq!(v.shells, [VALUES, WHOLE]);
+        let first = unescape(&v.bytes[v.starts[0] as usize..v.ends[0] as usize]);
+        assert_eq!(first, format!("[\"{big}\"]"));
         for budget in [0, 40, 1 << 20] {
             let mut from = 0;
             while from < b.count() {

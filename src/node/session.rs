@@ -69,8 +69,8 @@ pub struct NativeSession {
 struct Laid {
     /// The entry indices the batch holds texts for.
     key: Vec<u32>,
-    /// Whether entries with a shell are laid out as their shell (`linesText(want, true)`).
-    shells: bool,
+    /// What is laid out for entries with a shell (`linesText(want, form)`).
+    form: materialize::Form,
     batch: materialize::Batch,
     /// Entries of `batch` handed over so far.
     pos: usize,
@@ -103,7 +103,7 @@ fn text_batch() -> usize {
 /// hands back the scratch buffer it read into, for the next batch.
 struct Prefetch {
     key: Vec<u32>,
-    shells: bool,
+    form: materialize::Form,
     handle: std::thread::JoinHandle<(materialize::Batch, Vec<u8>)>,
 }
 
@@ -114,28 +114,25 @@ impl Prefetch {
     fn spawn(
         entries: &[Entry],
         rest: &[u32],
-        shells: bool,
+        form: materialize::Form,
         budget: usize,
         mut scratch: Vec<u8>,
     ) -> Option<Prefetch> {
+        // Shells are laid out on the JS thread (see `lay_out`).
+        if form == materialize::Form::Shells {
+            return None;
+        }
         let mut texts: Vec<Option<Text>> = Vec::new();
-        let mut shell_texts: Vec<Option<Box<str>>> = Vec::new();
+        let mut spans: Vec<Box<[u32]>> = Vec::new();
         let mut size = 0;
         for &i in rest {
             if size >= budget {
                 break;
             }
-            let shell = entries
-                .get(i as usize)
-                .and_then(|e| e.shell.as_ref())
-                .filter(|_| shells);
-            if let Some(shell) = shell {
-                size += shell.len();
-                shell_texts.push(Some(shell.clone()));
-                texts.push(None);
-                continue;
+            if form == materialize::Form::Values {
+                let s = entries.get(i as usize).map(|e| e.lazy_spans.clone());
+                spans.push(s.unwrap_or_default());
             }
-            shell_texts.push(None);
             let t = entries.get(i as usize).map(|e| &e.text);
             // Shared and file-backed texts clone as reference counts; an owned text (appended,
             // spliced, migrated) would be copied here on the JS thread, which is the work the
@@ -157,8 +154,9 @@ impl Prefetch {
             .spawn(move || {
                 let b = materialize::batch(
                     |i| texts.get(i as usize).and_then(|t| t.as_ref()),
-                    |i| shell_texts.get(i as usize).and_then(|t| t.as_deref()),
-                    shells,
+                    |_| None,
+                    |i| spans.get(i as usize).map(|s| &**s),
+                    form,
                     &local,
                     budget,
                     &mut scratch,
@@ -166,11 +164,7 @@ impl Prefetch {
                 (b, scratch)
             })
             .ok()?;
-        Some(Prefetch {
-            key,
-            shells,
-            handle,
-        })
+        Some(Prefetch { key, form, handle })
     }
 }
 
@@ -178,11 +172,11 @@ impl NativeSession {
     /// Lay out the batch of texts that starts `want`: the one the worker thread prepared
     /// if it is for these entries, else here (a small first batch, so JS starts parsing at
     /// once). When entries remain after it, the next batch is started on a worker thread.
-    fn lay_out(&mut self, want: &[u32], shells: bool) -> Laid {
+    fn lay_out(&mut self, want: &[u32], form: materialize::Form) -> Laid {
         let entries = &self.store.tree.entries;
         let budget = text_batch();
         let prefetched = match self.prefetch.take() {
-            Some(p) if p.shells == shells && want.starts_with(&p.key) => p.handle.join().ok(),
+            Some(p) if p.form == form && want.starts_with(&p.key) => p.handle.join().ok(),
             _ => None,
         };
         let mut scratch = Vec::new();
@@ -194,27 +188,25 @@ impl NativeSession {
             None => {
                 let first = (budget / 16).max(1);
                 let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
-                let shell_of = |i: u32| {
-                    let e = entries.get(i as usize).filter(|_| shells)?;
-                    e.shell.as_deref()
-                };
-                materialize::batch(text_of, shell_of, shells, want, first, &mut scratch)
+                let shell_of = |i: u32| entries.get(i as usize)?.shell.as_deref();
+                let spans_of = |i: u32| entries.get(i as usize).map(|e| &*e.lazy_spans);
+                materialize::batch(text_of, shell_of, spans_of, form, want, first, &mut scratch)
             }
         };
         let n = batch.count();
         let rest = want.get(n..).unwrap_or_default();
         // Shells are small and in memory: laying them out here costs less than copying
-        // them for a worker thread.
-        if !rest.is_empty() && !shells {
+        // them for a worker thread (`Prefetch::spawn` declines them).
+        if !rest.is_empty() {
             // Batches double up to the budget: laying text out runs faster than JS parses
             // it, so each batch is ready by the time JS has parsed the one before. The
             // scratch buffer goes along (it is dropped after the last batch).
             let next = budget.min(batch.bytes.len().max(1).saturating_mul(2));
-            self.prefetch = Prefetch::spawn(entries, rest, shells, next, scratch);
+            self.prefetch = Prefetch::spawn(entries, rest, form, next, scratch);
         }
         Laid {
             key: want.get(..n).unwrap_or_default().to_vec(),
-            shells,
+            form,
             batch,
             pos: 0,
         }
@@ -657,9 +649,11 @@ impl NativeSession {
     /// (about 64 KB of text per call, at least one entry): `starts.length` says how many.
     /// Texts are laid out in Rust a batch (up to 1 MB) at a time and handed over in pieces;
     /// while JS parses a batch's pieces, the next batch is laid out on a worker thread.
-    /// With `shells`, an entry that has a shell (heavy values left out, see
-    /// `crate::entry::Entry::shell`) comes as that shell, flagged 1 in `shells`, and texts
-    /// are separated by commas: `JSON.parse("[" + text + "]")` gives the readable entries.
+    /// `form` 1: an entry that has a shell (heavy values left out, see
+    /// `crate::entry::Entry::shell`) comes as that shell, flagged 1 in `shells`; `form` 2: it
+    /// comes as the array of the values its shell left out, flagged 2 (what filling it
+    /// needs). With either, texts are separated by commas: `JSON.parse("[" + text + "]")`
+    /// gives the readable entries.
     #[napi(
         catch_unwind,
         ts_return_type = "{ text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }"
@@ -668,16 +662,22 @@ impl NativeSession {
         &mut self,
         env: &'env Env,
         indices: Uint32Array,
-        shells: Option<bool>,
+        form: Option<u32>,
     ) -> Result<Object<'env>> {
         let want: &[u32] = &indices;
-        let shells = shells.unwrap_or(false);
+        let form = match form.unwrap_or(0) {
+            0 => materialize::Form::Whole,
+            1 => materialize::Form::Shells,
+            2 => materialize::Form::Values,
+            f => return Err(Error::from_reason(format!("linesText: unknown form {f}"))),
+        };
         // The batch being handed over, if this call continues it.
-        let mut laid = self.laid.take().filter(|l| {
-            l.shells == shells && want.starts_with(l.key.get(l.pos..).unwrap_or_default())
-        });
+        let mut laid = self
+            .laid
+            .take()
+            .filter(|l| l.form == form && want.starts_with(l.key.get(l.pos..).unwrap_or_default()));
         if laid.as_ref().is_none_or(|l| l.pos >= l.batch.count()) {
-            laid = Some(self.lay_out(want, shells));
+            laid = Some(self.lay_out(want, form));
         }
         let Some(mut l) = laid else {
             return Err(Error::from_reason("internal: no entry text batch"));
