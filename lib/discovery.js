@@ -14,7 +14,9 @@
 //   reproduces the reference's values exactly (lone surrogates included).
 // - An optional per-directory sidecar index (`<dir>/.pi-session-index`) caches records
 //   keyed by (size, mtime ns, ctime ns, inode), CRC-checked per record, opened O_NOFOLLOW,
-//   written 0600 (docs/durability.md); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
+//   written 0600 (docs/durability.md); PI_SESSION_NATIVE_NO_INDEX=1 disables it. Records
+//   hold no texts: `firstMessage` / `allMessagesText` are read when a caller reads them
+//   (see "lazily produced texts" below).
 //
 // Progress: as in the reference, onProgress runs as files complete (completion order),
 // with the same counts and publish points (list: loaded 1, every 10th, last; listAll: file
@@ -237,10 +239,134 @@ function findById(cwd, id, sessionDir) {
 
 // --- session infos -------------------------------------------------------------------
 
+// --- lazily produced texts --------------------------------------------------------------
+//
+// A SessionInfo's `firstMessage` and `allMessagesText` are the only large values of a
+// listing (issue 23: 101 million characters for 10,000 sessions, built whether or not the
+// caller reads them). They are produced when first read: each is an enumerable accessor,
+// defined in the reference's key order, whose getter reads the text (Rust, a pass over the
+// session file that keeps the text: `discoveryText`) and replaces itself with a data
+// property holding it. Every use that reads values sees the reference's object:
+// `JSON.stringify`, spread, `Object.assign`, `structuredClone`, `Object.keys` / `entries`
+// (order included), `for...in`, deep equality; `util.inspect` too, through a
+// non-enumerable `util.inspect.custom` that makes the texts data properties, removes
+// itself and lets inspect print the now plain object. What can tell: a descriptor read
+// (`Object.getOwnPropertyDescriptor`) before the first read, `Reflect.ownKeys` /
+// `Object.getOwnPropertySymbols` (the inspect symbol, until the first inspect), and an
+// assignment to a text of a frozen SessionInfo, which throws TypeError as in strict mode
+// (an accessor cannot know the caller's mode). __test__/store-scale.test.mjs holds the
+// objects against the reference's.
+//
+// Which text: the bytes the listing saw (same size, mtime, ctime and inode; or, for a file
+// that has only grown since, its first listed bytes, checked by a fingerprint: pi appends
+// to the session it works in), so the text is exactly what the reference built at list
+// time. A file rewritten or replaced since gives the text it holds when read (what a new
+// listing would show); a deleted, unreadable or no-longer-session file gives no text
+// (`firstMessage` "(no messages)", `allMessagesText` ""), as a session without messages.
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+const FIRST = 0;
+const ALL = 1;
+
+function readText(path, key, which) {
+  const t = native.discoveryText(path, key, which);
+  if (which === FIRST) return t || "(no messages)";
+  return t ?? "";
+}
+
+const dataProp = (value) => ({ value, writable: true, enumerable: true, configurable: true });
+
+class Identity {
+  constructor(o) {
+    return o;
+  }
+}
+
+/**
+ * Where a SessionInfo's lazy texts come from, kept in private fields of the SessionInfo
+ * itself (through the return-override of `Identity`): no property, symbol or descriptor
+ * shows them, and the accessors stay shared functions (one object shape for every
+ * SessionInfo, where a closure per object made each its own shape: 3x the cost).
+ */
+class LazySource extends Identity {
+  #path;
+  #key;
+  /** The value read, kept here only when the object can no longer take a data property. */
+  #first;
+  #all;
+
+  constructor(info, path, key) {
+    super(info);
+    this.#path = path;
+    this.#key = key;
+  }
+
+  /** The SessionInfo a read of `obj` reaches: itself or the object it inherits from. */
+  static holder(obj) {
+    for (let o = obj; o !== null && typeof o === "object"; o = Object.getPrototypeOf(o)) {
+      if (#path in o) return o;
+    }
+    return undefined;
+  }
+
+  static get(self, prop, which) {
+    const h = LazySource.holder(self);
+    if (h === undefined) return undefined;
+    const kept = which === FIRST ? h.#first : h.#all;
+    if (kept !== undefined) return kept;
+    const v = readText(h.#path, h.#key, which);
+    // From now on a plain data property, as the reference's; a frozen or sealed object
+    // keeps the accessor and the value is kept here.
+    if (!Reflect.defineProperty(h, prop, dataProp(v))) {
+      if (which === FIRST) h.#first = v;
+      else h.#all = v;
+    }
+    return v;
+  }
+
+  static set(self, prop, v) {
+    // As an assignment to a data property: on the object itself, or an own property of an
+    // object that inherits from it; a frozen object refuses it (strict mode's TypeError).
+    if (!Reflect.defineProperty(self, prop, dataProp(v))) {
+      throw new TypeError(`Cannot assign to read only property '${prop}' of object '#<Object>'`);
+    }
+  }
+}
+
+const LAZY_FIRST = {
+  get() {
+    return LazySource.get(this, "firstMessage", FIRST);
+  },
+  set(v) {
+    LazySource.set(this, "firstMessage", v);
+  },
+  enumerable: true,
+  configurable: true,
+};
+const LAZY_ALL = {
+  get() {
+    return LazySource.get(this, "allMessagesText", ALL);
+  },
+  set(v) {
+    LazySource.set(this, "allMessagesText", v);
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/** `util.inspect.custom` of a SessionInfo with lazy texts: read them, then print it plainly. */
+function inspectPlain() {
+  void this.firstMessage;
+  void this.allMessagesText;
+  Reflect.deleteProperty(this, INSPECT);
+  return this;
+}
+const INSPECT_PLAIN = { value: inspectPlain, writable: true, enumerable: false, configurable: true };
+
 /**
  * A native record -> the reference's SessionInfo (or null), same keys in the same order.
  * Record: [header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
- * firstMessage (string, or its length as a prefix of allMessagesText), allMessagesText].
+ * firstMessage length, allMessagesText length, stamp key | undefined, text key].
  */
 function toSessionInfo(filePath, r, stats) {
   if (!r) return null;
@@ -263,20 +389,43 @@ function toSessionInfo(filePath, r, stats) {
         : !Number.isNaN(headerTime)
           ? new Date(headerTime)
           : (stats ?? statSync(filePath)).mtime;
-    const all = r[6];
-    const first = typeof r[5] === "number" ? all.slice(0, r[5]) : r[5];
-    return {
-      path: filePath,
-      id: header.id,
-      cwd,
-      name,
-      parentSessionPath,
-      created: new Date(header.timestamp),
-      modified,
-      messageCount: r[2],
-      firstMessage: first || "(no messages)",
-      allMessagesText: all,
-    };
+    const created = new Date(header.timestamp);
+    // An empty text is a plain value; a text is lazy (any first user text is in all texts).
+    if (r[6] === 0) {
+      return {
+        path: filePath,
+        id: header.id,
+        cwd,
+        name,
+        parentSessionPath,
+        created,
+        modified,
+        messageCount: r[2],
+        firstMessage: "(no messages)",
+        allMessagesText: "",
+      };
+    }
+    let info;
+    if (r[5] === 0) {
+      info = {
+        path: filePath,
+        id: header.id,
+        cwd,
+        name,
+        parentSessionPath,
+        created,
+        modified,
+        messageCount: r[2],
+        firstMessage: "(no messages)",
+      };
+    } else {
+      info = { path: filePath, id: header.id, cwd, name, parentSessionPath, created, modified, messageCount: r[2] };
+      Object.defineProperty(info, "firstMessage", LAZY_FIRST);
+    }
+    Object.defineProperty(info, "allMessagesText", LAZY_ALL);
+    Object.defineProperty(info, INSPECT, INSPECT_PLAIN);
+    new LazySource(info, filePath, r[8]);
+    return info;
   } catch {
     return null;
   }
@@ -284,27 +433,16 @@ function toSessionInfo(filePath, r, stats) {
 
 // In-process memo of the last records per path, keyed by the native stamp (size, mtime ns,
 // inode; only files older than a second get one): an unchanged file is answered by the
-// native side with `true` and its strings are reused (immutable, so sharing is invisible).
-// Bounded by total text size; disabled with the index (PI_SESSION_NATIVE_NO_INDEX=1).
+// native side with `true` and its record is reused. Records hold no texts (a few hundred
+// bytes each); bounded by count. Disabled with the index (PI_SESSION_NATIVE_NO_INDEX=1).
 const memo = new Map();
-const MEMO_MAX_CHARS = 256 * 1024 * 1024;
-let memoChars = 0;
+const MEMO_MAX = 200_000;
 
 function remember(path, r) {
-  const old = memo.get(path);
-  if (old) {
-    memoChars -= old.chars;
-    memo.delete(path);
-  }
+  memo.delete(path);
   if (!r || r[7] === undefined) return;
-  const chars = r[6].length + (typeof r[5] === "string" ? r[5].length : 0);
-  if (memoChars + chars > MEMO_MAX_CHARS) {
-    memo.clear();
-    memoChars = 0;
-    if (chars > MEMO_MAX_CHARS) return;
-  }
-  memo.set(path, { key: r[7], rec: r, chars });
-  memoChars += chars;
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(path, { key: r[7], rec: r });
 }
 
 /**

@@ -2,7 +2,7 @@
 //! that runs on a small std thread pool off the event loop and returns all records at once.
 
 use crate::discovery::text::Text;
-use crate::discovery::{self, First, Header, Record, index};
+use crate::discovery::{self, First, Header, Listed, Record, index};
 use napi::bindgen_prelude::{AsyncTask, Function, ToNapiValue, TypeName, Unknown, ValueType};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Result, Status, Task, sys};
@@ -60,8 +60,9 @@ impl Default for DiscoveryAbort {
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
 /// In JS: `{ records, aborted }`, each record `null` or
 /// `[header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
-/// firstMessage (string, or its length as a prefix of allMessagesText), allMessagesText,
-/// stamp key | undefined]`, or `true` when the caller's `known` stamp key still matches.
+/// firstMessage length, allMessagesText length, stamp key | undefined, text key]`, or `true`
+/// when the caller's `known` stamp key still matches. The texts are not in it: JS asks
+/// [`discovery_text`] with the text key when a caller reads one.
 pub struct DiscoveryResult {
     records: Vec<Out>,
     aborted: bool,
@@ -162,7 +163,7 @@ unsafe fn js_out(env: sys::napi_env, o: &Out, undef: sys::napi_value) -> Result<
     let mut v = std::ptr::null_mut();
     unsafe {
         match o {
-            Out::Rec(r, key) => return js_record(env, r, key, undef),
+            Out::Rec(r, key, listed) => return js_record(env, r, key, listed, undef),
             Out::Same => check(sys::napi_get_boolean(env, true, &mut v))?,
             Out::Sent => check(sys::napi_get_boolean(env, false, &mut v))?,
             Out::None => check(sys::napi_get_null(env, &mut v))?,
@@ -244,20 +245,25 @@ fn unconvertible(r: &Record) -> bool {
         .is_some_and(|needle| r.header.contains(needle))
 }
 
+/// V8's longest string (`v8::String::kMaxLength` on 64-bit): the reference's
+/// `allMessages.join(" ")` throws past it and its buildSessionInfo answers `null`.
+const MAX_JS_STRING: u64 = (1 << 29) - 24;
+
 unsafe fn js_record(
     env: sys::napi_env,
     r: &Record,
     key: &Option<String>,
+    listed: &Listed,
     undef: sys::napi_value,
 ) -> Result<sys::napi_value> {
-    if unconvertible(r) {
+    if unconvertible(r) || r.all_units > MAX_JS_STRING {
         return Err(napi::Error::new(
             Status::GenericFailure,
-            "record does not convert to JS (test hook)".to_string(),
+            "record does not convert to JS".to_string(),
         ));
     }
     let mut arr = std::ptr::null_mut();
-    check(unsafe { sys::napi_create_array_with_length(env, 8, &mut arr) })?;
+    check(unsafe { sys::napi_create_array_with_length(env, 9, &mut arr) })?;
     let vals = unsafe {
         [
             js_str(env, &r.header)?,
@@ -271,15 +277,13 @@ unsafe fn js_record(
                 Some(d) => js_str(env, d)?,
                 None => undef,
             },
-            match &r.first {
-                First::Text(t) => js_text(env, t)?,
-                First::Prefix(n) => js_f64(env, *n as f64)?,
-            },
-            js_text(env, &r.all)?,
+            js_f64(env, r.first_units as f64)?,
+            js_f64(env, r.all_units as f64)?,
             match key {
                 Some(k) => js_str(env, k)?,
                 None => undef,
             },
+            js_str(env, &listed.key())?,
         ]
     };
     for (i, v) in vals.into_iter().enumerate() {
@@ -290,7 +294,7 @@ unsafe fn js_record(
 
 impl TypeName for DiscoveryResult {
     fn type_name() -> &'static str {
-        "{ records: Array<[string, string | undefined, number, number, string | undefined, string | number, string, string | undefined] | boolean | null>; aborted: boolean; sent: number }"
+        "{ records: Array<[string, string | undefined, number, number, string | undefined, number, number, string | undefined, string] | boolean | null>; aborted: boolean; sent: number }"
     }
     fn value_type() -> ValueType {
         ValueType::Object
@@ -371,8 +375,9 @@ enum Out {
     None,
     /// Unchanged since the caller's previous listing (its stamp key matched).
     Same,
-    /// A record, with its stamp key when the caller may reuse it later.
-    Rec(Arc<Record>, Option<String>),
+    /// A record, with its stamp key when the caller may reuse it later, and what was
+    /// listed (for reading its texts later).
+    Rec(Arc<Record>, Option<String>, Listed),
     /// Already handed to the caller's `onRecord` callback.
     Sent,
 }
@@ -414,6 +419,7 @@ fn run(
                 .map(|m| index::Stamp::of(&m))
         })
         .collect();
+    let t_stat = t0.elapsed();
     let same: Vec<bool> = (0..n)
         .map(|i| match (&stamps[i], known.get(i)) {
             (Some(st), Some(k)) if !k.is_empty() => *k == stamp_key(st),
@@ -576,9 +582,10 @@ fn run(
     }
     if prof {
         eprintln!(
-            "discovery(rust): {n} files, {} dirs: stat + index load {:?}, files {:?}, index store {:?}, resumed so far {}",
+            "discovery(rust): {n} files, {} dirs: stat {:?}, index load {:?}, files {:?}, index store {:?}, resumed so far {}",
             dirs.len(),
-            t_load,
+            t_stat,
+            t_load - t_stat,
             t_work - t_load,
             t0.elapsed() - t_work,
             RESUMED.load(Ordering::Relaxed)
@@ -603,10 +610,11 @@ fn one(
         return (Out::None, None, false);
     };
     let cacheable = index::cacheable(&stamp, start_ns);
-    let out = |r: &Option<Arc<Record>>| match r {
+    let out = |r: &Option<Arc<Record>>, fp: Option<u64>| match r {
         Some(r) => Out::Rec(
             r.clone(),
             (use_index && cacheable).then(|| stamp_key(&stamp)),
+            Listed { stamp, fp },
         ),
         None => Out::None,
     };
@@ -614,7 +622,7 @@ fn one(
         && c.exact
         && c.stamp == stamp
     {
-        return (out(&c.record), Some(c.clone()), true);
+        return (out(&c.record, c.resume), Some(c.clone()), true);
     }
     let check = || abort.load(Ordering::Relaxed);
     // Without blocking (a FIFO), and only a regular file (a device never ends): anything
@@ -630,11 +638,8 @@ fn one(
     } else {
         opened.size
     });
-    let fingerprint = if use_index {
-        discovery::resume::fingerprint(&file, stamp.size)
-    } else {
-        None
-    };
+    // Also without the index: a text read later checks the listed bytes with it.
+    let fingerprint = discovery::resume::fingerprint(&file, stamp.size);
     // Exact entries for settled files; a resume base for the others (pi's active session).
     let keep = use_index && (cacheable || fingerprint.is_some());
     // The same file grown since its cached record, with that record's bytes unchanged
@@ -657,7 +662,7 @@ fn one(
             // listing for a few appended lines, which the next listing reads again.
             if !cacheable && stamp.size - c.stamp.size <= REBASE_BYTES {
                 return match r {
-                    Ok(r) => (out(&Some(Arc::new(r))), Some(c.clone()), true),
+                    Ok(r) => (out(&Some(Arc::new(r)), fingerprint), Some(c.clone()), true),
                     Err(_) => (Out::None, None, false),
                 };
             }
@@ -674,7 +679,7 @@ fn one(
                 resume: fingerprint,
                 exact: cacheable,
             });
-            (out(&record), cached, false)
+            (out(&record, fingerprint), cached, false)
         }
         Err(_) => (Out::None, None, false),
     }
@@ -778,4 +783,56 @@ pub fn discovery_extract(
         abort: abort.flag.clone(),
         stream,
     }))
+}
+
+/// A text for JS: a string, or `null` when there is none.
+pub struct TextOut(Option<Text>);
+
+impl TypeName for TextOut {
+    fn type_name() -> &'static str {
+        "string | null"
+    }
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for TextOut {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        match &val.0 {
+            Some(t) => unsafe { js_text(env, t) },
+            None => {
+                let mut null = std::ptr::null_mut();
+                check(unsafe { sys::napi_get_null(env, &mut null) })?;
+                Ok(null)
+            }
+        }
+    }
+}
+
+/// A listed session's `firstMessage` text (`which` 0, before `|| "(no messages)"`) or
+/// `allMessagesText` (`which` 1), read when a caller first reads it: the bytes the listing
+/// saw (`key`, from the record), or what the file holds now if it was rewritten since
+/// ([`discovery::texts_as_listed`]); `null` when it is gone or no longer a session. A text
+/// past V8's string length limit is an error (the listing left such a session out).
+#[napi(catch_unwind)]
+pub fn discovery_text(path: String, key: String, which: u32) -> Result<TextOut> {
+    let listed = Listed::parse(&key);
+    let Some(t) = discovery::texts_as_listed(Path::new(&path), listed.as_ref()) else {
+        return Ok(TextOut(None));
+    };
+    let text = if which == 0 {
+        match t.first {
+            First::Text(f) => f,
+            First::Prefix(n) => t.all.prefix(n),
+        }
+    } else {
+        t.all
+    };
+    if text.units() > MAX_JS_STRING {
+        return Err(napi::Error::from_reason(
+            "pi-session-native: session text longer than a JS string can be",
+        ));
+    }
+    Ok(TextOut(Some(text)))
 }
