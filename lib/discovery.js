@@ -289,22 +289,18 @@ class Identity {
  * SessionInfo, where a closure per object made each its own shape: 3x the cost).
  */
 class LazySource extends Identity {
-  #path;
-  #key;
-  /** The value read, kept here only when the object can no longer take a data property. */
-  #first;
-  #all;
+  /** [path, text key, firstMessage kept, allMessagesText kept] (one field: one shape step). */
+  #src;
 
   constructor(info, path, key) {
     super(info);
-    this.#path = path;
-    this.#key = key;
+    this.#src = [path, key, undefined, undefined];
   }
 
   /** The SessionInfo a read of `obj` reaches: itself or the object it inherits from. */
   static holder(obj) {
     for (let o = obj; o !== null && typeof o === "object"; o = Object.getPrototypeOf(o)) {
-      if (#path in o) return o;
+      if (#src in o) return o;
     }
     return undefined;
   }
@@ -312,15 +308,13 @@ class LazySource extends Identity {
   static get(self, prop, which) {
     const h = LazySource.holder(self);
     if (h === undefined) return undefined;
-    const kept = which === FIRST ? h.#first : h.#all;
+    const src = h.#src;
+    const kept = src[2 + which];
     if (kept !== undefined) return kept;
-    const v = readText(h.#path, h.#key, which);
+    const v = readText(src[0], src[1], which);
     // From now on a plain data property, as the reference's; a frozen or sealed object
     // keeps the accessor and the value is kept here.
-    if (!Reflect.defineProperty(h, prop, dataProp(v))) {
-      if (which === FIRST) h.#first = v;
-      else h.#all = v;
-    }
+    if (!Reflect.defineProperty(h, prop, dataProp(v))) src[2 + which] = v;
     return v;
   }
 
@@ -363,25 +357,30 @@ function inspectPlain() {
 }
 const INSPECT_PLAIN = { value: inspectPlain, writable: true, enumerable: false, configurable: true };
 
+/** A value of a remembered header, as a fresh `JSON.parse` would give it (not shared). */
+const fresh = (v) => (typeof v === "object" && v !== null ? structuredClone(v) : v);
+
 /**
  * A native record -> the reference's SessionInfo (or null), same keys in the same order.
- * Record: [header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
- * firstMessage length, allMessagesText length, stamp key | undefined, text key].
+ * Record (parsed from the native JSON): [header object, name | 0, count, activity,
+ * deferred timestamps | 0, firstMessage length, allMessagesText length, keep 1 | 0,
+ * text key]. `shared`: the record was remembered from an earlier listing.
  */
-function toSessionInfo(filePath, r, stats) {
+function toSessionInfo(filePath, r, stats, shared) {
   if (!r) return null;
   try {
-    const header = JSON.parse(r[0]);
+    const header = r[0];
     let lastActivityTime = r[3];
-    if (r[4] !== undefined) {
-      for (const ts of JSON.parse(r[4])) {
+    if (r[4] !== 0) {
+      for (const ts of r[4]) {
         const t = new Date(ts).getTime();
         if (!Number.isNaN(t)) lastActivityTime = Math.max(lastActivityTime, t);
       }
     }
-    const name = r[1] === undefined ? undefined : JSON.parse(r[1]).trim() || undefined;
+    const name = r[1] === 0 ? undefined : r[1].trim() || undefined;
     const cwd = typeof header.cwd === "string" ? header.cwd : "";
-    const parentSessionPath = header.parentSession;
+    const id = shared ? fresh(header.id) : header.id;
+    const parentSessionPath = shared ? fresh(header.parentSession) : header.parentSession;
     const headerTime = typeof header.timestamp === "string" ? new Date(header.timestamp).getTime() : NaN;
     const modified =
       lastActivityTime > 0
@@ -394,7 +393,7 @@ function toSessionInfo(filePath, r, stats) {
     if (r[6] === 0) {
       return {
         path: filePath,
-        id: header.id,
+        id,
         cwd,
         name,
         parentSessionPath,
@@ -409,7 +408,7 @@ function toSessionInfo(filePath, r, stats) {
     if (r[5] === 0) {
       info = {
         path: filePath,
-        id: header.id,
+        id,
         cwd,
         name,
         parentSessionPath,
@@ -419,7 +418,7 @@ function toSessionInfo(filePath, r, stats) {
         firstMessage: "(no messages)",
       };
     } else {
-      info = { path: filePath, id: header.id, cwd, name, parentSessionPath, created, modified, messageCount: r[2] };
+      info = { path: filePath, id, cwd, name, parentSessionPath, created, modified, messageCount: r[2] };
       Object.defineProperty(info, "firstMessage", LAZY_FIRST);
     }
     Object.defineProperty(info, "allMessagesText", LAZY_ALL);
@@ -440,9 +439,9 @@ const MEMO_MAX = 200_000;
 
 function remember(path, r) {
   memo.delete(path);
-  if (!r || r[7] === undefined) return;
+  if (!r || r[7] !== 1) return;
   if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(path, { key: r[7], rec: r });
+  memo.set(path, { key: r[8], rec: r });
 }
 
 /**
@@ -456,7 +455,7 @@ function remember(path, r) {
  * pass is aborted and the error is rethrown (the callers turn it into `[]`, as the
  * reference's rejected Promise.all does).
  */
-async function buildSessionInfos(files, signal, onInfo) {
+async function buildSessionInfos(files, signal, onInfo, pre) {
   if (files.length === 0) return [];
   signal?.throwIfAborted();
   const memoOn = useIndex();
@@ -466,17 +465,14 @@ async function buildSessionInfos(files, signal, onInfo) {
   if (listen) signal.addEventListener("abort", onAbort);
   const prof = PROFILE ? performance.now() : 0;
   const out = new Array(files.length).fill(null);
-  const lost = [];
   let stopped = false;
   let failure = null;
   const take = (i, r) => {
     const path = files[i].path;
-    if (r === true) {
-      r = memo.get(path).rec;
-    } else if (memoOn) {
-      remember(path, r);
-    }
-    return toSessionInfo(path, r, files[i].stats);
+    if (r === true) return toSessionInfo(path, memo.get(path).rec, files[i].stats, true);
+    if (!memoOn) return toSessionInfo(path, r, files[i].stats, false);
+    remember(path, r);
+    return toSessionInfo(path, r, files[i].stats, r?.[7] === 1);
   };
   const report = (i) => {
     try {
@@ -488,13 +484,10 @@ async function buildSessionInfos(files, signal, onInfo) {
     }
   };
   const onRecord = onInfo
-    ? (batch) => {
+    ? (json) => {
+        const batch = JSON.parse(json);
         for (let k = 0; k + 1 < batch.length; k += 2) {
           const i = batch[k];
-          if (batch[k + 1] === undefined) {
-            lost.push(i); // failed to convert: listed again below
-            continue;
-          }
           out[i] = take(i, batch[k + 1]);
           if (!stopped && !signal?.aborted) report(i);
         }
@@ -508,6 +501,8 @@ async function buildSessionInfos(files, signal, onInfo) {
       memoOn,
       abort,
       onRecord,
+      pre?.stats,
+      pre?.order,
     );
   } finally {
     stopped = true;
@@ -516,22 +511,13 @@ async function buildSessionInfos(files, signal, onInfo) {
   if (failure) throw failure.error;
   if (res.aborted || signal?.aborted) signal?.throwIfAborted();
   const prof2 = PROFILE ? performance.now() : 0;
-  const records = res.records;
+  const records = JSON.parse(res.records);
   const late = [];
   for (let i = 0; i < files.length; i++) {
     const r = records[i];
-    records[i] = null;
     if (r === false) continue; // handed to onRecord
     out[i] = take(i, r);
     late.push(i);
-  }
-  if (lost.length > 0) {
-    const again = await buildSessionInfos(lost.map((i) => files[i]), signal);
-    lost.forEach((i, k) => {
-      out[i] = again[k];
-    });
-    late.push(...lost);
-    late.sort((x, y) => x - y);
   }
   if (onInfo) {
     stopped = false;
@@ -545,6 +531,15 @@ async function buildSessionInfos(files, signal, onInfo) {
     process.stderr.write(`discovery: ${files.length} files native ${(prof2 - prof).toFixed(1)} ms, records ${(t - prof2).toFixed(1)} ms\n`);
   }
   return out;
+}
+
+/**
+ * `join(dir, name)` is `dirPrefix(dir) + name` for a directory entry's name (no separator,
+ * never "." or ".."): `join` normalizes `dir` and adds one separator (none after a root).
+ * Computed once per directory: `join` per file was a tenth of a warm 10,000-file listing.
+ */
+function dirPrefix(dir) {
+  return join(dir, "a").slice(0, -1);
 }
 
 async function mapWithConcurrency(items, limit, map, signal) {
@@ -571,7 +566,8 @@ async function listSessionsFromDir(dir, onProgress, signal) {
   try {
     const dirEntries = await readdir(dir);
     const names = dirEntries.filter((file) => file.endsWith(".jsonl"));
-    const files = names.map((file) => ({ path: join(dir, file) }));
+    const prefix = dirPrefix(dir);
+    const files = names.map((file) => ({ path: prefix + file }));
     const total = files.length;
     const partialSessions = [];
     let loaded = 0;
@@ -640,7 +636,8 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
       async (dir) => {
         try {
-          return (await readdir(dir)).filter((file) => file.endsWith(".jsonl")).map((file) => join(dir, file));
+          const prefix = dirPrefix(dir);
+          return (await readdir(dir)).filter((file) => file.endsWith(".jsonl")).map((file) => prefix + file);
         } catch {
           return [];
         }
@@ -648,17 +645,22 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       abortSignal,
     );
     const allFiles = dirFiles.flat();
+    const profT0 = PROFILE ? performance.now() : 0;
     // One native batch of stats; mtimeMs as Node computes it (NaN: stat failed, sorted last).
     // A failed stat leaves `stats` unset, as in the reference; the modified-time fallback
     // then stats the file itself.
     abortSignal?.throwIfAborted();
-    const mtimes = native.discoveryMtimes(allFiles);
+    // The native listing below reuses these stats (one stat per file in all).
+    const stats = new native.DiscoveryStats(allFiles);
+    const mtimes = stats.mtimes();
     const candidates = allFiles.map((path, i) => ({
       path,
       mtimeMs: Number.isNaN(mtimes[i]) ? Number.NEGATIVE_INFINITY : mtimes[i],
-      name: basename(path),
+      i,
     }));
-    candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name));
+    candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || basename(b.path).localeCompare(basename(a.path)));
+    const order = candidates.map((c) => c.i);
+    if (PROFILE) process.stderr.write(`listAll: ${allFiles.length} files, stat + sort ${(performance.now() - profT0).toFixed(1)} ms\n`);
     const totalFiles = candidates.length;
     let loaded = 0;
     let firstCandidateLoaded = false;
@@ -674,7 +676,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
         (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === totalFiles);
       report(loaded, totalFiles, publishPartial, partial);
     };
-    const results = await buildSessionInfos(candidates, abortSignal, progress ? onInfo : undefined);
+    const results = await buildSessionInfos(candidates, abortSignal, progress ? onInfo : undefined, { stats, order });
     return sortSessionInfos(results.filter((info) => info !== null));
   } catch {
     abortSignal?.throwIfAborted();

@@ -58,11 +58,10 @@ impl Default for DiscoveryAbort {
 }
 
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
-/// In JS: `{ records, aborted }`, each record `null` or
-/// `[header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
-/// firstMessage length, allMessagesText length, stamp key | undefined, text key]`, or `true`
-/// when the caller's `known` stamp key still matches. The texts are not in it: JS asks
-/// [`discovery_text`] with the text key when a caller reads one.
+/// In JS: `{ records, aborted, sent }`, `records` the JSON text of an array of records as
+/// [`push_out`] writes them (`true` when the caller's `known` key still matches the file's
+/// stamp). The texts are not in it: JS asks [`discovery_text`] with the text key when a
+/// caller reads one.
 pub struct DiscoveryResult {
     records: Vec<Out>,
     aborted: bool,
@@ -70,7 +69,7 @@ pub struct DiscoveryResult {
     sent: u32,
 }
 
-/// `onRecord(batch)`: finished files as a flat `[index, record, index, record, ...]` array.
+/// `onRecord(batch)`: finished files as the JSON text of `[index, record, index, record, ...]`.
 type RecordFn = ThreadsafeFunction<(), Unknown<'static>, Batch, Status, false>;
 
 /// Finished files on their way to JS while the workers run.
@@ -137,39 +136,63 @@ impl Outbox {
     }
 }
 
-/// A drained batch as one JS array. A record that fails to convert becomes `undefined`
-/// (JS lists that file again) rather than failing the call, which N-API would raise as an
-/// uncaught exception.
+/// A drained batch as one JSON text for JS: `[index, record, index, record, ...]`, records
+/// as in [`push_out`].
 pub struct Batch(Vec<(u32, Out)>);
 
 impl ToNapiValue for Batch {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        unsafe {
-            let (undef, arr) = undefined_and_array(env, val.0.len() * 2)?;
-            for (k, (i, o)) in val.0.iter().enumerate() {
-                let idx = js_f64(env, f64::from(*i))?;
-                let rec = js_out(env, o, undef).unwrap_or(undef);
-                check(sys::napi_set_element(env, arr, (2 * k) as u32, idx))?;
-                check(sys::napi_set_element(env, arr, (2 * k + 1) as u32, rec))?;
+        let mut json = String::with_capacity(val.0.len() * 320 + 2);
+        json.push('[');
+        for (k, (i, o)) in val.0.iter().enumerate() {
+            if k > 0 {
+                json.push(',');
             }
-            Ok(arr)
+            json.push_str(&i.to_string());
+            json.push(',');
+            push_out(&mut json, o);
         }
+        json.push(']');
+        unsafe { js_str(env, &json) }
     }
 }
 
-/// A record array, `true` (unchanged) or `null` (not a session); `false` (sent) never
-/// travels through here.
-unsafe fn js_out(env: sys::napi_env, o: &Out, undef: sys::napi_value) -> Result<sys::napi_value> {
-    let mut v = std::ptr::null_mut();
-    unsafe {
-        match o {
-            Out::Rec(r, key, listed) => return js_record(env, r, key, listed, undef),
-            Out::Same => check(sys::napi_get_boolean(env, true, &mut v))?,
-            Out::Sent => check(sys::napi_get_boolean(env, false, &mut v))?,
-            Out::None => check(sys::napi_get_null(env, &mut v))?,
+/// One file's outcome as JSON: `null` (not a session, or a record JS cannot hold: a text
+/// past V8's string length limit, which the reference's buildSessionInfo answers `null`
+/// for), `true` (unchanged since the caller's copy), `false` (already sent), or
+/// `[header object, name literal | 0, count, activity, deferred timestamps | 0,
+/// firstMessage length, allMessagesText length, 1 if the caller may keep it | 0, text key]`.
+/// Raw JSON values of the file are embedded verbatim: `JSON.parse` gives the reference's
+/// values exactly (lone surrogates included). One JSON text for a whole listing costs a
+/// fraction of building its records value by value through N-API.
+fn push_out(json: &mut String, o: &Out) {
+    match o {
+        Out::None => json.push_str("null"),
+        Out::Same => json.push_str("true"),
+        Out::Sent => json.push_str("false"),
+        Out::Rec(r, _, _) if unconvertible(r) || r.all_units > MAX_JS_STRING => {
+            json.push_str("null")
+        }
+        Out::Rec(r, keep, listed) => {
+            json.push('[');
+            json.push_str(&r.header);
+            json.push(',');
+            json.push_str(r.name.as_deref().unwrap_or("0"));
+            json.push(',');
+            json.push_str(&r.count.to_string());
+            json.push(',');
+            discovery::text::push_number(r.activity, json);
+            json.push(',');
+            json.push_str(r.deferred.as_deref().unwrap_or("0"));
+            json.push(',');
+            json.push_str(&r.first_units.to_string());
+            json.push(',');
+            json.push_str(&r.all_units.to_string());
+            json.push_str(if *keep { ",1,\"" } else { ",0,\"" });
+            json.push_str(&listed.key());
+            json.push_str("\"]");
         }
     }
-    Ok(v)
 }
 
 fn check(status: sys::napi_status) -> Result<()> {
@@ -211,18 +234,6 @@ unsafe fn js_text(env: sys::napi_env, t: &Text) -> Result<sys::napi_value> {
     }
 }
 
-/// `undefined` and a new array of `len` slots: what every record list starts from.
-unsafe fn undefined_and_array(
-    env: sys::napi_env,
-    len: usize,
-) -> Result<(sys::napi_value, sys::napi_value)> {
-    let mut undef = std::ptr::null_mut();
-    check(unsafe { sys::napi_get_undefined(env, &mut undef) })?;
-    let mut arr = std::ptr::null_mut();
-    check(unsafe { sys::napi_create_array_with_length(env, len, &mut arr) })?;
-    Ok((undef, arr))
-}
-
 unsafe fn js_f64(env: sys::napi_env, n: f64) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
     check(unsafe { sys::napi_create_double(env, n, &mut v) })?;
@@ -249,52 +260,9 @@ fn unconvertible(r: &Record) -> bool {
 /// `allMessages.join(" ")` throws past it and its buildSessionInfo answers `null`.
 const MAX_JS_STRING: u64 = (1 << 29) - 24;
 
-unsafe fn js_record(
-    env: sys::napi_env,
-    r: &Record,
-    key: &Option<String>,
-    listed: &Listed,
-    undef: sys::napi_value,
-) -> Result<sys::napi_value> {
-    if unconvertible(r) || r.all_units > MAX_JS_STRING {
-        return Err(napi::Error::new(
-            Status::GenericFailure,
-            "record does not convert to JS".to_string(),
-        ));
-    }
-    let mut arr = std::ptr::null_mut();
-    check(unsafe { sys::napi_create_array_with_length(env, 9, &mut arr) })?;
-    let vals = unsafe {
-        [
-            js_str(env, &r.header)?,
-            match &r.name {
-                Some(n) => js_str(env, n)?,
-                None => undef,
-            },
-            js_f64(env, r.count as f64)?,
-            js_f64(env, r.activity)?,
-            match &r.deferred {
-                Some(d) => js_str(env, d)?,
-                None => undef,
-            },
-            js_f64(env, r.first_units as f64)?,
-            js_f64(env, r.all_units as f64)?,
-            match key {
-                Some(k) => js_str(env, k)?,
-                None => undef,
-            },
-            js_str(env, &listed.key())?,
-        ]
-    };
-    for (i, v) in vals.into_iter().enumerate() {
-        check(unsafe { sys::napi_set_element(env, arr, i as u32, v) })?;
-    }
-    Ok(arr)
-}
-
 impl TypeName for DiscoveryResult {
     fn type_name() -> &'static str {
-        "{ records: Array<[string, string | undefined, number, number, string | undefined, number, number, string | undefined, string] | boolean | null>; aborted: boolean; sent: number }"
+        "{ records: string; aborted: boolean; sent: number }"
     }
     fn value_type() -> ValueType {
         ValueType::Object
@@ -303,32 +271,26 @@ impl TypeName for DiscoveryResult {
 
 impl ToNapiValue for DiscoveryResult {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        unsafe {
-            let (undef, arr) = undefined_and_array(env, val.records.len())?;
-            // Each record is dropped once it is a JS value: the texts are not held twice
-            // (Rust and V8) for the whole listing, which halves the peak for a large store.
-            for (i, r) in val.records.into_iter().enumerate() {
-                // A record that cannot be a JS value (a text past V8's string length limit)
-                // is `null`, as the reference's buildSessionInfo answers for that file; the
-                // rest of the listing stands.
-                let v = match js_out(env, &r, undef) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        let mut null = std::ptr::null_mut();
-                        check(sys::napi_get_null(env, &mut null))?;
-                        null
-                    }
-                };
-                drop(r);
-                check(sys::napi_set_element(env, arr, i as u32, v))?;
+        let mut json = String::with_capacity(val.records.len() * 320 + 2);
+        json.push('[');
+        for (i, r) in val.records.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
             }
+            push_out(&mut json, r);
+        }
+        json.push(']');
+        drop(val.records);
+        unsafe {
+            let records = js_str(env, &json)?;
+            drop(json);
             let mut obj = std::ptr::null_mut();
             check(sys::napi_create_object(env, &mut obj))?;
             check(sys::napi_set_named_property(
                 env,
                 obj,
                 c"records".as_ptr(),
-                arr,
+                records,
             ))?;
             let mut b = std::ptr::null_mut();
             check(sys::napi_get_boolean(env, val.aborted, &mut b))?;
@@ -353,6 +315,7 @@ impl ToNapiValue for DiscoveryResult {
 pub struct ExtractTask {
     paths: Vec<String>,
     known: Vec<String>,
+    pre: Option<(Arc<Vec<FileStat>>, Vec<u32>)>,
     use_index: bool,
     abort: Arc<AtomicBool>,
     stream: Option<(RecordFn, Arc<Outbox>)>,
@@ -375,9 +338,9 @@ enum Out {
     None,
     /// Unchanged since the caller's previous listing (its stamp key matched).
     Same,
-    /// A record, with its stamp key when the caller may reuse it later, and what was
-    /// listed (for reading its texts later).
-    Rec(Arc<Record>, Option<String>, Listed),
+    /// A record, whether the caller may keep it (and answer the same stamp with it later),
+    /// and what was listed (for reading its texts later; its key is the stamp's too).
+    Rec(Arc<Record>, bool, Listed),
     /// Already handed to the caller's `onRecord` callback.
     Sent,
 }
@@ -393,12 +356,173 @@ fn stamp_key(s: &index::Stamp) -> String {
     format!("{}:{}:{}:{}", s.size, s.mtime_ns, s.ctime_ns, s.ino)
 }
 
+/// One `stat` of a listed path.
+#[derive(Clone, Copy)]
+pub struct FileStat {
+    /// `fs.statSync(p).mtimeMs` (NaN: stat failed).
+    mtime_ms: f64,
+    /// The stamp of a regular file this process can read; nothing is answered (from the
+    /// index or the caller's copy) for others: the reference skips those.
+    stamp: Option<index::Stamp>,
+}
+
+fn stat_one(p: &str) -> FileStat {
+    let Ok(md) = std::fs::metadata(p) else {
+        return FileStat {
+            mtime_ms: f64::NAN,
+            stamp: None,
+        };
+    };
+    FileStat {
+        mtime_ms: mtime_ms(&md),
+        stamp: (md.is_file() && readable(Path::new(p), &md)).then(|| index::Stamp::of(&md)),
+    }
+}
+
+/// Whether this process may read the file: decided by the mode for the owner (its class
+/// always applies, ACLs included), asked of the kernel (`access`) otherwise.
+fn readable(p: &Path, md: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let euid = crate::safefs::euid();
+        // Root reads what its mode refuses (capabilities): asked, as for other owners.
+        if euid != 0 && md.uid() == euid {
+            return md.mode() & 0o400 != 0;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = md;
+    crate::safefs::readable(p)
+}
+
+/// `fs.statSync(p).mtimeMs`, as Node computes it (`sec * 1e3 + nsec / 1e6`).
+fn mtime_ms(md: &std::fs::Metadata) -> f64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        md.mtime() as f64 * 1e3 + md.mtime_nsec() as f64 / 1e6
+    }
+    #[cfg(not(unix))]
+    {
+        md.modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    }
+}
+
+/// Stats of consecutive paths, each directory opened once: a file is stat'ed by name
+/// relative to its directory (`fstatat`), not by walking its whole path again (half the
+/// cost of a stat here). What is asked is the same: the final name is followed as `stat`
+/// follows it. A directory that cannot be opened falls back to whole paths.
+#[cfg(unix)]
+fn stat_run(paths: &[String]) -> Vec<FileStat> {
+    use rustix::fs::{AtFlags, OFlags};
+    let mut out = Vec::with_capacity(paths.len());
+    let mut dir: Option<(&str, Option<std::os::fd::OwnedFd>)> = None;
+    for p in paths {
+        let Some((d, name)) = p.rsplit_once('/').filter(|(_, n)| !n.is_empty()) else {
+            out.push(stat_one(p));
+            continue;
+        };
+        if dir.as_ref().is_none_or(|(cur, _)| *cur != d) {
+            let at = if d.is_empty() { "/" } else { d };
+            let fd = rustix::fs::open(
+                at,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .ok();
+            dir = Some((d, fd));
+        }
+        let Some((_, Some(fd))) = &dir else {
+            out.push(stat_one(p));
+            continue;
+        };
+        let Ok(st) = rustix::fs::statat(fd, name, AtFlags::empty()) else {
+            out.push(FileStat {
+                mtime_ms: f64::NAN,
+                stamp: None,
+            });
+            continue;
+        };
+        let regular =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
+        let euid = crate::safefs::euid();
+        let readable = regular
+            && if euid != 0 && st.st_uid == euid {
+                st.st_mode & 0o400 != 0
+            } else {
+                rustix::fs::accessat(fd, name, rustix::fs::Access::READ_OK, AtFlags::empty())
+                    .is_ok()
+            };
+        out.push(FileStat {
+            mtime_ms: st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
+            stamp: readable.then(|| index::Stamp {
+                size: st.st_size as u64,
+                mtime_ns: i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec),
+                ctime_ns: i128::from(st.st_ctime) * 1_000_000_000 + i128::from(st.st_ctime_nsec),
+                ino: st.st_ino,
+            }),
+        });
+    }
+    out
+}
+
+#[cfg(not(unix))]
+fn stat_run(paths: &[String]) -> Vec<FileStat> {
+    paths.iter().map(|p| stat_one(p)).collect()
+}
+
+/// [`stat_run`] for every path, on two threads for a large listing (a stat is a few
+/// microseconds; 10,000 of them are most of a warm listing).
+fn stat_all(paths: &[String]) -> Vec<FileStat> {
+    if paths.len() < 512 {
+        return stat_run(paths);
+    }
+    let (a, b) = paths.split_at(paths.len() / 2);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| stat_run(b));
+        let mut out = stat_run(a);
+        match h.join() {
+            Ok(rest) => out.extend(rest),
+            Err(_) => out.extend(stat_run(b)),
+        }
+        out
+    })
+}
+
+/// Stats of the files of a listing, taken once: their `mtimeMs` for the caller's sort, and
+/// their stamps for [`discovery_extract`] (which would otherwise stat every file again).
+#[napi]
+pub struct DiscoveryStats {
+    stats: Arc<Vec<FileStat>>,
+}
+
+#[napi]
+impl DiscoveryStats {
+    #[napi(constructor)]
+    pub fn new(paths: Vec<String>) -> Self {
+        DiscoveryStats {
+            stats: Arc::new(stat_all(&paths)),
+        }
+    }
+
+    /// `fs.statSync(p).mtimeMs` per path (NaN when stat failed).
+    #[napi(catch_unwind)]
+    pub fn mtimes(&self) -> Vec<f64> {
+        self.stats.iter().map(|s| s.mtime_ms).collect()
+    }
+}
+
 /// Hands one finished file to JS as it completes.
 type Send<'a> = &'a (dyn Fn(usize, &Out) + Sync);
 
 fn run(
     paths: &[String],
     known: &[String],
+    pre: Option<(&[FileStat], &[u32])>,
     use_index: bool,
     abort: &AtomicBool,
     send: Option<Send<'_>>,
@@ -407,22 +531,23 @@ fn run(
     let t0 = std::time::Instant::now();
     let start_ns = index::now_ns();
     let n = paths.len();
-    let stamps: Vec<Option<index::Stamp>> = paths
-        .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .ok()
-                .filter(|m| m.is_file())
-                // Nothing is answered (from the index or the caller's copy) for a file this
-                // process cannot read: the reference skips those.
-                .filter(|_| crate::safefs::readable(Path::new(p)))
-                .map(|m| index::Stamp::of(&m))
-        })
-        .collect();
+    let stamps: Vec<Option<index::Stamp>> = match pre {
+        // Taken by the caller a moment ago (listAll sorts by them first).
+        Some((stats, order)) => (0..n)
+            .map(|i| {
+                let k = order.get(i).map_or(i, |&k| k as usize);
+                stats.get(k).and_then(|s| s.stamp)
+            })
+            .collect(),
+        None => stat_all(paths).into_iter().map(|s| s.stamp).collect(),
+    };
     let t_stat = t0.elapsed();
     let same: Vec<bool> = (0..n)
         .map(|i| match (&stamps[i], known.get(i)) {
-            (Some(st), Some(k)) if !k.is_empty() => *k == stamp_key(st),
+            // The caller's key is a text key (`Listed::key`): the stamp, then ':' + fp.
+            (Some(st), Some(k)) if !k.is_empty() => {
+                k.rsplit_once(':').is_some_and(|(k, _)| k == stamp_key(st))
+            }
             _ => false,
         })
         .collect();
@@ -611,11 +736,7 @@ fn one(
     };
     let cacheable = index::cacheable(&stamp, start_ns);
     let out = |r: &Option<Arc<Record>>, fp: Option<u64>| match r {
-        Some(r) => Out::Rec(
-            r.clone(),
-            (use_index && cacheable).then(|| stamp_key(&stamp)),
-            Listed { stamp, fp },
-        ),
+        Some(r) => Out::Rec(r.clone(), use_index && cacheable, Listed { stamp, fp }),
         None => Out::None,
     };
     if let Some(c) = old
@@ -706,7 +827,8 @@ impl Task for ExtractTask {
         };
         let (mut records, aborted) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let send: Option<Send<'_>> = if stream.is_some() { Some(&send) } else { None };
-            run(&paths, &known, use_index, &abort, send)
+            let pre = self.pre.as_ref().map(|(s, o)| (s.as_slice(), o.as_slice()));
+            run(&paths, &known, pre, use_index, &abort, send)
         }))
         .map_err(|_| napi::Error::from_reason("pi-session-native: discovery worker panicked"))?;
         let mut sent = 0u32;
@@ -736,26 +858,13 @@ impl Task for ExtractTask {
 /// (`sec * 1e3 + nsec / 1e6`).
 #[napi(catch_unwind)]
 pub fn discovery_mtimes(paths: Vec<String>) -> Vec<f64> {
-    paths
-        .iter()
-        .map(|p| match std::fs::metadata(p) {
-            #[cfg(unix)]
-            Ok(md) => {
-                use std::os::unix::fs::MetadataExt;
-                md.mtime() as f64 * 1e3 + md.mtime_nsec() as f64 / 1e6
-            }
-            #[cfg(not(unix))]
-            Ok(md) => md
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
-            Err(_) => f64::NAN,
-        })
-        .collect()
+    stat_all(&paths).iter().map(|s| s.mtime_ms).collect()
 }
 
 /// Extract discovery records for `paths` (in order) on worker threads.
+///
+/// `stats` and `order`: the stats the caller took of these files (`DiscoveryStats` of some
+/// list), `paths[i]` being that list's `order[i]`; the files are not stat'ed again.
 #[napi(catch_unwind)]
 pub fn discovery_extract(
     paths: Vec<String>,
@@ -763,6 +872,8 @@ pub fn discovery_extract(
     use_index: bool,
     abort: &DiscoveryAbort,
     on_record: Option<Function<'_, Batch, Unknown<'static>>>,
+    stats: Option<&DiscoveryStats>,
+    order: Option<Vec<u32>>,
 ) -> Result<AsyncTask<ExtractTask>> {
     let stream = match on_record {
         Some(f) => {
@@ -776,9 +887,11 @@ pub fn discovery_extract(
         }
         None => None,
     };
+    let pre = stats.map(|s| (s.stats.clone(), order.unwrap_or_default()));
     Ok(AsyncTask::new(ExtractTask {
         paths,
         known,
+        pre,
         use_index,
         abort: abort.flag.clone(),
         stream,
