@@ -231,3 +231,34 @@ describe("a file changed between the listing and the read", () => {
     expect(() => JSON.stringify(l)).not.toThrow();
   });
 });
+
+const refModule = await import("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
+
+describe("findById and continueRecent over many files (native batches)", () => {
+  const ref = refModule;
+  const dir = fs.mkdtempSync(path.join(ROOT, "many-"));
+  // 700 files (past the two-thread thresholds of both batches): ids repeat, some in
+  // another cwd, some with escaped ids, some not sessions, one unreadable for non-root.
+  for (let i = 0; i < 700; i++) {
+    const id = i % 7 === 3 ? `dup${i % 5}` : `id${i}`;
+    const cwd = i % 11 === 0 ? "/other" : "/proj/a";
+    let first = hdr(id, i, { cwd });
+    if (i % 13 === 5) first = first.replace(`"id":"${id}"`, `"id":"\\u0069d${i}"`);
+    if (i % 17 === 9) first = line({ type: "message" });
+    write(dir, `f${String((i * 7919) % 700).padStart(3, "0")}-${i}.jsonl`, [first, msg("user", `q${i}`, i + 1)], (i * 37) % 500);
+  }
+  const ids = ["id0", "id1", "id5", "id18", "id699", "dup0", "dup1", "dup4", "missing", "id9", "id22"];
+  it("findById: the reference's file for every id, cwd filter on and off", () => {
+    for (const id of ids) {
+      for (const cwd of ["/proj/a", "/other"]) {
+        expect(disc.findById(cwd, id, dir), `${id} ${cwd}`).toBe(ref.SessionManager.findById(cwd, id, dir));
+      }
+    }
+  });
+  it("findMostRecentSession / continueRecent: the reference's file", () => {
+    for (const cwd of [undefined, "/proj/a", "/other", "/nowhere"]) {
+      expect(disc.findMostRecentSession(dir, cwd)).toBe(ref.findMostRecentSession(dir, cwd));
+    }
+    expect(disc.continueRecentPath("/proj/a", dir).path).toBe(ref.findMostRecentSession(dir, "/proj/a"));
+  });
+});

@@ -195,11 +195,15 @@ function findMostRecentSession(sessionDir, cwd) {
   const resolvedSessionDir = normalizePath(sessionDir);
   const resolvedCwd = cwd ? resolvePath(cwd) : undefined;
   try {
-    const files = readdirSync(resolvedSessionDir)
+    const prefix = dirPrefix(resolvedSessionDir);
+    const paths = readdirSync(resolvedSessionDir)
       .filter((file) => file.endsWith(".jsonl"))
-      .map((file) => join(resolvedSessionDir, file))
-      .map((path) => ({ path, mtime: statSync(path).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime);
+      .map((file) => prefix + file);
+    // One native batch of stats (on two threads for a large directory); a failed stat is
+    // the reference's thrown statSync: no session.
+    const mtimes = new native.DiscoveryStats(paths).mtimes();
+    if (mtimes.some(Number.isNaN)) return null;
+    const files = paths.map((path, i) => ({ path, mtime: mtimes[i] })).sort((a, b) => b.mtime - a.mtime);
     for (const { path } of files) {
       const header = readSessionHeaderForDiscovery(path);
       if (header && (!resolvedCwd || sessionCwdMatches(getSessionHeaderCwd(header), resolvedCwd))) return path;
@@ -223,6 +227,23 @@ function findById(cwd, id, sessionDir) {
   const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
   const resolvedCwd = resolvePath(cwd);
   try {
+    if (typeof id === "string") {
+      // The headers are read natively in one call (files in directory order, the first
+      // match wins); a match whose cwd is filtered out continues the scan after it.
+      const prefix = dirPrefix(dir);
+      let paths = readdirSync(dir)
+        .filter((file) => file.endsWith(".jsonl"))
+        .map((file) => prefix + file);
+      for (;;) {
+        const found = native.discoveryFindHeader(paths, id);
+        if (!found) return undefined;
+        const header = JSON.parse(found.header);
+        const path = paths[found.index];
+        if (!filterCwd || sessionCwdMatches(getSessionHeaderCwd(header), resolvedCwd)) return path;
+        paths = paths.slice(found.index + 1);
+      }
+    }
+    // Any other id: the reference's loop as is (`undefined` matches a file without header).
     for (const file of readdirSync(dir)) {
       if (!file.endsWith(".jsonl")) continue;
       const path = join(dir, file);

@@ -79,10 +79,15 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
         Err(e) if crate::safefs::is_not_regular(&e) => return Ok(Header::None),
         Err(e) => return Err(e),
     };
-    let mut buf = vec![0u8; 64 * 1024];
+    // 4 KiB first, as the reference reads (a header is a few hundred bytes: a 64 KiB first
+    // read copied 16 times what a lookup over thousands of files needs), then larger.
+    let mut buf = vec![0u8; 4 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut scanned = 0usize;
     while scanned < MAX_HEADER_SCAN_BYTES {
+        if scanned > 0 && buf.len() < 64 * 1024 {
+            buf.resize(64 * 1024, 0);
+        }
         let want = buf.len().min(MAX_HEADER_SCAN_BYTES - scanned);
         let n = match f.read(&mut buf[..want]) {
             Ok(n) => n,
@@ -117,6 +122,59 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Whether a header line ([`Header::Found`]) has the string id `id` (`header.id === id`).
+pub fn header_has_id(line: &str, id: &str) -> bool {
+    scan::scan(line).is_some_and(|s| raw_str_is(s.get("id"), id))
+}
+
+/// `findById`'s scan: the first of `paths` whose header ([`read_header`]; unreadable or
+/// beyond the scan limit: none, as `readSessionHeaderForDiscovery`) has the id `id`, with
+/// its header line. Headers are read on two threads in blocks, in order, stopping at the
+/// first block that holds a match (files after it are not read, or not waited for).
+pub fn find_header(paths: &[String], id: &str) -> Option<(usize, String)> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const BLOCK: usize = 32;
+    let best: Mutex<Option<(usize, String)>> = Mutex::new(None);
+    let first = AtomicUsize::new(usize::MAX);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let start = next.fetch_add(1, Ordering::Relaxed) * BLOCK;
+            if start >= paths.len() || start > first.load(Ordering::Relaxed) {
+                return;
+            }
+            for (k, p) in paths[start..(start + BLOCK).min(paths.len())]
+                .iter()
+                .enumerate()
+            {
+                let i = start + k;
+                if i > first.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Ok(Header::Found(line)) = read_header(Path::new(p))
+                    && header_has_id(&line, id)
+                {
+                    first.fetch_min(i, Ordering::Relaxed);
+                    if let Ok(mut b) = best.lock()
+                        && b.as_ref().is_none_or(|(j, _)| i < *j)
+                    {
+                        *b = Some((i, line));
+                    }
+                    break;
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        if paths.len() > BLOCK {
+            s.spawn(work);
+        }
+        work();
+    });
+    best.into_inner().ok().flatten()
 }
 
 fn final_header(line: &[u8]) -> Header {

@@ -949,3 +949,22 @@ pub fn discovery_text(path: String, key: String, which: u32) -> Result<TextOut> 
     }
     Ok(TextOut(Some(text)))
 }
+
+/// A header found by [`discovery_find_header`].
+#[napi(object)]
+pub struct FoundHeader {
+    /// Index in the paths given.
+    pub index: u32,
+    /// The header line (`JSON.parse` it).
+    pub header: String,
+}
+
+/// The first of `paths` whose session header has the id `id` (`findById`'s scan, in
+/// order; see [`discovery::find_header`]), or `null`.
+#[napi(catch_unwind)]
+pub fn discovery_find_header(paths: Vec<String>, id: String) -> Option<FoundHeader> {
+    discovery::find_header(&paths, &id).map(|(i, header)| FoundHeader {
+        index: u32::try_from(i).unwrap_or(u32::MAX),
+        header,
+    })
+}
