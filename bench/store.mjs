@@ -119,6 +119,7 @@ async function measure(impl, op, root, arg) {
       ? (await import("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js")).SessionManager
       : (await import("../index.mjs")).SessionManager;
   const cwd = "/home/u/proj0";
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   let n;
   let readMs;
@@ -155,7 +156,8 @@ async function measure(impl, op, root, arg) {
       throw new Error(`unknown op ${op}`);
   }
   const ms = performance.now() - t0;
-  process.stdout.write(JSON.stringify({ ms, readMs, n, rss: process.resourceUsage().maxRSS * 1024 }));
+  const c = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ ms, cpu: (c.user + c.system) / 1000, readMs, n, rss: process.resourceUsage().maxRSS * 1024 }));
 }
 
 if (args[0] === "--gen-part") {
@@ -271,9 +273,10 @@ for (const [name, { root, manifest }] of stores) {
   const rows = [];
   const row = (what, ref, nat) => {
     rows.push({ what, ref, nat });
-    out(`| ${what} | ${f1(ref.ms)} ms | ${f1(nat.ms)} ms | ${f2(nat.ms / ref.ms)}x | ${mb(ref.rss)} MB | ${mb(nat.rss)} MB | ${f2(nat.rss / ref.rss)}x |`);
+    out(`| ${what} | ${f1(ref.ms)} ms (${f1(ref.cpu)}) | ${f1(nat.ms)} ms (${f1(nat.cpu)}) | ${f2(nat.ms / ref.ms)}x | ${mb(ref.rss)} MB | ${mb(nat.rss)} MB | ${f2(nat.rss / ref.rss)}x |`);
   };
-  out("| call (fresh process each) | reference | native | time ratio | ref peak RSS | native peak RSS | RSS ratio |");
+  out(`load average before: ${loadavg().map(f2).join(" ")}\n`);
+  out("| call (fresh process each; wall, CPU ms in parentheses) | reference | native | time ratio | ref peak RSS | native peak RSS | RSS ratio |");
   out("|---|---:|---:|---:|---:|---:|---:|");
   const refAll = run("ref", "listAll", root);
   const first = run("native", "listAll", root);
@@ -301,5 +304,6 @@ for (const [name, { root, manifest }] of stores) {
   const natRead = run("native", "readAll", root);
   if (refRead.n !== natRead.n) throw new Error(`readAll: ${natRead.n} chars, reference ${refRead.n}`);
   row(`warm \`listAll()\` + every \`allMessagesText\` read (${(refRead.n / 1e6).toFixed(1)} M chars; native read part ${f1(natRead.readMs)} ms)`, refRead, natRead);
-  out(`\nindex: ${mb(idx)} MB for ${mb(manifest.bytes)} MB of sessions = ${((100 * idx) / manifest.bytes).toFixed(2)}% of the store's bytes`);
+  out(`\nload average after: ${loadavg().map(f2).join(" ")}`);
+  out(`index: ${mb(idx)} MB for ${mb(manifest.bytes)} MB of sessions = ${((100 * idx) / manifest.bytes).toFixed(2)}% of the store's bytes`);
 }

@@ -182,7 +182,8 @@ impl<'a> Reader<'a> {
 
 /// The records of an index; a record whose checksum or shape is wrong is left out.
 fn parse(bytes: &[u8]) -> HashMap<String, Cached> {
-    let mut map = HashMap::new();
+    // About 300 bytes a record.
+    let mut map = HashMap::with_capacity(bytes.len() / 256);
     let Some(mut body) = bytes
         .strip_prefix(MAGIC.as_bytes())
         .and_then(|b| b.strip_prefix(b"\n"))

@@ -200,8 +200,10 @@ struct Builder {
     count: u64,
     /// Keep the texts themselves (`first`, `all`); otherwise only their lengths.
     keep_text: bool,
-    /// JSON string body (escaped) of the first user text (with `keep_text`).
+    /// JSON string body (escaped) of the first user text (with `keep_text`), unless it
+    /// opens `all` (`first_prefix`).
     first: String,
+    first_prefix: bool,
     /// JSON string body (escaped) of all texts joined by " " (with `keep_text`).
     all: String,
     any_text: bool,
@@ -337,11 +339,26 @@ impl Builder {
                 },
             },
         }
-        // Text content.
+        // Text content: its escaped body when the texts are kept, else only its length
+        // (no copy: a 300 MB message is not held twice).
         let content = m.get("content").ok_or(Invalid)?;
         let mut body = String::new();
+        let mut units = 0u64;
+        let mut text_part = |raw: &str, body: &mut String| -> Result<(), Invalid> {
+            if self.keep_text {
+                text::push_join_string(raw, body)
+            } else if scan::kind_of(raw) == Kind::String {
+                units += text::escaped_units(&raw[1..raw.len() - 1]);
+                Ok(())
+            } else {
+                let mut tmp = String::new();
+                text::push_join_string(raw, &mut tmp)?;
+                units += text::escaped_units(&tmp);
+                Ok(())
+            }
+        };
         match scan::kind_of(content) {
-            Kind::String => body.push_str(&content[1..content.len() - 1]),
+            Kind::String => text_part(content, &mut body)?,
             Kind::Array => {
                 let mut n = 0usize;
                 for block in text::array_elements(content) {
@@ -354,11 +371,11 @@ impl Builder {
                                 continue;
                             }
                             if n > 0 {
-                                body.push(' ');
+                                text_part("\" \"", &mut body)?;
                             }
                             n += 1;
                             if let Some(t) = b.get("text") {
-                                text::push_join_string(t, &mut body)?;
+                                text_part(t, &mut body)?;
                             }
                         }
                         _ => {}
@@ -367,27 +384,38 @@ impl Builder {
             }
             _ => return Err(Invalid), // `.filter` is not a function
         }
-        if body.is_empty() {
+        if self.keep_text {
+            units = text::escaped_units(&body);
+        }
+        if units == 0 {
             return Ok(Step::Continue);
         }
-        let units = text::escaped_units(&body);
+        let is_first = user && self.first_units == 0;
+        if is_first {
+            self.first_units = units;
+        }
+        if self.keep_text {
+            // The first user text opening the joined text (the usual case) is a prefix of
+            // it, not a copy; texts move rather than copy (one message can be 300 MB).
+            if is_first {
+                if self.any_text {
+                    self.first = body.clone();
+                } else {
+                    self.first_prefix = true;
+                }
+            }
+            if self.any_text {
+                self.all.push(' ');
+                self.all.push_str(&body);
+            } else {
+                self.all = body;
+            }
+        }
         if self.any_text {
             self.all_units += 1;
         }
         self.all_units += units;
-        if self.keep_text {
-            if self.any_text {
-                self.all.push(' ');
-            }
-            self.all.push_str(&body);
-        }
         self.any_text = true;
-        if user && self.first_units == 0 {
-            self.first_units = units;
-            if self.keep_text {
-                self.first = body;
-            }
-        }
         Ok(Step::Continue)
     }
 
@@ -415,14 +443,15 @@ impl Builder {
         let deferred =
             (!self.deferred.is_empty()).then(|| format!("[{}]", self.deferred.join(",")));
         let texts = self.keep_text.then(|| {
-            let all = text::Text::decode(&self.all);
-            let first = if !self.first.is_empty() && self.all.starts_with(&self.first) {
-                // The first user text opens the joined text (the usual case): a prefix of it.
+            let first = if self.first_prefix {
                 First::Prefix(self.first_units)
             } else {
                 First::Text(text::Text::decode(&self.first))
             };
-            Texts { first, all }
+            Texts {
+                first,
+                all: text::Text::decode_owned(self.all),
+            }
         });
         Some(Record {
             header,

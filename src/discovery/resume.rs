@@ -156,15 +156,14 @@ fn merge_texts(old: &Texts, b: &Builder) -> Texts {
         First::Text(t) => is_empty(t),
         First::Prefix(n) => *n == 0,
     };
-    let first = if !old_first_empty || b.first.is_empty() {
+    let first = if !old_first_empty || b.first_units == 0 {
         old.first.clone()
+    } else if b.first_prefix && is_empty(&old.all) {
+        First::Prefix(b.first_units)
+    } else if b.first_prefix {
+        First::Text(Text::decode(&b.all).prefix(b.first_units))
     } else {
-        let f = Text::decode(&b.first);
-        if is_empty(&old.all) && b.all.starts_with(&b.first) {
-            First::Prefix(f.units())
-        } else {
-            First::Text(f)
-        }
+        First::Text(Text::decode(&b.first))
     };
     let all = if b.all.is_empty() {
         old.all.clone()

@@ -220,6 +220,15 @@ pub enum Text {
 }
 
 impl Text {
+    /// [`Text::decode`], taking the body (no copy when there is nothing to decode).
+    pub fn decode_owned(body: String) -> Text {
+        if body.contains('\\') {
+            Text::decode(&body)
+        } else {
+            Text::Utf8(body)
+        }
+    }
+
     /// Decode an escaped JSON string body (validated by the scanner).
     pub fn decode(body: &str) -> Text {
         if !body.contains('\\') {

@@ -207,6 +207,14 @@ fn check(status: sys::napi_status) -> Result<()> {
 
 unsafe fn js_str(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
+    if s.is_ascii() {
+        // A one-byte string: a plain copy (a listing's JSON is ASCII unless a header or a
+        // name holds raw non-ASCII text).
+        check(unsafe {
+            sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut v)
+        })?;
+        return Ok(v);
+    }
     check(unsafe {
         sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut v)
     })?;
