@@ -452,3 +452,24 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
     }
 }
+
+#[cfg(test)]
+mod perf {
+    /// `PI_INDEX_PERF=<dir> cargo test --release --lib discovery::index::perf -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn perf_load() {
+        let Some(d) = std::env::var_os("PI_INDEX_PERF") else {
+            return;
+        };
+        let d = std::path::PathBuf::from(d);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let b = super::read_index(&d.join(super::INDEX_FILE), u64::MAX).unwrap_or_default();
+            let read = t.elapsed();
+            let t = std::time::Instant::now();
+            let m = super::parse(&b);
+            eprintln!("{} bytes read {read:?}, {} records parsed {:?}", b.len(), m.len(), t.elapsed());
+        }
+    }
+}
