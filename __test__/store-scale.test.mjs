@@ -262,3 +262,18 @@ describe("findById and continueRecent over many files (native batches)", () => {
     expect(disc.continueRecentPath("/proj/a", dir).path).toBe(ref.findMostRecentSession(dir, "/proj/a"));
   });
 });
+
+describe("order of sessions modified at the same millisecond", () => {
+  it("is the reference's (name order by localeCompare), for list and listAll(dir)", async () => {
+    const dir = fs.mkdtempSync(path.join(ROOT, "ties-"));
+    // Same header time, no messages: every session's `modified` is the same instant; names
+    // whose localeCompare order differs from code-unit order.
+    for (const n of ["a", "B", "b", "ä", "A-1", "a_2", "Z", "é", "e", "10", "9"]) {
+      write(dir, `${n}.jsonl`, [hdr(`id-${n}`, 0)]);
+    }
+    write(dir, "later.jsonl", [hdr("later", 5)]);
+    const want = (await Ref.list("/proj/a", dir)).map((s) => s.path);
+    expect((await disc.list("/proj/a", dir)).map((s) => s.path)).toEqual(want);
+    expect((await disc.listAll(dir)).map((s) => s.path)).toEqual((await Ref.listAll(dir)).map((s) => s.path));
+  });
+});
