@@ -506,7 +506,17 @@ async function buildSessionInfos(files, signal, onInfo, pre) {
   };
   const onRecord = onInfo
     ? (json) => {
-        const batch = JSON.parse(json);
+        // Called from the native side's thread-safe function: must not throw.
+        let batch;
+        try {
+          batch = JSON.parse(json);
+        } catch (error) {
+          // Only a native bug could write JSON that does not parse: the listing fails.
+          stopped = true;
+          failure ??= { error };
+          abort.abort();
+          return;
+        }
         for (let k = 0; k + 1 < batch.length; k += 2) {
           const i = batch[k];
           out[i] = take(i, batch[k + 1]);
