@@ -469,7 +469,12 @@ mod perf {
             let read = t.elapsed();
             let t = std::time::Instant::now();
             let m = super::parse(&b);
-            eprintln!("{} bytes read {read:?}, {} records parsed {:?}", b.len(), m.len(), t.elapsed());
+            eprintln!(
+                "{} bytes read {read:?}, {} records parsed {:?}",
+                b.len(),
+                m.len(),
+                t.elapsed()
+            );
         }
     }
 }
