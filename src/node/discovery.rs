@@ -436,12 +436,12 @@ fn stat_run(paths: &[String]) -> Vec<FileStat> {
         };
         if dir.as_ref().is_none_or(|(cur, _)| *cur != d) {
             let at = if d.is_empty() { "/" } else { d };
-            let fd = rustix::fs::open(
-                at,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            )
-            .ok();
+            // O_PATH needs no read permission, where the platform has it.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(at, flags, rustix::fs::Mode::empty()).ok();
             dir = Some((d, fd));
         }
         let Some((_, Some(fd))) = &dir else {
@@ -457,25 +457,58 @@ fn stat_run(paths: &[String]) -> Vec<FileStat> {
         };
         let regular =
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
+        let f = RawStat::of(&st);
         let euid = crate::safefs::euid();
         let readable = regular
-            && if euid != 0 && st.st_uid == euid {
-                st.st_mode & 0o400 != 0
+            && if euid != 0 && f.uid == euid {
+                f.mode & 0o400 != 0
             } else {
                 rustix::fs::accessat(fd, name, rustix::fs::Access::READ_OK, AtFlags::empty())
                     .is_ok()
             };
         out.push(FileStat {
-            mtime_ms: st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
+            mtime_ms: f.mtime as f64 * 1e3 + f.mtime_nsec as f64 / 1e6,
             stamp: readable.then(|| index::Stamp {
-                size: st.st_size as u64,
-                mtime_ns: i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec),
-                ctime_ns: i128::from(st.st_ctime) * 1_000_000_000 + i128::from(st.st_ctime_nsec),
-                ino: st.st_ino,
+                size: f.size,
+                mtime_ns: i128::from(f.mtime) * 1_000_000_000 + i128::from(f.mtime_nsec),
+                ctime_ns: i128::from(f.ctime) * 1_000_000_000 + i128::from(f.ctime_nsec),
+                ino: f.ino,
             }),
         });
     }
     out
+}
+
+/// The fields of a `stat` used here, in one width whatever the platform's (`st_mode` is 16
+/// bits on macOS, the nanoseconds signed or not).
+#[cfg(unix)]
+struct RawStat {
+    mode: u32,
+    uid: u32,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
+    ino: u64,
+}
+
+#[cfg(unix)]
+impl RawStat {
+    // The casts are conversions on some platforms and no-ops on others.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rustix::fs::Stat) -> RawStat {
+        RawStat {
+            mode: st.st_mode as u32,
+            uid: st.st_uid as u32,
+            size: st.st_size as u64,
+            mtime: st.st_mtime as i64,
+            mtime_nsec: st.st_mtime_nsec as i64,
+            ctime: st.st_ctime as i64,
+            ctime_nsec: st.st_ctime_nsec as i64,
+            ino: st.st_ino as u64,
+        }
+    }
 }
 
 #[cfg(not(unix))]
