@@ -14,7 +14,9 @@
 //   reproduces the reference's values exactly (lone surrogates included).
 // - An optional per-directory sidecar index (`<dir>/.pi-session-index`) caches records
 //   keyed by (size, mtime ns, ctime ns, inode), CRC-checked per record, opened O_NOFOLLOW,
-//   written 0600 (docs/durability.md); PI_SESSION_NATIVE_NO_INDEX=1 disables it.
+//   written 0600 (docs/durability.md); PI_SESSION_NATIVE_NO_INDEX=1 disables it. Records
+//   hold no texts: `firstMessage` / `allMessagesText` are read when a caller reads them
+//   (see "lazily produced texts" below).
 //
 // Progress: as in the reference, onProgress runs as files complete (completion order),
 // with the same counts and publish points (list: loaded 1, every 10th, last; listAll: file
@@ -193,11 +195,15 @@ function findMostRecentSession(sessionDir, cwd) {
   const resolvedSessionDir = normalizePath(sessionDir);
   const resolvedCwd = cwd ? resolvePath(cwd) : undefined;
   try {
-    const files = readdirSync(resolvedSessionDir)
+    const prefix = dirPrefix(resolvedSessionDir);
+    const paths = readdirSync(resolvedSessionDir)
       .filter((file) => file.endsWith(".jsonl"))
-      .map((file) => join(resolvedSessionDir, file))
-      .map((path) => ({ path, mtime: statSync(path).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime);
+      .map((file) => prefix + file);
+    // One native batch of stats (on two threads for a large directory); a failed stat is
+    // the reference's thrown statSync: no session.
+    const mtimes = new native.DiscoveryStats(paths).mtimes();
+    if (mtimes.some(Number.isNaN)) return null;
+    const files = paths.map((path, i) => ({ path, mtime: mtimes[i] })).sort((a, b) => b.mtime - a.mtime);
     for (const { path } of files) {
       const header = readSessionHeaderForDiscovery(path);
       if (header && (!resolvedCwd || sessionCwdMatches(getSessionHeaderCwd(header), resolvedCwd))) return path;
@@ -221,6 +227,23 @@ function findById(cwd, id, sessionDir) {
   const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
   const resolvedCwd = resolvePath(cwd);
   try {
+    if (typeof id === "string") {
+      // The headers are read natively in one call (files in directory order, the first
+      // match wins); a match whose cwd is filtered out continues the scan after it.
+      const prefix = dirPrefix(dir);
+      let paths = readdirSync(dir)
+        .filter((file) => file.endsWith(".jsonl"))
+        .map((file) => prefix + file);
+      for (;;) {
+        const found = native.discoveryFindHeader(paths, id);
+        if (!found) return undefined;
+        const header = JSON.parse(found.header);
+        const path = paths[found.index];
+        if (!filterCwd || sessionCwdMatches(getSessionHeaderCwd(header), resolvedCwd)) return path;
+        paths = paths.slice(found.index + 1);
+      }
+    }
+    // Any other id: the reference's loop as is (`undefined` matches a file without header).
     for (const file of readdirSync(dir)) {
       if (!file.endsWith(".jsonl")) continue;
       const path = join(dir, file);
@@ -237,25 +260,148 @@ function findById(cwd, id, sessionDir) {
 
 // --- session infos -------------------------------------------------------------------
 
+// --- lazily produced texts --------------------------------------------------------------
+//
+// A SessionInfo's `firstMessage` and `allMessagesText` are the only large values of a
+// listing (issue 23: 101 million characters for 10,000 sessions, built whether or not the
+// caller reads them). They are produced when first read: each is an enumerable accessor,
+// defined in the reference's key order, whose getter reads the text (Rust, a pass over the
+// session file that keeps the text: `discoveryText`) and replaces itself with a data
+// property holding it. Every use that reads values sees the reference's object:
+// `JSON.stringify`, spread, `Object.assign`, `structuredClone`, `Object.keys` / `entries`
+// (order included), `for...in`, deep equality; `util.inspect` too, through a
+// non-enumerable `util.inspect.custom` that makes the texts data properties, removes
+// itself and lets inspect print the now plain object. What can tell: a descriptor read
+// (`Object.getOwnPropertyDescriptor`) before the first read, `Reflect.ownKeys` /
+// `Object.getOwnPropertySymbols` (the inspect symbol, until the first inspect), and an
+// assignment to a text of a frozen SessionInfo, which throws TypeError as in strict mode
+// (an accessor cannot know the caller's mode). __test__/store-scale.test.mjs holds the
+// objects against the reference's.
+//
+// Which text: the bytes the listing saw (same size, mtime, ctime and inode; or, for a file
+// that has only grown since, its first listed bytes, checked by a fingerprint: pi appends
+// to the session it works in), so the text is exactly what the reference built at list
+// time. A file rewritten or replaced since gives the text it holds when read (what a new
+// listing would show); a deleted, unreadable or no-longer-session file gives no text
+// (`firstMessage` "(no messages)", `allMessagesText` ""), as a session without messages.
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+const FIRST = 0;
+const ALL = 1;
+
+function readText(path, key, which) {
+  const t = native.discoveryText(path, key, which);
+  if (which === FIRST) return t || "(no messages)";
+  return t ?? "";
+}
+
+const dataProp = (value) => ({ value, writable: true, enumerable: true, configurable: true });
+
+class Identity {
+  constructor(o) {
+    return o;
+  }
+}
+
+/**
+ * Where a SessionInfo's lazy texts come from, kept in private fields of the SessionInfo
+ * itself (through the return-override of `Identity`): no property, symbol or descriptor
+ * shows them, and the accessors stay shared functions (one object shape for every
+ * SessionInfo, where a closure per object made each its own shape: 3x the cost).
+ */
+class LazySource extends Identity {
+  /** [path, text key, firstMessage kept, allMessagesText kept] (one field: one shape step). */
+  #src;
+
+  constructor(info, path, key) {
+    super(info);
+    this.#src = [path, key, undefined, undefined];
+  }
+
+  /** The SessionInfo a read of `obj` reaches: itself or the object it inherits from. */
+  static holder(obj) {
+    for (let o = obj; o !== null && typeof o === "object"; o = Object.getPrototypeOf(o)) {
+      if (#src in o) return o;
+    }
+    return undefined;
+  }
+
+  static get(self, prop, which) {
+    const h = LazySource.holder(self);
+    if (h === undefined) return undefined;
+    const src = h.#src;
+    const kept = src[2 + which];
+    if (kept !== undefined) return kept;
+    const v = readText(src[0], src[1], which);
+    // From now on a plain data property, as the reference's; a frozen or sealed object
+    // keeps the accessor and the value is kept here.
+    if (!Reflect.defineProperty(h, prop, dataProp(v))) src[2 + which] = v;
+    return v;
+  }
+
+  static set(self, prop, v) {
+    // As an assignment to a data property: on the object itself, or an own property of an
+    // object that inherits from it; a frozen object refuses it (strict mode's TypeError).
+    if (!Reflect.defineProperty(self, prop, dataProp(v))) {
+      throw new TypeError(`Cannot assign to read only property '${prop}' of object '#<Object>'`);
+    }
+  }
+}
+
+const LAZY_FIRST = {
+  get() {
+    return LazySource.get(this, "firstMessage", FIRST);
+  },
+  set(v) {
+    LazySource.set(this, "firstMessage", v);
+  },
+  enumerable: true,
+  configurable: true,
+};
+const LAZY_ALL = {
+  get() {
+    return LazySource.get(this, "allMessagesText", ALL);
+  },
+  set(v) {
+    LazySource.set(this, "allMessagesText", v);
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/** `util.inspect.custom` of a SessionInfo with lazy texts: read them, then print it plainly. */
+function inspectPlain() {
+  void this.firstMessage;
+  void this.allMessagesText;
+  Reflect.deleteProperty(this, INSPECT);
+  return this;
+}
+const INSPECT_PLAIN = { value: inspectPlain, writable: true, enumerable: false, configurable: true };
+
+/** A value of a remembered header, as a fresh `JSON.parse` would give it (not shared). */
+const fresh = (v) => (typeof v === "object" && v !== null ? structuredClone(v) : v);
+
 /**
  * A native record -> the reference's SessionInfo (or null), same keys in the same order.
- * Record: [header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
- * firstMessage (string, or its length as a prefix of allMessagesText), allMessagesText].
+ * Record (parsed from the native JSON): [header object, name | 0, count, activity,
+ * deferred timestamps | 0, firstMessage length, allMessagesText length, keep 1 | 0,
+ * text key]. `shared`: the record was remembered from an earlier listing.
  */
-function toSessionInfo(filePath, r, stats) {
+function toSessionInfo(filePath, r, stats, shared) {
   if (!r) return null;
   try {
-    const header = JSON.parse(r[0]);
+    const header = r[0];
     let lastActivityTime = r[3];
-    if (r[4] !== undefined) {
-      for (const ts of JSON.parse(r[4])) {
+    if (r[4] !== 0) {
+      for (const ts of r[4]) {
         const t = new Date(ts).getTime();
         if (!Number.isNaN(t)) lastActivityTime = Math.max(lastActivityTime, t);
       }
     }
-    const name = r[1] === undefined ? undefined : JSON.parse(r[1]).trim() || undefined;
+    const name = r[1] === 0 ? undefined : r[1].trim() || undefined;
     const cwd = typeof header.cwd === "string" ? header.cwd : "";
-    const parentSessionPath = header.parentSession;
+    const id = shared ? fresh(header.id) : header.id;
+    const parentSessionPath = shared ? fresh(header.parentSession) : header.parentSession;
     const headerTime = typeof header.timestamp === "string" ? new Date(header.timestamp).getTime() : NaN;
     const modified =
       lastActivityTime > 0
@@ -263,20 +409,43 @@ function toSessionInfo(filePath, r, stats) {
         : !Number.isNaN(headerTime)
           ? new Date(headerTime)
           : (stats ?? statSync(filePath)).mtime;
-    const all = r[6];
-    const first = typeof r[5] === "number" ? all.slice(0, r[5]) : r[5];
-    return {
-      path: filePath,
-      id: header.id,
-      cwd,
-      name,
-      parentSessionPath,
-      created: new Date(header.timestamp),
-      modified,
-      messageCount: r[2],
-      firstMessage: first || "(no messages)",
-      allMessagesText: all,
-    };
+    const created = new Date(header.timestamp);
+    // An empty text is a plain value; a text is lazy (any first user text is in all texts).
+    if (r[6] === 0) {
+      return {
+        path: filePath,
+        id,
+        cwd,
+        name,
+        parentSessionPath,
+        created,
+        modified,
+        messageCount: r[2],
+        firstMessage: "(no messages)",
+        allMessagesText: "",
+      };
+    }
+    let info;
+    if (r[5] === 0) {
+      info = {
+        path: filePath,
+        id,
+        cwd,
+        name,
+        parentSessionPath,
+        created,
+        modified,
+        messageCount: r[2],
+        firstMessage: "(no messages)",
+      };
+    } else {
+      info = { path: filePath, id, cwd, name, parentSessionPath, created, modified, messageCount: r[2] };
+      Object.defineProperty(info, "firstMessage", LAZY_FIRST);
+    }
+    Object.defineProperty(info, "allMessagesText", LAZY_ALL);
+    Object.defineProperty(info, INSPECT, INSPECT_PLAIN);
+    new LazySource(info, filePath, r[8]);
+    return info;
   } catch {
     return null;
   }
@@ -284,27 +453,16 @@ function toSessionInfo(filePath, r, stats) {
 
 // In-process memo of the last records per path, keyed by the native stamp (size, mtime ns,
 // inode; only files older than a second get one): an unchanged file is answered by the
-// native side with `true` and its strings are reused (immutable, so sharing is invisible).
-// Bounded by total text size; disabled with the index (PI_SESSION_NATIVE_NO_INDEX=1).
+// native side with `true` and its record is reused. Records hold no texts (a few hundred
+// bytes each); bounded by count. Disabled with the index (PI_SESSION_NATIVE_NO_INDEX=1).
 const memo = new Map();
-const MEMO_MAX_CHARS = 256 * 1024 * 1024;
-let memoChars = 0;
+const MEMO_MAX = 200_000;
 
 function remember(path, r) {
-  const old = memo.get(path);
-  if (old) {
-    memoChars -= old.chars;
-    memo.delete(path);
-  }
-  if (!r || r[7] === undefined) return;
-  const chars = r[6].length + (typeof r[5] === "string" ? r[5].length : 0);
-  if (memoChars + chars > MEMO_MAX_CHARS) {
-    memo.clear();
-    memoChars = 0;
-    if (chars > MEMO_MAX_CHARS) return;
-  }
-  memo.set(path, { key: r[7], rec: r, chars });
-  memoChars += chars;
+  memo.delete(path);
+  if (!r || r[7] !== 1) return;
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(path, { key: r[8], rec: r });
 }
 
 /**
@@ -318,7 +476,7 @@ function remember(path, r) {
  * pass is aborted and the error is rethrown (the callers turn it into `[]`, as the
  * reference's rejected Promise.all does).
  */
-async function buildSessionInfos(files, signal, onInfo) {
+async function buildSessionInfos(files, signal, onInfo, pre) {
   if (files.length === 0) return [];
   signal?.throwIfAborted();
   const memoOn = useIndex();
@@ -328,17 +486,14 @@ async function buildSessionInfos(files, signal, onInfo) {
   if (listen) signal.addEventListener("abort", onAbort);
   const prof = PROFILE ? performance.now() : 0;
   const out = new Array(files.length).fill(null);
-  const lost = [];
   let stopped = false;
   let failure = null;
   const take = (i, r) => {
     const path = files[i].path;
-    if (r === true) {
-      r = memo.get(path).rec;
-    } else if (memoOn) {
-      remember(path, r);
-    }
-    return toSessionInfo(path, r, files[i].stats);
+    if (r === true) return toSessionInfo(path, memo.get(path).rec, files[i].stats, true);
+    if (!memoOn) return toSessionInfo(path, r, files[i].stats, false);
+    remember(path, r);
+    return toSessionInfo(path, r, files[i].stats, r?.[7] === 1);
   };
   const report = (i) => {
     try {
@@ -350,13 +505,20 @@ async function buildSessionInfos(files, signal, onInfo) {
     }
   };
   const onRecord = onInfo
-    ? (batch) => {
+    ? (json) => {
+        // Called from the native side's thread-safe function: must not throw.
+        let batch;
+        try {
+          batch = JSON.parse(json);
+        } catch (error) {
+          // Only a native bug could write JSON that does not parse: the listing fails.
+          stopped = true;
+          failure ??= { error };
+          abort.abort();
+          return;
+        }
         for (let k = 0; k + 1 < batch.length; k += 2) {
           const i = batch[k];
-          if (batch[k + 1] === undefined) {
-            lost.push(i); // failed to convert: listed again below
-            continue;
-          }
           out[i] = take(i, batch[k + 1]);
           if (!stopped && !signal?.aborted) report(i);
         }
@@ -370,6 +532,8 @@ async function buildSessionInfos(files, signal, onInfo) {
       memoOn,
       abort,
       onRecord,
+      pre?.stats,
+      pre?.order,
     );
   } finally {
     stopped = true;
@@ -378,22 +542,13 @@ async function buildSessionInfos(files, signal, onInfo) {
   if (failure) throw failure.error;
   if (res.aborted || signal?.aborted) signal?.throwIfAborted();
   const prof2 = PROFILE ? performance.now() : 0;
-  const records = res.records;
+  const records = JSON.parse(res.records);
   const late = [];
   for (let i = 0; i < files.length; i++) {
     const r = records[i];
-    records[i] = null;
     if (r === false) continue; // handed to onRecord
     out[i] = take(i, r);
     late.push(i);
-  }
-  if (lost.length > 0) {
-    const again = await buildSessionInfos(lost.map((i) => files[i]), signal);
-    lost.forEach((i, k) => {
-      out[i] = again[k];
-    });
-    late.push(...lost);
-    late.sort((x, y) => x - y);
   }
   if (onInfo) {
     stopped = false;
@@ -407,6 +562,15 @@ async function buildSessionInfos(files, signal, onInfo) {
     process.stderr.write(`discovery: ${files.length} files native ${(prof2 - prof).toFixed(1)} ms, records ${(t - prof2).toFixed(1)} ms\n`);
   }
   return out;
+}
+
+/**
+ * `join(dir, name)` is `dirPrefix(dir) + name` for a directory entry's name (no separator,
+ * never "." or ".."): `join` normalizes `dir` and adds one separator (none after a root).
+ * Computed once per directory: `join` per file was a tenth of a warm 10,000-file listing.
+ */
+function dirPrefix(dir) {
+  return join(dir, "a").slice(0, -1);
 }
 
 async function mapWithConcurrency(items, limit, map, signal) {
@@ -427,13 +591,15 @@ function sortSessionInfos(sessions) {
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
+/** The sessions of `dir`, in an order whose stable sort by `modified` is the reference's. */
 async function listSessionsFromDir(dir, onProgress, signal) {
   signal?.throwIfAborted();
   if (!existsSync(dir)) return [];
   try {
     const dirEntries = await readdir(dir);
     const names = dirEntries.filter((file) => file.endsWith(".jsonl"));
-    const files = names.map((file) => ({ path: join(dir, file) }));
+    const prefix = dirPrefix(dir);
+    const files = names.map((file) => ({ path: prefix + file }));
     const total = files.length;
     const partialSessions = [];
     let loaded = 0;
@@ -446,13 +612,19 @@ async function listSessionsFromDir(dir, onProgress, signal) {
         loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
       progress(loaded, total, publishPartial, partial);
     };
-    // The native pass starts in directory order; the reference's name order (descending
-    // localeCompare) is computed while the workers run. The first localeCompare of a process
-    // initializes ICU (~8 ms here), which a first-ever listing would otherwise wait for.
-    const pending = buildSessionInfos(files, signal, onProgress ? onInfo : undefined);
-    const order = names.map((_, i) => i).sort((a, b) => names[b].localeCompare(names[a]));
-    const results = await pending;
-    return order.map((i) => results[i]).filter((info) => info !== null);
+    // The reference returns the sessions in descending localeCompare order of their names,
+    // and both callers then sort them by `modified` (a stable sort): so the names decide
+    // only between sessions modified at the same millisecond. Sorting by (modified, name)
+    // gives the same final order with a localeCompare only for such ties (sorting 5,000
+    // names was a fifth of a warm listing); names that compare equal keep directory order
+    // in both.
+    const results = await buildSessionInfos(files, signal, onProgress ? onInfo : undefined);
+    const order = [];
+    for (let i = 0; i < results.length; i++) if (results[i] !== null) order.push(i);
+    order.sort(
+      (a, b) => results[b].modified.getTime() - results[a].modified.getTime() || names[b].localeCompare(names[a]),
+    );
+    return order.map((i) => results[i]);
   } catch {
     signal?.throwIfAborted();
     return [];
@@ -502,7 +674,8 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
       async (dir) => {
         try {
-          return (await readdir(dir)).filter((file) => file.endsWith(".jsonl")).map((file) => join(dir, file));
+          const prefix = dirPrefix(dir);
+          return (await readdir(dir)).filter((file) => file.endsWith(".jsonl")).map((file) => prefix + file);
         } catch {
           return [];
         }
@@ -510,17 +683,22 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       abortSignal,
     );
     const allFiles = dirFiles.flat();
+    const profT0 = PROFILE ? performance.now() : 0;
     // One native batch of stats; mtimeMs as Node computes it (NaN: stat failed, sorted last).
     // A failed stat leaves `stats` unset, as in the reference; the modified-time fallback
     // then stats the file itself.
     abortSignal?.throwIfAborted();
-    const mtimes = native.discoveryMtimes(allFiles);
+    // The native listing below reuses these stats (one stat per file in all).
+    const stats = new native.DiscoveryStats(allFiles);
+    const mtimes = stats.mtimes();
     const candidates = allFiles.map((path, i) => ({
       path,
       mtimeMs: Number.isNaN(mtimes[i]) ? Number.NEGATIVE_INFINITY : mtimes[i],
-      name: basename(path),
+      i,
     }));
-    candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name));
+    candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || basename(b.path).localeCompare(basename(a.path)));
+    const order = candidates.map((c) => c.i);
+    if (PROFILE) process.stderr.write(`listAll: ${allFiles.length} files, stat + sort ${(performance.now() - profT0).toFixed(1)} ms\n`);
     const totalFiles = candidates.length;
     let loaded = 0;
     let firstCandidateLoaded = false;
@@ -536,7 +714,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
         (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === totalFiles);
       report(loaded, totalFiles, publishPartial, partial);
     };
-    const results = await buildSessionInfos(candidates, abortSignal, progress ? onInfo : undefined);
+    const results = await buildSessionInfos(candidates, abortSignal, progress ? onInfo : undefined, { stats, order });
     return sortSessionInfos(results.filter((info) => info !== null));
   } catch {
     abortSignal?.throwIfAborted();

@@ -8,7 +8,7 @@
 //! - the index is opened with `O_NOFOLLOW | O_NONBLOCK` and used only when it is a regular
 //!   file owned by this user and no larger than a bound derived from the session files it
 //!   covers ([`size_bound`]); it is read up to the size it had when opened;
-//! - the file starts with a versioned header line (`pi-session-index 4`); each record is
+//! - the file starts with a versioned header line (`pi-session-index 5`); each record is
 //!   framed as `len u32, crc32 u32, payload` (CRC-32 of `len` and payload, `crc32fast`): a
 //!   damaged record is dropped (its session file is read again and the record rebuilt),
 //!   never served;
@@ -22,11 +22,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::text::Text;
-use super::{First, Record};
+use super::Record;
 
 pub const INDEX_FILE: &str = ".pi-session-index";
-const MAGIC: &str = "pi-session-index 4";
+const MAGIC: &str = "pi-session-index 5";
 
 /// Identity of a file's content as far as the cache is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,9 +97,9 @@ pub fn cacheable(stamp: &Stamp, start_ns: i128) -> bool {
     stamp.mtime_ns.max(stamp.ctime_ns) < start_ns - 1_000_000_000
 }
 
-/// Largest index accepted for session files of `sizes` bytes: a record holds at most a
-/// file's texts twice (first message and all text), UTF-16 at worst doubling them, plus
-/// the stamps and names.
+/// Largest index accepted for session files of `sizes` bytes: a record holds no texts, only
+/// raw values of its file (header fields, the name, deferred timestamps: each at most the
+/// file's size), plus the stamps and names.
 pub fn size_bound(sizes: impl Iterator<Item = u64>) -> u64 {
     let (mut total, mut n) = (0u64, 0u64);
     for s in sizes {
@@ -136,9 +135,10 @@ fn read_index(path: &Path, bound: u64) -> Option<Vec<u8>> {
 // bytes then the payload). Payload: name (str), size u64, mtime i128, ctime i128, ino u64,
 // use u8 (0 exact, no fingerprint; 1 exact + u64 fingerprint; 2 resume-only + u64), kind u8
 // (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
-// activity f64, deferred (opt str), first (0 + text | 1 + u64 prefix units), all (text).
-// Little-endian; str = u64 length + UTF-8; text = u8 (0 UTF-8, 1 UTF-16LE) + u64 byte
-// length + bytes.
+// activity f64, deferred (opt str), first_units u64, all_units u64. No texts: they are read
+// from the session file when a caller asks for them (issue 23: the index of a 300 MB
+// session of one message was 300 MB, and loading an index read every text).
+// Little-endian; str = u64 length + UTF-8.
 
 fn frame_crc(len: [u8; 4], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
@@ -178,25 +178,12 @@ impl<'a> Reader<'a> {
             _ => return None,
         })
     }
-    fn text(&mut self) -> Option<Text> {
-        let kind = self.u8()?;
-        let n = usize::try_from(self.u64()?).ok()?;
-        let raw = self.take(n)?;
-        Some(match kind {
-            0 => Text::Utf8(std::str::from_utf8(raw).ok()?.to_owned()),
-            1 if n % 2 == 0 => Text::Utf16(
-                raw.chunks_exact(2)
-                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                    .collect(),
-            ),
-            _ => return None,
-        })
-    }
 }
 
 /// The records of an index; a record whose checksum or shape is wrong is left out.
 fn parse(bytes: &[u8]) -> HashMap<String, Cached> {
-    let mut map = HashMap::new();
+    // About 300 bytes a record.
+    let mut map = HashMap::with_capacity(bytes.len() / 256);
     let Some(mut body) = bytes
         .strip_prefix(MAGIC.as_bytes())
         .and_then(|b| b.strip_prefix(b"\n"))
@@ -247,20 +234,17 @@ fn parse_record(payload: &[u8]) -> Option<(String, Cached)> {
             let count = r.u64()?;
             let activity = f64::from_bits(r.u64()?);
             let deferred = r.opt_str()?;
-            let first = match r.u8()? {
-                0 => First::Text(r.text()?),
-                1 => First::Prefix(r.u64()?),
-                _ => return None,
-            };
-            let all = r.text()?;
+            let first_units = r.u64()?;
+            let all_units = r.u64()?;
             Some(Arc::new(Record {
                 header,
                 name,
                 count,
                 activity,
                 deferred,
-                first,
-                all,
+                first_units,
+                all_units,
+                texts: None,
             }))
         }
         _ => return None,
@@ -296,22 +280,6 @@ fn put_opt_str(out: &mut Vec<u8>, s: &Option<String>) {
         }
     }
 }
-fn put_text(out: &mut Vec<u8>, t: &Text) {
-    match t {
-        Text::Utf8(s) => {
-            out.push(0);
-            put_str(out, s);
-        }
-        Text::Utf16(u) => {
-            out.push(1);
-            put_u64(out, (u.len() * 2) as u64);
-            for c in u {
-                out.extend_from_slice(&c.to_le_bytes());
-            }
-        }
-    }
-}
-
 /// Write the index atomically; errors are ignored (the cache is optional).
 pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)>) {
     let tmp = dir.join(format!(
@@ -329,8 +297,7 @@ pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)
     }
 }
 
-/// Stream the index to `file`, one entry at a time (an index holds every listed text of its
-/// directory: it is never built whole in memory).
+/// Stream the index to `file`, one entry at a time.
 fn write_entries<'a>(
     file: fs::File,
     entries: impl Iterator<Item = (&'a str, &'a Cached)>,
@@ -364,17 +331,8 @@ fn write_entries<'a>(
                 put_u64(&mut out, r.count);
                 put_u64(&mut out, r.activity.to_bits());
                 put_opt_str(&mut out, &r.deferred);
-                match &r.first {
-                    First::Text(t) => {
-                        out.push(0);
-                        put_text(&mut out, t);
-                    }
-                    First::Prefix(p) => {
-                        out.push(1);
-                        put_u64(&mut out, *p);
-                    }
-                }
-                put_text(&mut out, &r.all);
+                put_u64(&mut out, r.first_units);
+                put_u64(&mut out, r.all_units);
             }
         }
         // A record too large to frame is left out (its file is read again next time).
@@ -404,8 +362,9 @@ mod tests {
             count: 3,
             activity: 1.5,
             deferred: Some("[\"x\"]".into()),
-            first: First::Text(Text::Utf16(vec![0xD800, 0x41])),
-            all: Text::Utf8("héllo".into()),
+            first_units: 2,
+            all_units: 5,
+            texts: None,
         };
         let c = Cached {
             stamp: Stamp {
@@ -491,5 +450,31 @@ mod tests {
             assert!(load(&dir, 1 << 20).is_empty());
         }
         let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod perf {
+    /// `PI_INDEX_PERF=<dir> cargo test --release --lib discovery::index::perf -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn perf_load() {
+        let Some(d) = std::env::var_os("PI_INDEX_PERF") else {
+            return;
+        };
+        let d = std::path::PathBuf::from(d);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let b = super::read_index(&d.join(super::INDEX_FILE), u64::MAX).unwrap_or_default();
+            let read = t.elapsed();
+            let t = std::time::Instant::now();
+            let m = super::parse(&b);
+            eprintln!(
+                "{} bytes read {read:?}, {} records parsed {:?}",
+                b.len(),
+                m.len(),
+                t.elapsed()
+            );
+        }
     }
 }

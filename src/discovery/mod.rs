@@ -79,10 +79,15 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
         Err(e) if crate::safefs::is_not_regular(&e) => return Ok(Header::None),
         Err(e) => return Err(e),
     };
-    let mut buf = vec![0u8; 64 * 1024];
+    // 4 KiB first, as the reference reads (a header is a few hundred bytes: a 64 KiB first
+    // read copied 16 times what a lookup over thousands of files needs), then larger.
+    let mut buf = vec![0u8; 4 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut scanned = 0usize;
     while scanned < MAX_HEADER_SCAN_BYTES {
+        if scanned > 0 && buf.len() < 64 * 1024 {
+            buf.resize(64 * 1024, 0);
+        }
         let want = buf.len().min(MAX_HEADER_SCAN_BYTES - scanned);
         let n = match f.read(&mut buf[..want]) {
             Ok(n) => n,
@@ -119,6 +124,59 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
     }
 }
 
+/// Whether a header line ([`Header::Found`]) has the string id `id` (`header.id === id`).
+pub fn header_has_id(line: &str, id: &str) -> bool {
+    scan::scan(line).is_some_and(|s| raw_str_is(s.get("id"), id))
+}
+
+/// `findById`'s scan: the first of `paths` whose header ([`read_header`]; unreadable or
+/// beyond the scan limit: none, as `readSessionHeaderForDiscovery`) has the id `id`, with
+/// its header line. Headers are read on two threads in blocks, in order, stopping at the
+/// first block that holds a match (files after it are not read, or not waited for).
+pub fn find_header(paths: &[String], id: &str) -> Option<(usize, String)> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const BLOCK: usize = 32;
+    let best: Mutex<Option<(usize, String)>> = Mutex::new(None);
+    let first = AtomicUsize::new(usize::MAX);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let start = next.fetch_add(1, Ordering::Relaxed) * BLOCK;
+            if start >= paths.len() || start > first.load(Ordering::Relaxed) {
+                return;
+            }
+            for (k, p) in paths[start..(start + BLOCK).min(paths.len())]
+                .iter()
+                .enumerate()
+            {
+                let i = start + k;
+                if i > first.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Ok(Header::Found(line)) = read_header(Path::new(p))
+                    && header_has_id(&line, id)
+                {
+                    first.fetch_min(i, Ordering::Relaxed);
+                    if let Ok(mut b) = best.lock()
+                        && b.as_ref().is_none_or(|(j, _)| i < *j)
+                    {
+                        *b = Some((i, line));
+                    }
+                    break;
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        if paths.len() > BLOCK {
+            s.spawn(work);
+        }
+        work();
+    });
+    best.into_inner().ok().flatten()
+}
+
 fn final_header(line: &[u8]) -> Header {
     let text = String::from_utf8_lossy(line);
     match header_candidate(&text) {
@@ -140,11 +198,18 @@ struct Builder {
     /// A `session_info` line was seen (its name, even a cleared one, is the latest).
     name_seen: bool,
     count: u64,
-    /// JSON string body (escaped) of the first user text.
+    /// Keep the texts themselves (`first`, `all`); otherwise only their lengths.
+    keep_text: bool,
+    /// JSON string body (escaped) of the first user text (with `keep_text`), unless it
+    /// opens `all` (`first_prefix`).
     first: String,
-    /// JSON string body (escaped) of all texts joined by " ".
+    first_prefix: bool,
+    /// JSON string body (escaped) of all texts joined by " " (with `keep_text`).
     all: String,
     any_text: bool,
+    /// UTF-16 lengths of the first user text and of all texts joined.
+    first_units: u64,
+    all_units: u64,
     /// Max of 0 and all activity times resolved here.
     activity: f64,
     /// Raw `entry.timestamp` values whose `new Date(x).getTime()` is left to JS.
@@ -274,11 +339,26 @@ impl Builder {
                 },
             },
         }
-        // Text content.
+        // Text content: its escaped body when the texts are kept, else only its length
+        // (no copy: a 300 MB message is not held twice).
         let content = m.get("content").ok_or(Invalid)?;
         let mut body = String::new();
+        let mut units = 0u64;
+        let mut text_part = |raw: &str, body: &mut String| -> Result<(), Invalid> {
+            if self.keep_text {
+                text::push_join_string(raw, body)
+            } else if scan::kind_of(raw) == Kind::String {
+                units += text::escaped_units(&raw[1..raw.len() - 1]);
+                Ok(())
+            } else {
+                let mut tmp = String::new();
+                text::push_join_string(raw, &mut tmp)?;
+                units += text::escaped_units(&tmp);
+                Ok(())
+            }
+        };
         match scan::kind_of(content) {
-            Kind::String => body.push_str(&content[1..content.len() - 1]),
+            Kind::String => text_part(content, &mut body)?,
             Kind::Array => {
                 let mut n = 0usize;
                 for block in text::array_elements(content) {
@@ -291,11 +371,11 @@ impl Builder {
                                 continue;
                             }
                             if n > 0 {
-                                body.push(' ');
+                                text_part("\" \"", &mut body)?;
                             }
                             n += 1;
                             if let Some(t) = b.get("text") {
-                                text::push_join_string(t, &mut body)?;
+                                text_part(t, &mut body)?;
                             }
                         }
                         _ => {}
@@ -304,17 +384,38 @@ impl Builder {
             }
             _ => return Err(Invalid), // `.filter` is not a function
         }
-        if body.is_empty() {
+        if self.keep_text {
+            units = text::escaped_units(&body);
+        }
+        if units == 0 {
             return Ok(Step::Continue);
         }
+        let is_first = user && self.first_units == 0;
+        if is_first {
+            self.first_units = units;
+        }
+        if self.keep_text {
+            // The first user text opening the joined text (the usual case) is a prefix of
+            // it, not a copy; texts move rather than copy (one message can be 300 MB).
+            if is_first {
+                if self.any_text {
+                    self.first = body.clone();
+                } else {
+                    self.first_prefix = true;
+                }
+            }
+            if self.any_text {
+                self.all.push(' ');
+                self.all.push_str(&body);
+            } else {
+                self.all = body;
+            }
+        }
         if self.any_text {
-            self.all.push(' ');
+            self.all_units += 1;
         }
-        self.all.push_str(&body);
+        self.all_units += units;
         self.any_text = true;
-        if user && self.first.is_empty() {
-            self.first = body;
-        }
         Ok(Step::Continue)
     }
 
@@ -341,22 +442,26 @@ impl Builder {
         header.push('}');
         let deferred =
             (!self.deferred.is_empty()).then(|| format!("[{}]", self.deferred.join(",")));
-        let all = text::Text::decode(&self.all);
-        let first = if !self.first.is_empty() && self.all.starts_with(&self.first) {
-            // The first user text opens the joined text (the usual case): a prefix of it.
-            let f = text::Text::decode(&self.first);
-            First::Prefix(f.units())
-        } else {
-            First::Text(text::Text::decode(&self.first))
-        };
+        let texts = self.keep_text.then(|| {
+            let first = if self.first_prefix {
+                First::Prefix(self.first_units)
+            } else {
+                First::Text(text::Text::decode(&self.first))
+            };
+            Texts {
+                first,
+                all: text::Text::decode_owned(self.all),
+            }
+        });
         Some(Record {
             header,
             name: self.name,
             count: self.count,
             activity: self.activity,
             deferred,
-            first,
-            all,
+            first_units: self.first_units,
+            all_units: self.all_units,
+            texts,
         })
     }
 }
@@ -369,8 +474,13 @@ pub enum First {
 }
 
 /// What `buildSessionInfo` derives from one session file. Raw JSON values (the header
-/// object, the name literal, deferred timestamps) are `JSON.parse`d by the JS layer;
-/// texts are decoded here (exact UTF-16, lone surrogates included).
+/// object, the name literal, deferred timestamps) are `JSON.parse`d by the JS layer.
+///
+/// A listing keeps only the lengths of the two texts (`firstMessage`, `allMessagesText`):
+/// the JS layer produces a text when the caller first reads it, from a pass over the file
+/// that keeps it ([`extract_texts`]). So neither a listing nor the index holds a store's
+/// texts (issue 23: 101 million characters for 10,000 sessions, and a 300 MB session of
+/// one message wrote a 300 MB index).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     /// JSON object text with the header's id / cwd / parentSession / timestamp.
@@ -382,6 +492,18 @@ pub struct Record {
     pub activity: f64,
     /// JSON array of raw timestamps whose `new Date(x).getTime()` is left to JS.
     pub deferred: Option<String>,
+    /// UTF-16 length of the first user text (0: none, `"(no messages)"`).
+    pub first_units: u64,
+    /// UTF-16 length of all texts joined by " " (`allMessagesText.length`).
+    pub all_units: u64,
+    /// The texts, when the pass kept them.
+    pub texts: Option<Texts>,
+}
+
+/// `firstMessage` (before `|| "(no messages)"`) and `allMessagesText`, decoded here
+/// (exact UTF-16, lone surrogates included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texts {
     pub first: First,
     pub all: text::Text,
 }
@@ -473,9 +595,41 @@ pub fn extract_file(
     }
 }
 
+/// [`extract_file`], also keeping the texts (`Record::texts`).
+pub fn extract_texts(
+    mut file: File,
+    limit: Option<u64>,
+    abort: &dyn Fn() -> bool,
+) -> Result<Option<Record>, Invalid> {
+    io::Seek::rewind(&mut file).map_err(|_| Invalid)?;
+    match limit {
+        Some(n) => extract_with(file.take(n), true, abort),
+        None => extract_with(file, true, abort),
+    }
+}
+
 /// [`extract_file`] on any reader.
 pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
-    let mut b = Builder::default();
+    extract_with(r, false, abort)
+}
+
+/// [`extract_texts`] on any reader.
+pub fn extract_texts_from<R: Read>(
+    r: R,
+    abort: &dyn Fn() -> bool,
+) -> Result<Option<Record>, Invalid> {
+    extract_with(r, true, abort)
+}
+
+fn extract_with<R: Read>(
+    r: R,
+    keep_text: bool,
+    abort: &dyn Fn() -> bool,
+) -> Result<Option<Record>, Invalid> {
+    let mut b = Builder {
+        keep_text,
+        ..Builder::default()
+    };
     let mut not_session = false;
     for_each_line(
         r,
@@ -500,12 +654,70 @@ pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<Re
     Ok(b.finish())
 }
 
+/// What a listing saw of a file, so that a text read later is the listed one: the file's
+/// stamp and the fingerprint of its bytes ([`resume::fingerprint`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub stamp: index::Stamp,
+    pub fp: Option<u64>,
+}
+
+impl Listed {
+    /// `size:mtime_ns:ctime_ns:ino:fp` (fp empty when there is none).
+    pub fn key(&self) -> String {
+        let s = &self.stamp;
+        let fp = self.fp.map(|f| f.to_string()).unwrap_or_default();
+        format!("{}:{}:{}:{}:{fp}", s.size, s.mtime_ns, s.ctime_ns, s.ino)
+    }
+
+    pub fn parse(key: &str) -> Option<Listed> {
+        let mut it = key.split(':');
+        let stamp = index::Stamp {
+            size: it.next()?.parse().ok()?,
+            mtime_ns: it.next()?.parse().ok()?,
+            ctime_ns: it.next()?.parse().ok()?,
+            ino: it.next()?.parse().ok()?,
+        };
+        let fp = match it.next()? {
+            "" => None,
+            f => Some(f.parse().ok()?),
+        };
+        it.next().is_none().then_some(Listed { stamp, fp })
+    }
+}
+
+/// The texts of the session at `path` as a listing that saw `listed` found them: the same
+/// bytes are read again (the first `size` bytes of a file that has only grown since, its
+/// prefix unchanged: pi appends to the session it works in). A file rewritten or replaced
+/// since gives the texts it holds now; `None` when it is gone, unreadable, or no longer a
+/// session (the caller shows no text then).
+pub fn texts_as_listed(path: &Path, listed: Option<&Listed>) -> Option<Texts> {
+    let o = crate::safefs::open_regular(path, true).ok()?;
+    let now = index::Stamp::of(&o.meta);
+    let limit = match listed {
+        Some(l) if now == l.stamp => l.stamp.size,
+        Some(l)
+            if l.fp.is_some()
+                && now.ino == l.stamp.ino
+                && now.size > l.stamp.size
+                && resume::fingerprint(&o.file, l.stamp.size) == l.fp =>
+        {
+            l.stamp.size
+        }
+        _ => o.size,
+    };
+    extract_texts(o.file, Some(limit), &|| false)
+        .ok()
+        .flatten()
+        .and_then(|r| r.texts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ex(s: &str) -> Option<Record> {
-        extract_from(s.as_bytes(), &|| false).ok().flatten()
+        extract_texts_from(s.as_bytes(), &|| false).ok().flatten()
     }
 
     #[test]
@@ -516,8 +728,10 @@ mod tests {
             "{\"type\":\"session_info\",\"name\":\" n \"}",
         ))
         .expect("record");
-        assert_eq!(r.first, First::Prefix(4), "{r:?}");
-        assert_eq!(r.all, text::Text::Utf8("hi 2".into()), "{r:?}");
+        let t = r.texts.as_ref().expect("texts");
+        assert_eq!(t.first, First::Prefix(4), "{r:?}");
+        assert_eq!(t.all, text::Text::Utf8("hi 2".into()), "{r:?}");
+        assert_eq!((r.first_units, r.all_units), (4, 4), "{r:?}");
         assert_eq!(r.name.as_deref(), Some("\" n \""), "{r:?}");
         assert_eq!(r.activity, 1_704_153_600_000.0, "{r:?}");
     }
@@ -536,6 +750,60 @@ mod tests {
         assert!(ex("{\"type\":\"x\"}\n").is_none());
         assert!(ex("").is_none());
         assert!(ex(&format!("null\n0\n{h}")).is_some());
+    }
+
+    #[test]
+    fn texts_as_listed_reads_the_listed_bytes() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("pi-disc-texts-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("s.jsonl");
+        let h = "{\"type\":\"session\",\"id\":\"a\",\"timestamp\":\"2024-01-01T00:00:00.000Z\"}\n";
+        let m = |role: &str, t: &str| {
+            format!(
+                "{{\"type\":\"message\",\"message\":{{\"role\":\"{role}\",\"content\":\"{t}\"}}}}\n"
+            )
+        };
+        std::fs::write(
+            &p,
+            format!("{h}{}{}", m("assistant", "a1"), m("user", "u1")),
+        )
+        .expect("write");
+        let listed = |p: &Path| {
+            let o = crate::safefs::open_regular(p, true).expect("open");
+            let stamp = index::Stamp::of(&o.meta);
+            Listed {
+                stamp,
+                fp: resume::fingerprint(&o.file, stamp.size),
+            }
+        };
+        let all = |t: Option<Texts>| t.map(|t| t.all);
+        let l = listed(&p);
+        assert_eq!(Listed::parse(&l.key()), Some(l));
+        assert_eq!(Listed::parse("1:2:3"), None);
+        let want = Some(text::Text::Utf8("a1 u1".into()));
+        assert_eq!(all(texts_as_listed(&p, Some(&l))), want);
+        // Appended since: the listed bytes, not the new line.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| f.write_all(m("user", "later").as_bytes()))
+            .expect("append");
+        assert_eq!(all(texts_as_listed(&p, Some(&l))), want);
+        let t = texts_as_listed(&p, Some(&l)).expect("texts");
+        assert_eq!(t.first, First::Text(text::Text::Utf8("u1".into())));
+        // Rewritten with another beginning: what the file holds now.
+        std::fs::write(&p, format!("{h}{}{}", m("user", "b1"), m("user", "b2"))).expect("write");
+        assert_eq!(
+            all(texts_as_listed(&p, Some(&l))),
+            Some(text::Text::Utf8("b1 b2".into()))
+        );
+        // Gone, or no longer a session: no texts.
+        std::fs::write(&p, "{\"type\":\"x\"}\n").expect("write");
+        assert_eq!(texts_as_listed(&p, Some(&l)), None);
+        let _ = std::fs::remove_file(&p);
+        assert_eq!(texts_as_listed(&p, Some(&l)), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -573,7 +841,7 @@ mod perf {
                 .map_err(|_| super::Invalid)
                 .and_then(|f| super::extract_file(f, None, &|| false));
             let ex = t.elapsed();
-            let len = r.ok().flatten().map(|s| s.all.units()).unwrap_or(0);
+            let len = r.ok().flatten().map(|s| s.all_units).unwrap_or(0);
             eprintln!(
                 "{} MB read {:?} newlines({n}) {:?} extract {:?} record {len}",
                 data.len() >> 20,

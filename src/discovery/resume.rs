@@ -13,7 +13,7 @@
 //! place with a new beginning or end is re-read whole.
 
 use super::text::{self, Text};
-use super::{Builder, First, Invalid, Record, for_each_line};
+use super::{Builder, First, Invalid, Record, Texts, for_each_line};
 use crate::entry::read_exact_at;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -62,6 +62,7 @@ pub fn extract_after(
     let mut b = Builder {
         // The header was in the prefix: every line from here on is an entry.
         header: Some(super::HeaderRaw::default()),
+        keep_text: old.texts.is_some(),
         ..Builder::default()
     };
     let mut each = |bytes: &[u8]| {
@@ -104,6 +105,10 @@ fn join(a: &Text, b: Text) -> Text {
 
 /// Fold the state of the appended lines (`b`) into the record of the prefix.
 fn merge(old: &Record, b: Builder) -> Record {
+    let texts = match (&old.texts, b.keep_text) {
+        (Some(t), true) => Some(merge_texts(t, &b)),
+        _ => None,
+    };
     let name = if b.name_seen {
         b.name
     } else {
@@ -125,19 +130,40 @@ fn merge(old: &Record, b: Builder) -> Record {
             deferred.push(d);
         }
     }
+    let all_units = match (old.all_units, b.all_units) {
+        (0, n) | (n, 0) => n,
+        (a, n) => a + 1 + n,
+    };
+    Record {
+        header: old.header.clone(),
+        name,
+        count: old.count + b.count,
+        activity: old.activity.max(b.activity),
+        deferred: (!deferred.is_empty()).then(|| format!("[{}]", deferred.join(","))),
+        first_units: if old.first_units > 0 {
+            old.first_units
+        } else {
+            b.first_units
+        },
+        all_units,
+        texts,
+    }
+}
+
+/// The texts of the prefix followed by those of the appended lines.
+fn merge_texts(old: &Texts, b: &Builder) -> Texts {
     let old_first_empty = match &old.first {
         First::Text(t) => is_empty(t),
         First::Prefix(n) => *n == 0,
     };
-    let first = if !old_first_empty || b.first.is_empty() {
+    let first = if !old_first_empty || b.first_units == 0 {
         old.first.clone()
+    } else if b.first_prefix && is_empty(&old.all) {
+        First::Prefix(b.first_units)
+    } else if b.first_prefix {
+        First::Text(Text::decode(&b.all).prefix(b.first_units))
     } else {
-        let f = Text::decode(&b.first);
-        if is_empty(&old.all) && b.all.starts_with(&b.first) {
-            First::Prefix(f.units())
-        } else {
-            First::Text(f)
-        }
+        First::Text(Text::decode(&b.first))
     };
     let all = if b.all.is_empty() {
         old.all.clone()
@@ -146,33 +172,29 @@ fn merge(old: &Record, b: Builder) -> Record {
     } else {
         join(&old.all, Text::decode(&b.all))
     };
-    Record {
-        header: old.header.clone(),
-        name,
-        count: old.count + b.count,
-        activity: old.activity.max(b.activity),
-        deferred: (!deferred.is_empty()).then(|| format!("[{}]", deferred.join(","))),
-        first,
-        all,
-    }
+    Texts { first, all }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discovery::{extract_file, extract_from};
+    use crate::discovery::{extract_file, extract_from, extract_texts, extract_texts_from};
     use std::io::Write;
 
-    /// `firstMessage` as JS sees it: a prefix of `all` or its own text, as UTF-16.
-    fn resolved(r: &Record) -> (Record, Vec<u16>) {
-        let first = match &r.first {
-            First::Prefix(n) => utf16(&r.all)[..*n as usize].to_vec(),
+    /// The record without its texts, and `firstMessage` / `allMessagesText` as JS sees
+    /// them (UTF-16); their lengths are the record's.
+    fn resolved(r: &Record) -> (Record, Vec<u16>, Vec<u16>) {
+        let t = r.texts.as_ref().expect("a pass that keeps the texts");
+        let all = utf16(&t.all);
+        let first = match &t.first {
+            First::Prefix(n) => all[..*n as usize].to_vec(),
             First::Text(t) => utf16(t),
         };
+        assert_eq!(first.len() as u64, r.first_units, "{r:?}");
+        assert_eq!(all.len() as u64, r.all_units, "{r:?}");
         let mut r = r.clone();
-        r.first = First::Prefix(0);
-        r.all = Text::Utf16(utf16(&r.all));
-        (r, first)
+        r.texts = None;
+        (r, first, all)
     }
 
     fn lines() -> Vec<String> {
@@ -221,13 +243,18 @@ mod tests {
                 .collect();
             let text: String = ls.iter().map(|l| format!("{l}\n")).collect();
             let p = write(&dir, "s.jsonl", &text);
-            let full = extract_from(File::open(&p).expect("open"), &|| false)
+            let full = extract_texts_from(File::open(&p).expect("open"), &|| false)
                 .expect("valid")
                 .expect("a session");
+            // A listing's pass keeps only the lengths: the same record otherwise.
+            let meta = extract_from(File::open(&p).expect("open"), &|| false)
+                .expect("valid")
+                .expect("a session");
+            assert_eq!(meta, resolved(&full).0);
             let mut cut = 0u64;
             for l in &ls {
                 cut += l.len() as u64 + 1;
-                let prefix = extract_file(File::open(&p).expect("open"), Some(cut), &|| false)
+                let prefix = extract_texts(File::open(&p).expect("open"), Some(cut), &|| false)
                     .expect("valid")
                     .expect("a session");
                 let fp = fingerprint(&File::open(&p).expect("open"), cut);
@@ -236,6 +263,19 @@ mod tests {
                     extract_after(File::open(&p).expect("open"), &prefix, cut, None, &|| false)
                         .expect("valid");
                 assert_eq!(resolved(&resumed), resolved(&full), "cut at {cut}");
+                // Without texts (as a listing resumes): the same lengths.
+                let meta_prefix = extract_file(File::open(&p).expect("open"), Some(cut), &|| false)
+                    .expect("valid")
+                    .expect("a session");
+                let meta_resumed = extract_after(
+                    File::open(&p).expect("open"),
+                    &meta_prefix,
+                    cut,
+                    None,
+                    &|| false,
+                )
+                .expect("valid");
+                assert_eq!(meta_resumed, meta, "cut at {cut}, lengths only");
             }
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -220,6 +220,15 @@ pub enum Text {
 }
 
 impl Text {
+    /// [`Text::decode`], taking the body (no copy when there is nothing to decode).
+    pub fn decode_owned(body: String) -> Text {
+        if body.contains('\\') {
+            Text::decode(&body)
+        } else {
+            Text::Utf8(body)
+        }
+    }
+
     /// Decode an escaped JSON string body (validated by the scanner).
     pub fn decode(body: &str) -> Text {
         if !body.contains('\\') {
@@ -228,6 +237,27 @@ impl Text {
         match decode_utf8(body) {
             Some(s) => Text::Utf8(s),
             None => Text::Utf16(decode_utf16(body)),
+        }
+    }
+
+    /// The first `n` UTF-16 units (`slice(0, n)`; `n` ends on a character here: it is the
+    /// length of a text that opens this one).
+    pub fn prefix(&self, n: u64) -> Text {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        match self {
+            Text::Utf8(s) => {
+                let mut units = 0usize;
+                let mut end = s.len();
+                for (i, c) in s.char_indices() {
+                    if units >= n {
+                        end = i;
+                        break;
+                    }
+                    units += c.len_utf16();
+                }
+                Text::Utf8(s[..end].to_owned())
+            }
+            Text::Utf16(u) => Text::Utf16(u[..n.min(u.len())].to_vec()),
         }
     }
 
@@ -244,6 +274,33 @@ impl Text {
             Text::Utf16(u) => u.len() as u64,
         }
     }
+}
+
+/// UTF-16 length of the text an escaped JSON string body (validated) decodes to, without
+/// decoding it: an escape is one unit (`\uXXXX` included: a surrogate pair is two escapes),
+/// a character is one unit, or two above U+FFFF.
+pub fn escaped_units(body: &str) -> u64 {
+    let b = body.as_bytes();
+    let mut n = 0u64;
+    let mut i = 0usize;
+    while let Some(p) = memchr::memchr(b'\\', &b[i..]) {
+        n += plain_units(&b[i..i + p]);
+        let esc = if b.get(i + p + 1) == Some(&b'u') {
+            6
+        } else {
+            2
+        };
+        n += 1;
+        i = (i + p + esc).min(b.len());
+    }
+    n + plain_units(&b[i..])
+}
+
+/// UTF-16 length of UTF-8 bytes with no escapes.
+fn plain_units(b: &[u8]) -> u64 {
+    let chars = b.iter().filter(|&&c| (c & 0xC0) != 0x80).count();
+    let astral = b.iter().filter(|&&c| c >= 0xF0).count();
+    (chars + astral) as u64
 }
 
 fn hex4(b: &[u8]) -> u32 {
@@ -394,6 +451,21 @@ mod tests {
         );
         assert_eq!(iso_ms("\"2021-02-30T00:00:00Z\""), None);
         assert_eq!(iso_ms("\"2021-01-01T10:00:00.5Z\""), None);
+    }
+
+    #[test]
+    fn escaped_units_match_decoded_units() {
+        for body in [
+            "",
+            "plain",
+            "h\\u00e9llo",
+            "\\ud83d\\ude00 pair",
+            "lone \\ud83d end",
+            "tab\\there \\\\ and \\\"",
+            "caf\u{e9} \u{1F600}",
+        ] {
+            assert_eq!(escaped_units(body), Text::decode(body).units(), "{body:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! that runs on a small std thread pool off the event loop and returns all records at once.
 
 use crate::discovery::text::Text;
-use crate::discovery::{self, First, Header, Record, index};
+use crate::discovery::{self, First, Header, Listed, Record, index};
 use napi::bindgen_prelude::{AsyncTask, Function, ToNapiValue, TypeName, Unknown, ValueType};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Result, Status, Task, sys};
@@ -58,10 +58,10 @@ impl Default for DiscoveryAbort {
 }
 
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
-/// In JS: `{ records, aborted }`, each record `null` or
-/// `[header JSON, name literal | undefined, count, activity, deferred JSON | undefined,
-/// firstMessage (string, or its length as a prefix of allMessagesText), allMessagesText,
-/// stamp key | undefined]`, or `true` when the caller's `known` stamp key still matches.
+/// In JS: `{ records, aborted, sent }`, `records` the JSON text of an array of records as
+/// [`push_out`] writes them (`true` when the caller's `known` key still matches the file's
+/// stamp). The texts are not in it: JS asks [`discovery_text`] with the text key when a
+/// caller reads one.
 pub struct DiscoveryResult {
     records: Vec<Out>,
     aborted: bool,
@@ -69,7 +69,7 @@ pub struct DiscoveryResult {
     sent: u32,
 }
 
-/// `onRecord(batch)`: finished files as a flat `[index, record, index, record, ...]` array.
+/// `onRecord(batch)`: finished files as the JSON text of `[index, record, index, record, ...]`.
 type RecordFn = ThreadsafeFunction<(), Unknown<'static>, Batch, Status, false>;
 
 /// Finished files on their way to JS while the workers run.
@@ -136,39 +136,63 @@ impl Outbox {
     }
 }
 
-/// A drained batch as one JS array. A record that fails to convert becomes `undefined`
-/// (JS lists that file again) rather than failing the call, which N-API would raise as an
-/// uncaught exception.
+/// A drained batch as one JSON text for JS: `[index, record, index, record, ...]`, records
+/// as in [`push_out`].
 pub struct Batch(Vec<(u32, Out)>);
 
 impl ToNapiValue for Batch {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        unsafe {
-            let (undef, arr) = undefined_and_array(env, val.0.len() * 2)?;
-            for (k, (i, o)) in val.0.iter().enumerate() {
-                let idx = js_f64(env, f64::from(*i))?;
-                let rec = js_out(env, o, undef).unwrap_or(undef);
-                check(sys::napi_set_element(env, arr, (2 * k) as u32, idx))?;
-                check(sys::napi_set_element(env, arr, (2 * k + 1) as u32, rec))?;
+        let mut json = String::with_capacity(val.0.len() * 320 + 2);
+        json.push('[');
+        for (k, (i, o)) in val.0.iter().enumerate() {
+            if k > 0 {
+                json.push(',');
             }
-            Ok(arr)
+            json.push_str(&i.to_string());
+            json.push(',');
+            push_out(&mut json, o);
         }
+        json.push(']');
+        unsafe { js_str(env, &json) }
     }
 }
 
-/// A record array, `true` (unchanged) or `null` (not a session); `false` (sent) never
-/// travels through here.
-unsafe fn js_out(env: sys::napi_env, o: &Out, undef: sys::napi_value) -> Result<sys::napi_value> {
-    let mut v = std::ptr::null_mut();
-    unsafe {
-        match o {
-            Out::Rec(r, key) => return js_record(env, r, key, undef),
-            Out::Same => check(sys::napi_get_boolean(env, true, &mut v))?,
-            Out::Sent => check(sys::napi_get_boolean(env, false, &mut v))?,
-            Out::None => check(sys::napi_get_null(env, &mut v))?,
+/// One file's outcome as JSON: `null` (not a session, or a record JS cannot hold: a text
+/// past V8's string length limit, which the reference's buildSessionInfo answers `null`
+/// for), `true` (unchanged since the caller's copy), `false` (already sent), or
+/// `[header object, name literal | 0, count, activity, deferred timestamps | 0,
+/// firstMessage length, allMessagesText length, 1 if the caller may keep it | 0, text key]`.
+/// Raw JSON values of the file are embedded verbatim: `JSON.parse` gives the reference's
+/// values exactly (lone surrogates included). One JSON text for a whole listing costs a
+/// fraction of building its records value by value through N-API.
+fn push_out(json: &mut String, o: &Out) {
+    match o {
+        Out::None => json.push_str("null"),
+        Out::Same => json.push_str("true"),
+        Out::Sent => json.push_str("false"),
+        Out::Rec(r, _, _) if unconvertible(r) || r.all_units > MAX_JS_STRING => {
+            json.push_str("null")
+        }
+        Out::Rec(r, keep, listed) => {
+            json.push('[');
+            json.push_str(&r.header);
+            json.push(',');
+            json.push_str(r.name.as_deref().unwrap_or("0"));
+            json.push(',');
+            json.push_str(&r.count.to_string());
+            json.push(',');
+            discovery::text::push_number(r.activity, json);
+            json.push(',');
+            json.push_str(r.deferred.as_deref().unwrap_or("0"));
+            json.push(',');
+            json.push_str(&r.first_units.to_string());
+            json.push(',');
+            json.push_str(&r.all_units.to_string());
+            json.push_str(if *keep { ",1,\"" } else { ",0,\"" });
+            json.push_str(&listed.key());
+            json.push_str("\"]");
         }
     }
-    Ok(v)
 }
 
 fn check(status: sys::napi_status) -> Result<()> {
@@ -183,6 +207,14 @@ fn check(status: sys::napi_status) -> Result<()> {
 
 unsafe fn js_str(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
+    if s.is_ascii() {
+        // A one-byte string: a plain copy (a listing's JSON is ASCII unless a header or a
+        // name holds raw non-ASCII text).
+        check(unsafe {
+            sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut v)
+        })?;
+        return Ok(v);
+    }
     check(unsafe {
         sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut v)
     })?;
@@ -210,18 +242,6 @@ unsafe fn js_text(env: sys::napi_env, t: &Text) -> Result<sys::napi_value> {
     }
 }
 
-/// `undefined` and a new array of `len` slots: what every record list starts from.
-unsafe fn undefined_and_array(
-    env: sys::napi_env,
-    len: usize,
-) -> Result<(sys::napi_value, sys::napi_value)> {
-    let mut undef = std::ptr::null_mut();
-    check(unsafe { sys::napi_get_undefined(env, &mut undef) })?;
-    let mut arr = std::ptr::null_mut();
-    check(unsafe { sys::napi_create_array_with_length(env, len, &mut arr) })?;
-    Ok((undef, arr))
-}
-
 unsafe fn js_f64(env: sys::napi_env, n: f64) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
     check(unsafe { sys::napi_create_double(env, n, &mut v) })?;
@@ -244,53 +264,13 @@ fn unconvertible(r: &Record) -> bool {
         .is_some_and(|needle| r.header.contains(needle))
 }
 
-unsafe fn js_record(
-    env: sys::napi_env,
-    r: &Record,
-    key: &Option<String>,
-    undef: sys::napi_value,
-) -> Result<sys::napi_value> {
-    if unconvertible(r) {
-        return Err(napi::Error::new(
-            Status::GenericFailure,
-            "record does not convert to JS (test hook)".to_string(),
-        ));
-    }
-    let mut arr = std::ptr::null_mut();
-    check(unsafe { sys::napi_create_array_with_length(env, 8, &mut arr) })?;
-    let vals = unsafe {
-        [
-            js_str(env, &r.header)?,
-            match &r.name {
-                Some(n) => js_str(env, n)?,
-                None => undef,
-            },
-            js_f64(env, r.count as f64)?,
-            js_f64(env, r.activity)?,
-            match &r.deferred {
-                Some(d) => js_str(env, d)?,
-                None => undef,
-            },
-            match &r.first {
-                First::Text(t) => js_text(env, t)?,
-                First::Prefix(n) => js_f64(env, *n as f64)?,
-            },
-            js_text(env, &r.all)?,
-            match key {
-                Some(k) => js_str(env, k)?,
-                None => undef,
-            },
-        ]
-    };
-    for (i, v) in vals.into_iter().enumerate() {
-        check(unsafe { sys::napi_set_element(env, arr, i as u32, v) })?;
-    }
-    Ok(arr)
-}
+/// V8's longest string (`v8::String::kMaxLength` on 64-bit): the reference's
+/// `allMessages.join(" ")` throws past it and its buildSessionInfo answers `null`.
+const MAX_JS_STRING: u64 = (1 << 29) - 24;
 
 impl TypeName for DiscoveryResult {
     fn type_name() -> &'static str {
-        "{ records: Array<[string, string | undefined, number, number, string | undefined, string | number, string, string | undefined] | boolean | null>; aborted: boolean; sent: number }"
+        "{ records: string; aborted: boolean; sent: number }"
     }
     fn value_type() -> ValueType {
         ValueType::Object
@@ -299,32 +279,26 @@ impl TypeName for DiscoveryResult {
 
 impl ToNapiValue for DiscoveryResult {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        unsafe {
-            let (undef, arr) = undefined_and_array(env, val.records.len())?;
-            // Each record is dropped once it is a JS value: the texts are not held twice
-            // (Rust and V8) for the whole listing, which halves the peak for a large store.
-            for (i, r) in val.records.into_iter().enumerate() {
-                // A record that cannot be a JS value (a text past V8's string length limit)
-                // is `null`, as the reference's buildSessionInfo answers for that file; the
-                // rest of the listing stands.
-                let v = match js_out(env, &r, undef) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        let mut null = std::ptr::null_mut();
-                        check(sys::napi_get_null(env, &mut null))?;
-                        null
-                    }
-                };
-                drop(r);
-                check(sys::napi_set_element(env, arr, i as u32, v))?;
+        let mut json = String::with_capacity(val.records.len() * 320 + 2);
+        json.push('[');
+        for (i, r) in val.records.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
             }
+            push_out(&mut json, r);
+        }
+        json.push(']');
+        drop(val.records);
+        unsafe {
+            let records = js_str(env, &json)?;
+            drop(json);
             let mut obj = std::ptr::null_mut();
             check(sys::napi_create_object(env, &mut obj))?;
             check(sys::napi_set_named_property(
                 env,
                 obj,
                 c"records".as_ptr(),
-                arr,
+                records,
             ))?;
             let mut b = std::ptr::null_mut();
             check(sys::napi_get_boolean(env, val.aborted, &mut b))?;
@@ -349,6 +323,7 @@ impl ToNapiValue for DiscoveryResult {
 pub struct ExtractTask {
     paths: Vec<String>,
     known: Vec<String>,
+    pre: Option<(Arc<Vec<FileStat>>, Vec<u32>)>,
     use_index: bool,
     abort: Arc<AtomicBool>,
     stream: Option<(RecordFn, Arc<Outbox>)>,
@@ -371,8 +346,9 @@ enum Out {
     None,
     /// Unchanged since the caller's previous listing (its stamp key matched).
     Same,
-    /// A record, with its stamp key when the caller may reuse it later.
-    Rec(Arc<Record>, Option<String>),
+    /// A record, whether the caller may keep it (and answer the same stamp with it later),
+    /// and what was listed (for reading its texts later; its key is the stamp's too).
+    Rec(Arc<Record>, bool, Listed),
     /// Already handed to the caller's `onRecord` callback.
     Sent,
 }
@@ -388,12 +364,206 @@ fn stamp_key(s: &index::Stamp) -> String {
     format!("{}:{}:{}:{}", s.size, s.mtime_ns, s.ctime_ns, s.ino)
 }
 
+/// One `stat` of a listed path.
+#[derive(Clone, Copy)]
+pub struct FileStat {
+    /// `fs.statSync(p).mtimeMs` (NaN: stat failed).
+    mtime_ms: f64,
+    /// The stamp of a regular file this process can read; nothing is answered (from the
+    /// index or the caller's copy) for others: the reference skips those.
+    stamp: Option<index::Stamp>,
+}
+
+fn stat_one(p: &str) -> FileStat {
+    let Ok(md) = std::fs::metadata(p) else {
+        return FileStat {
+            mtime_ms: f64::NAN,
+            stamp: None,
+        };
+    };
+    FileStat {
+        mtime_ms: mtime_ms(&md),
+        stamp: (md.is_file() && readable(Path::new(p), &md)).then(|| index::Stamp::of(&md)),
+    }
+}
+
+/// Whether this process may read the file: decided by the mode for the owner (its class
+/// always applies, ACLs included), asked of the kernel (`access`) otherwise.
+fn readable(p: &Path, md: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let euid = crate::safefs::euid();
+        // Root reads what its mode refuses (capabilities): asked, as for other owners.
+        if euid != 0 && md.uid() == euid {
+            return md.mode() & 0o400 != 0;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = md;
+    crate::safefs::readable(p)
+}
+
+/// `fs.statSync(p).mtimeMs`, as Node computes it (`sec * 1e3 + nsec / 1e6`).
+fn mtime_ms(md: &std::fs::Metadata) -> f64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        md.mtime() as f64 * 1e3 + md.mtime_nsec() as f64 / 1e6
+    }
+    #[cfg(not(unix))]
+    {
+        md.modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    }
+}
+
+/// Stats of consecutive paths, each directory opened once: a file is stat'ed by name
+/// relative to its directory (`fstatat`), not by walking its whole path again (half the
+/// cost of a stat here). What is asked is the same: the final name is followed as `stat`
+/// follows it. A directory that cannot be opened falls back to whole paths.
+#[cfg(unix)]
+fn stat_run(paths: &[String]) -> Vec<FileStat> {
+    use rustix::fs::{AtFlags, OFlags};
+    let mut out = Vec::with_capacity(paths.len());
+    let mut dir: Option<(&str, Option<std::os::fd::OwnedFd>)> = None;
+    for p in paths {
+        let Some((d, name)) = p.rsplit_once('/').filter(|(_, n)| !n.is_empty()) else {
+            out.push(stat_one(p));
+            continue;
+        };
+        if dir.as_ref().is_none_or(|(cur, _)| *cur != d) {
+            let at = if d.is_empty() { "/" } else { d };
+            // O_PATH needs no read permission, where the platform has it.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(at, flags, rustix::fs::Mode::empty()).ok();
+            dir = Some((d, fd));
+        }
+        let Some((_, Some(fd))) = &dir else {
+            out.push(stat_one(p));
+            continue;
+        };
+        let Ok(st) = rustix::fs::statat(fd, name, AtFlags::empty()) else {
+            out.push(FileStat {
+                mtime_ms: f64::NAN,
+                stamp: None,
+            });
+            continue;
+        };
+        let regular =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
+        let f = RawStat::of(&st);
+        let euid = crate::safefs::euid();
+        let readable = regular
+            && if euid != 0 && f.uid == euid {
+                f.mode & 0o400 != 0
+            } else {
+                rustix::fs::accessat(fd, name, rustix::fs::Access::READ_OK, AtFlags::empty())
+                    .is_ok()
+            };
+        out.push(FileStat {
+            mtime_ms: f.mtime as f64 * 1e3 + f.mtime_nsec as f64 / 1e6,
+            stamp: readable.then(|| index::Stamp {
+                size: f.size,
+                mtime_ns: i128::from(f.mtime) * 1_000_000_000 + i128::from(f.mtime_nsec),
+                ctime_ns: i128::from(f.ctime) * 1_000_000_000 + i128::from(f.ctime_nsec),
+                ino: f.ino,
+            }),
+        });
+    }
+    out
+}
+
+/// The fields of a `stat` used here, in one width whatever the platform's (`st_mode` is 16
+/// bits on macOS, the nanoseconds signed or not).
+#[cfg(unix)]
+struct RawStat {
+    mode: u32,
+    uid: u32,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
+    ino: u64,
+}
+
+#[cfg(unix)]
+impl RawStat {
+    // The casts are conversions on some platforms and no-ops on others.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rustix::fs::Stat) -> RawStat {
+        RawStat {
+            mode: st.st_mode as u32,
+            uid: st.st_uid as u32,
+            size: st.st_size as u64,
+            mtime: st.st_mtime as i64,
+            mtime_nsec: st.st_mtime_nsec as i64,
+            ctime: st.st_ctime as i64,
+            ctime_nsec: st.st_ctime_nsec as i64,
+            ino: st.st_ino as u64,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn stat_run(paths: &[String]) -> Vec<FileStat> {
+    paths.iter().map(|p| stat_one(p)).collect()
+}
+
+/// [`stat_run`] for every path, on two threads for a large listing (a stat is a few
+/// microseconds; 10,000 of them are most of a warm listing).
+fn stat_all(paths: &[String]) -> Vec<FileStat> {
+    if paths.len() < 512 {
+        return stat_run(paths);
+    }
+    let (a, b) = paths.split_at(paths.len() / 2);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| stat_run(b));
+        let mut out = stat_run(a);
+        match h.join() {
+            Ok(rest) => out.extend(rest),
+            Err(_) => out.extend(stat_run(b)),
+        }
+        out
+    })
+}
+
+/// Stats of the files of a listing, taken once: their `mtimeMs` for the caller's sort, and
+/// their stamps for [`discovery_extract`] (which would otherwise stat every file again).
+#[napi]
+pub struct DiscoveryStats {
+    stats: Arc<Vec<FileStat>>,
+}
+
+#[napi]
+impl DiscoveryStats {
+    #[napi(constructor)]
+    pub fn new(paths: Vec<String>) -> Self {
+        DiscoveryStats {
+            stats: Arc::new(stat_all(&paths)),
+        }
+    }
+
+    /// `fs.statSync(p).mtimeMs` per path (NaN when stat failed).
+    #[napi(catch_unwind)]
+    pub fn mtimes(&self) -> Vec<f64> {
+        self.stats.iter().map(|s| s.mtime_ms).collect()
+    }
+}
+
 /// Hands one finished file to JS as it completes.
 type Send<'a> = &'a (dyn Fn(usize, &Out) + Sync);
 
 fn run(
     paths: &[String],
     known: &[String],
+    pre: Option<(&[FileStat], &[u32])>,
     use_index: bool,
     abort: &AtomicBool,
     send: Option<Send<'_>>,
@@ -402,21 +572,23 @@ fn run(
     let t0 = std::time::Instant::now();
     let start_ns = index::now_ns();
     let n = paths.len();
-    let stamps: Vec<Option<index::Stamp>> = paths
-        .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .ok()
-                .filter(|m| m.is_file())
-                // Nothing is answered (from the index or the caller's copy) for a file this
-                // process cannot read: the reference skips those.
-                .filter(|_| crate::safefs::readable(Path::new(p)))
-                .map(|m| index::Stamp::of(&m))
-        })
-        .collect();
+    let stamps: Vec<Option<index::Stamp>> = match pre {
+        // Taken by the caller a moment ago (listAll sorts by them first).
+        Some((stats, order)) => (0..n)
+            .map(|i| {
+                let k = order.get(i).map_or(i, |&k| k as usize);
+                stats.get(k).and_then(|s| s.stamp)
+            })
+            .collect(),
+        None => stat_all(paths).into_iter().map(|s| s.stamp).collect(),
+    };
+    let t_stat = t0.elapsed();
     let same: Vec<bool> = (0..n)
         .map(|i| match (&stamps[i], known.get(i)) {
-            (Some(st), Some(k)) if !k.is_empty() => *k == stamp_key(st),
+            // The caller's key is a text key (`Listed::key`): the stamp, then ':' + fp.
+            (Some(st), Some(k)) if !k.is_empty() => {
+                k.rsplit_once(':').is_some_and(|(k, _)| k == stamp_key(st))
+            }
             _ => false,
         })
         .collect();
@@ -576,9 +748,10 @@ fn run(
     }
     if prof {
         eprintln!(
-            "discovery(rust): {n} files, {} dirs: stat + index load {:?}, files {:?}, index store {:?}, resumed so far {}",
+            "discovery(rust): {n} files, {} dirs: stat {:?}, index load {:?}, files {:?}, index store {:?}, resumed so far {}",
             dirs.len(),
-            t_load,
+            t_stat,
+            t_load - t_stat,
             t_work - t_load,
             t0.elapsed() - t_work,
             RESUMED.load(Ordering::Relaxed)
@@ -603,18 +776,15 @@ fn one(
         return (Out::None, None, false);
     };
     let cacheable = index::cacheable(&stamp, start_ns);
-    let out = |r: &Option<Arc<Record>>| match r {
-        Some(r) => Out::Rec(
-            r.clone(),
-            (use_index && cacheable).then(|| stamp_key(&stamp)),
-        ),
+    let out = |r: &Option<Arc<Record>>, fp: Option<u64>| match r {
+        Some(r) => Out::Rec(r.clone(), use_index && cacheable, Listed { stamp, fp }),
         None => Out::None,
     };
     if let Some(c) = old
         && c.exact
         && c.stamp == stamp
     {
-        return (out(&c.record), Some(c.clone()), true);
+        return (out(&c.record, c.resume), Some(c.clone()), true);
     }
     let check = || abort.load(Ordering::Relaxed);
     // Without blocking (a FIFO), and only a regular file (a device never ends): anything
@@ -630,11 +800,8 @@ fn one(
     } else {
         opened.size
     });
-    let fingerprint = if use_index {
-        discovery::resume::fingerprint(&file, stamp.size)
-    } else {
-        None
-    };
+    // Also without the index: a text read later checks the listed bytes with it.
+    let fingerprint = discovery::resume::fingerprint(&file, stamp.size);
     // Exact entries for settled files; a resume base for the others (pi's active session).
     let keep = use_index && (cacheable || fingerprint.is_some());
     // The same file grown since its cached record, with that record's bytes unchanged
@@ -657,7 +824,7 @@ fn one(
             // listing for a few appended lines, which the next listing reads again.
             if !cacheable && stamp.size - c.stamp.size <= REBASE_BYTES {
                 return match r {
-                    Ok(r) => (out(&Some(Arc::new(r))), Some(c.clone()), true),
+                    Ok(r) => (out(&Some(Arc::new(r)), fingerprint), Some(c.clone()), true),
                     Err(_) => (Out::None, None, false),
                 };
             }
@@ -674,7 +841,7 @@ fn one(
                 resume: fingerprint,
                 exact: cacheable,
             });
-            (out(&record), cached, false)
+            (out(&record, fingerprint), cached, false)
         }
         Err(_) => (Out::None, None, false),
     }
@@ -701,7 +868,8 @@ impl Task for ExtractTask {
         };
         let (mut records, aborted) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let send: Option<Send<'_>> = if stream.is_some() { Some(&send) } else { None };
-            run(&paths, &known, use_index, &abort, send)
+            let pre = self.pre.as_ref().map(|(s, o)| (s.as_slice(), o.as_slice()));
+            run(&paths, &known, pre, use_index, &abort, send)
         }))
         .map_err(|_| napi::Error::from_reason("pi-session-native: discovery worker panicked"))?;
         let mut sent = 0u32;
@@ -731,26 +899,13 @@ impl Task for ExtractTask {
 /// (`sec * 1e3 + nsec / 1e6`).
 #[napi(catch_unwind)]
 pub fn discovery_mtimes(paths: Vec<String>) -> Vec<f64> {
-    paths
-        .iter()
-        .map(|p| match std::fs::metadata(p) {
-            #[cfg(unix)]
-            Ok(md) => {
-                use std::os::unix::fs::MetadataExt;
-                md.mtime() as f64 * 1e3 + md.mtime_nsec() as f64 / 1e6
-            }
-            #[cfg(not(unix))]
-            Ok(md) => md
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
-            Err(_) => f64::NAN,
-        })
-        .collect()
+    stat_all(&paths).iter().map(|s| s.mtime_ms).collect()
 }
 
 /// Extract discovery records for `paths` (in order) on worker threads.
+///
+/// `stats` and `order`: the stats the caller took of these files (`DiscoveryStats` of some
+/// list), `paths[i]` being that list's `order[i]`; the files are not stat'ed again.
 #[napi(catch_unwind)]
 pub fn discovery_extract(
     paths: Vec<String>,
@@ -758,6 +913,8 @@ pub fn discovery_extract(
     use_index: bool,
     abort: &DiscoveryAbort,
     on_record: Option<Function<'_, Batch, Unknown<'static>>>,
+    stats: Option<&DiscoveryStats>,
+    order: Option<Vec<u32>>,
 ) -> Result<AsyncTask<ExtractTask>> {
     let stream = match on_record {
         Some(f) => {
@@ -771,11 +928,84 @@ pub fn discovery_extract(
         }
         None => None,
     };
+    let pre = stats.map(|s| (s.stats.clone(), order.unwrap_or_default()));
     Ok(AsyncTask::new(ExtractTask {
         paths,
         known,
+        pre,
         use_index,
         abort: abort.flag.clone(),
         stream,
     }))
+}
+
+/// A text for JS: a string, or `null` when there is none.
+pub struct TextOut(Option<Text>);
+
+impl TypeName for TextOut {
+    fn type_name() -> &'static str {
+        "string | null"
+    }
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for TextOut {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        match &val.0 {
+            Some(t) => unsafe { js_text(env, t) },
+            None => {
+                let mut null = std::ptr::null_mut();
+                check(unsafe { sys::napi_get_null(env, &mut null) })?;
+                Ok(null)
+            }
+        }
+    }
+}
+
+/// A listed session's `firstMessage` text (`which` 0, before `|| "(no messages)"`) or
+/// `allMessagesText` (`which` 1), read when a caller first reads it: the bytes the listing
+/// saw (`key`, from the record), or what the file holds now if it was rewritten since
+/// ([`discovery::texts_as_listed`]); `null` when it is gone or no longer a session. A text
+/// past V8's string length limit is an error (the listing left such a session out).
+#[napi(catch_unwind)]
+pub fn discovery_text(path: String, key: String, which: u32) -> Result<TextOut> {
+    let listed = Listed::parse(&key);
+    let Some(t) = discovery::texts_as_listed(Path::new(&path), listed.as_ref()) else {
+        return Ok(TextOut(None));
+    };
+    let text = if which == 0 {
+        match t.first {
+            First::Text(f) => f,
+            First::Prefix(n) => t.all.prefix(n),
+        }
+    } else {
+        t.all
+    };
+    if text.units() > MAX_JS_STRING {
+        return Err(napi::Error::from_reason(
+            "pi-session-native: session text longer than a JS string can be",
+        ));
+    }
+    Ok(TextOut(Some(text)))
+}
+
+/// A header found by [`discovery_find_header`].
+#[napi(object)]
+pub struct FoundHeader {
+    /// Index in the paths given.
+    pub index: u32,
+    /// The header line (`JSON.parse` it).
+    pub header: String,
+}
+
+/// The first of `paths` whose session header has the id `id` (`findById`'s scan, in
+/// order; see [`discovery::find_header`]), or `null`.
+#[napi(catch_unwind)]
+pub fn discovery_find_header(paths: Vec<String>, id: String) -> Option<FoundHeader> {
+    discovery::find_header(&paths, &id).map(|(i, header)| FoundHeader {
+        index: u32::try_from(i).unwrap_or(u32::MAX),
+        header,
+    })
 }
