@@ -14,10 +14,9 @@
 //                                          (`--only picker10k`, `--only picker10k-warm`)
 //   node bench/pi-bin.mjs --big-rounds 3   rounds of the 10k rows (default 3)
 //   node bench/pi-bin.mjs --big-ref-rounds 1   plain `pi` runs in them (default 1: pi 1.6.0's own
-//                                          picker takes 10-15 minutes on 10,000 sessions, as it
-//                                          re-sorts and redraws the growing partial list; its single
-//                                          run, without warm-up, serves both the cold and the warm
-//                                          row, as pi 1.6.0 has no index)
+//                                          picker took 640 s on 10,000 sessions (not profiled); its
+//                                          single run, without warm-up, serves both the cold and the
+//                                          warm row, as pi 1.6.0 has no index)
 //   node bench/pi-bin.mjs --only picker10k --gen-only   generate the selected rows' data and exit
 //
 // Rows (keys: version, c10mb, c100mb, session-10mb, session-100mb, picker-cold, picker-warm,
