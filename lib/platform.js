@@ -2,7 +2,7 @@
 // Which prebuilt binary fits this process: the napi-rs platform names
 // (`<platform>-<arch>[-<abi>]`, as in `pi-session-native.linux-x64-gnu.node` and the package
 // `pi-session-native-linux-x64-gnu`). package.json `napi.targets` is the one list of what we
-// build; __test__/packaging.test.mjs checks that it, this table, `npm/` and the
+// build; __test__/release.test.mjs checks that it, this table, `npm/` and the
 // optionalDependencies agree.
 const { readFileSync } = require("node:fs");
 

@@ -338,9 +338,9 @@ pub struct Entry {
     pub retained_tail: bool,
     /// session header: `id` is a string (a valid header needs it).
     pub id_is_string: bool,
-    /// The entry as a *shell* for JS (see [`shell_of`]): its JSON with each heavy top-level
-    /// value replaced by `0`, followed by the names of those keys. `None` when the entry has
-    /// no heavy value (JS parses its whole text) or its text changed after indexing.
+    /// The entry as a *shell* for JS (see [`shell_of`]): its JSON without its heavy values,
+    /// with the names of the keys that hold them. `None` when the entry has no heavy value
+    /// (JS parses its whole text) or its text changed after indexing.
     pub shell: Option<Box<str>>,
     /// With a shell: the byte ranges (start, end pairs, flat) in the entry's text of the
     /// values the shell left out, in the order its lazy keys come (depth first, text order):

@@ -1,7 +1,9 @@
 //! pi-session-native: a Rust core for pi's session store, with a napi-rs binding.
 //!
-//! Layers (dependencies point down only):
-//! - `node`: the N-API binding (thin; argument checks, conversions, async tasks)
+//! Layers (meant to point down only; `store` and `durability` still import each other, and
+//! the binding still holds listing orchestration: docs/architecture.md, known debts):
+//! - `node`: the N-API binding (argument checks, conversions, async tasks, and for now some
+//!   orchestration: the listing, the prefetch thread, migration and fork splicing)
 //! - core modules: pure Rust, no napi types.
 
 pub mod branch;

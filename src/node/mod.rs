@@ -1,4 +1,6 @@
-//! N-API binding layer. Everything here is thin: it converts arguments and calls into the core.
+//! N-API binding layer: converts arguments and calls into the core. Not all of it is thin yet
+//! (listing orchestration in `discovery.rs`, the prefetch and fork splicing in `session.rs`;
+//! docs/architecture.md, known debts).
 
 use napi_derive::napi;
 

@@ -720,8 +720,8 @@ impl NativeSession {
         self.store.tree.index_of(&key).map_or(-1, |i| i as i32)
     }
 
-    /// The leaf: `null`, a string id, or (for non-string ids) a number: the index of an
-    /// entry that has the leaf id, so JS can read the id value from it.
+    /// The leaf's id key: `null`, a string id, or (for a non-string id) its `\u{0}`-prefixed
+    /// tagged key, which JS looks up with `indexOf` to read the id value from that entry.
     #[napi(catch_unwind)]
     pub fn leaf_key(&self) -> Option<String> {
         self.store.tree.leaf.as_ref().map(|k| k.to_string())
