@@ -19,6 +19,19 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, s
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** Deterministic small PRNG (xorshift32): `rng(seed)(n)` is an integer in [0, n). */
+export function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return (n) => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s % n;
+  };
+}
+
 export const GEN_VERSION = 1;
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_DATA_DIR = join(HERE, "data");

@@ -21,7 +21,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rea
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_DATA_DIR, writeSession } from "./gen.mjs";
+import { DEFAULT_DATA_DIR, rng, writeSession } from "./gen.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const GEN = 2; // version of this store layout
@@ -33,18 +33,6 @@ const root = join(DEFAULT_DATA_DIR, `search-${N}`);
 const dir = join(root, "sessions");
 const manifestPath = join(root, "manifest.json");
 
-/** Deterministic small PRNG (xorshift32) for the layout and the samples. */
-function rng(seed) {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s % n;
-  };
-}
 
 const plantText = (i) => `planted fact${i}x about the purple walrus number ${i} and authz${i}ology`;
 

@@ -28,7 +28,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rea
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_DATA_DIR, writeSession } from "./gen.mjs";
+import { DEFAULT_DATA_DIR, rng, writeSession } from "./gen.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = join(DEFAULT_DATA_DIR, "store-scale");
@@ -42,18 +42,6 @@ const STORES = {
 };
 const args = process.argv.slice(2);
 
-/** Deterministic small PRNG (xorshift32). */
-function rng(seed) {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s % n;
-  };
-}
 
 const projDir = (root, k) => join(root, "sessions", `--home-u-proj${k}--`);
 

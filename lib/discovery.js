@@ -480,7 +480,7 @@ async function buildSessionInfos(files, signal, onInfo, pre) {
   if (files.length === 0) return [];
   signal?.throwIfAborted();
   const memoOn = useIndex();
-  const abort = new native.DiscoveryAbort();
+  const abort = new native.AbortFlag();
   const onAbort = () => abort.abort();
   const listen = signal && typeof signal.addEventListener === "function";
   if (listen) signal.addEventListener("abort", onAbort);

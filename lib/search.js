@@ -41,7 +41,7 @@ function count(v, name, dflt, max) {
 /** Run an async native task with an AbortSignal wired to a native abort flag. */
 async function withSignal(signal, start) {
   if (signal?.aborted) throw abortError(signal);
-  const handle = new native.SearchAbort();
+  const handle = new native.AbortFlag();
   const onAbort = () => handle.abort();
   signal?.addEventListener?.("abort", onAbort, { once: true });
   try {

@@ -15,8 +15,6 @@ pub struct Selected {
     pub index: u32,
     /// Index of the latest `context_edit` (within the selection) targeting this entry.
     pub edit: Option<u32>,
-    /// An older compaction kept inside the retained range: contributes no messages.
-    pub silent: bool,
 }
 
 /// Model and thinking level from the whole path (`getSessionContextSettings`).
@@ -103,14 +101,12 @@ pub fn plan(tree: &Tree) -> Plan {
     }
     let selected = entries
         .iter()
-        .enumerate()
-        .map(|(pos, &i)| {
-            let e = &tree.entries[i as usize];
-            Selected {
-                index: i,
-                edit: edits.get(e.id.as_str()).copied(),
-                silent: e.etype == EntryType::Compaction && pos > 0,
-            }
+        .map(|&i| Selected {
+            index: i,
+            edit: tree
+                .entries
+                .get(i as usize)
+                .and_then(|e| edits.get(e.id.as_str()).copied()),
         })
         .collect();
     let edit_targets = edits.keys().map(|&t| Key::from(t)).collect();

@@ -470,11 +470,6 @@ impl Object {
         self.get_bytes(key.as_bytes())
     }
 
-    /// The value of a key that may contain lone surrogates.
-    pub fn get_js(&self, key: &JsString) -> Option<&Value> {
-        self.get_bytes(key.wtf8_bytes())
-    }
-
     /// Mutable access to the value of `key`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.get_bytes_mut(key.as_bytes())
@@ -741,13 +736,6 @@ impl Value {
 
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
-    }
-
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Value::Bool(b) => Some(*b),
-            _ => None,
-        }
     }
 
     pub fn as_f64(&self) -> Option<f64> {

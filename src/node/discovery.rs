@@ -30,33 +30,6 @@ pub fn discovery_read_header(path: String) -> String {
     }
 }
 
-/// A cancellation flag shared with running extraction tasks.
-#[napi]
-pub struct DiscoveryAbort {
-    flag: Arc<AtomicBool>,
-}
-
-#[napi]
-impl DiscoveryAbort {
-    #[napi(constructor)]
-    pub fn new() -> Self {
-        DiscoveryAbort {
-            flag: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    #[napi(catch_unwind)]
-    pub fn abort(&self) {
-        self.flag.store(true, Ordering::SeqCst);
-    }
-}
-
-impl Default for DiscoveryAbort {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
 /// In JS: `{ records, aborted, sent }`, `records` the JSON text of an array of records as
 /// [`push_out`] writes them (`true` when the caller's `known` key still matches the file's
@@ -911,7 +884,7 @@ pub fn discovery_extract(
     paths: Vec<String>,
     known: Vec<String>,
     use_index: bool,
-    abort: &DiscoveryAbort,
+    abort: &super::abort::AbortFlag,
     on_record: Option<Function<'_, Batch, Unknown<'static>>>,
     stats: Option<&DiscoveryStats>,
     order: Option<Vec<u32>>,
@@ -934,7 +907,7 @@ pub fn discovery_extract(
         known,
         pre,
         use_index,
-        abort: abort.flag.clone(),
+        abort: abort.shared(),
         stream,
     }))
 }

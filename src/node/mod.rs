@@ -16,6 +16,7 @@ pub mod session;
 pub fn uuidv7() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+pub mod abort;
 pub mod check;
 pub mod discovery;
 pub mod search;

@@ -8,35 +8,8 @@ use napi::{Env, Result, Task};
 use napi_derive::napi;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-
-/// A cancellation flag shared with a running search.
-#[napi]
-pub struct SearchAbort {
-    flag: Arc<AtomicBool>,
-}
-
-#[napi]
-impl SearchAbort {
-    #[napi(constructor)]
-    pub fn new() -> Self {
-        SearchAbort {
-            flag: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    #[napi(catch_unwind)]
-    pub fn abort(&self) {
-        self.flag.store(true, Ordering::SeqCst);
-    }
-}
-
-impl Default for SearchAbort {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 /// Options of `searchSessionsNative` (checked and defaulted by lib/search.js).
 #[napi(object)]
@@ -168,7 +141,7 @@ pub fn search_sessions_native(
     dir: String,
     query: String,
     options: NativeSearchOptions,
-    abort: &SearchAbort,
+    abort: &super::abort::AbortFlag,
 ) -> AsyncTask<SearchTask> {
     let opts = search::Options {
         cwd: options.cwd,
@@ -187,7 +160,7 @@ pub fn search_sessions_native(
         dir: PathBuf::from(dir),
         query,
         opts,
-        abort: Arc::clone(&abort.flag),
+        abort: abort.shared(),
     })
 }
 

@@ -220,13 +220,12 @@ impl NativeSession {
     }
 }
 
-/// The context plan: selected entry indices with their latest edit (or -1) and whether
-/// they are silent (an older compaction), plus where model and thinking level come from.
+/// The context plan: selected entry indices with their latest edit (or -1), plus where
+/// model and thinking level come from.
 #[napi(object)]
 pub struct ContextPlan {
     pub indices: Uint32Array,
     pub edits: Int32Array,
-    pub silent: Uint32Array,
     pub thinking_from: i32,
     pub model_from: i32,
     /// Ids targeted by the selected `context_edit` entries (usually none).
@@ -590,13 +589,6 @@ impl NativeSession {
         self.store.rewrite().map_err(|e| to_js(e.into()))
     }
 
-    /// Write every entry to a new file with exclusive create (forkFrom).
-    #[napi(catch_unwind)]
-    pub fn write_exclusive(&self, path: String) -> Result<()> {
-        store::write_all_exclusive(&PathBuf::from(path), &self.store.tree.entries)
-            .map_err(|e| to_js(e.into()))
-    }
-
     /// forkFrom: write `header` and every non-header entry to a new file (exclusive create).
     /// Lines are written as `JSON.stringify(JSON.parse(line))`, as the reference does.
     #[napi(catch_unwind)]
@@ -796,14 +788,6 @@ impl NativeSession {
                 plan.selected
                     .iter()
                     .map(|s| s.edit.map_or(-1, |e| e as i32))
-                    .collect(),
-            ),
-            silent: Uint32Array::new(
-                plan.selected
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.silent)
-                    .map(|(p, _)| p as u32)
                     .collect(),
             ),
             thinking_from: plan.settings.thinking_from.map_or(-1, |i| i as i32),
