@@ -19,6 +19,17 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, s
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/**
+ * Session `i`'s id (uuid v7 layout, unique by construction: `i` in its last part) and file-name
+ * stamp, for a session started at `startMs`; `r` is an `rng`.
+ */
+export function benchSessionName(r, startMs, i) {
+  const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[r(16)]).join("");
+  const ms = startMs.toString(16).padStart(12, "0");
+  const id = `${ms.slice(0, 8)}-${ms.slice(8)}-7${hex(3)}-8${hex(3)}-${i.toString(16).padStart(12, "0")}`;
+  return { id, ts: new Date(startMs).toISOString().replace(/[:.]/g, "-") };
+}
+
 /** Deterministic small PRNG (xorshift32): `rng(seed)(n)` is an integer in [0, n). */
 export function rng(seed) {
   let s = seed >>> 0 || 1;

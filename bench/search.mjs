@@ -21,7 +21,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rea
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_DATA_DIR, rng, writeSession } from "./gen.mjs";
+import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const GEN = 2; // version of this store layout
@@ -40,11 +40,7 @@ function jobOf(i) {
   const r = rng(0x9e3779b9 ^ (i * 2654435761));
   const k = i % PROJECTS;
   const startMs = BASE_MS + r(60 * 86400) * 1000;
-  // A session id of our own (uuid v7 layout, unique by construction: i in its last part).
-  const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[r(16)]).join("");
-  const ms = startMs.toString(16).padStart(12, "0");
-  const id = `${ms.slice(0, 8)}-${ms.slice(8)}-7${hex(3)}-8${hex(3)}-${i.toString(16).padStart(12, "0")}`;
-  const ts = new Date(startMs).toISOString().replace(/[:.]/g, "-");
+  const { id, ts } = benchSessionName(r, startMs, i);
   return {
     path: join(dir, `--home-u-proj${k}--`, `${ts}_${id}.jsonl`),
     seed: `search-${i}`,

@@ -28,7 +28,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rea
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_DATA_DIR, rng, writeSession } from "./gen.mjs";
+import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = join(DEFAULT_DATA_DIR, "store-scale");
@@ -50,10 +50,7 @@ function jobOf(name, i) {
   const r = rng(0x85ebca6b ^ (i * 2654435761));
   const k = i % 2 === 0 ? 0 : 1 + ((i >> 1) % (PROJECTS - 1));
   const startMs = BASE_MS + r(60 * 86400) * 1000;
-  const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[r(16)]).join("");
-  const ms = startMs.toString(16).padStart(12, "0");
-  const id = `${ms.slice(0, 8)}-${ms.slice(8)}-7${hex(3)}-8${hex(3)}-${i.toString(16).padStart(12, "0")}`;
-  const ts = new Date(startMs).toISOString().replace(/[:.]/g, "-");
+  const { id, ts } = benchSessionName(r, startMs, i);
   return {
     path: join(projDir(join(ROOT, name), k), `${ts}_${id}.jsonl`),
     seed: `store-scale-${name}-${i}`,

@@ -348,26 +348,21 @@ class LazySource extends Identity {
   }
 }
 
-const LAZY_FIRST = {
-  get() {
-    return LazySource.get(this, "firstMessage", FIRST);
-  },
-  set(v) {
-    LazySource.set(this, "firstMessage", v);
-  },
-  enumerable: true,
-  configurable: true,
-};
-const LAZY_ALL = {
-  get() {
-    return LazySource.get(this, "allMessagesText", ALL);
-  },
-  set(v) {
-    LazySource.set(this, "allMessagesText", v);
-  },
-  enumerable: true,
-  configurable: true,
-};
+/** The accessor every SessionInfo with a lazy text shares for `prop` (`which`: FIRST / ALL). */
+function lazyText(prop, which) {
+  return {
+    get() {
+      return LazySource.get(this, prop, which);
+    },
+    set(v) {
+      LazySource.set(this, prop, v);
+    },
+    enumerable: true,
+    configurable: true,
+  };
+}
+const LAZY_FIRST = lazyText("firstMessage", FIRST);
+const LAZY_ALL = lazyText("allMessagesText", ALL);
 
 /** `util.inspect.custom` of a SessionInfo with lazy texts: read them, then print it plainly. */
 function inspectPlain() {

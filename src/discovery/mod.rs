@@ -582,29 +582,34 @@ fn lines_with<R: Read>(
 /// `limit` bytes are read when given (the size a cache entry will be stamped with, so that
 /// the record describes exactly those bytes).
 pub fn extract_file(
+    file: File,
+    limit: Option<u64>,
+    abort: &dyn Fn() -> bool,
+) -> Result<Option<Record>, Invalid> {
+    extract_limited(file, limit, false, abort)
+}
+
+/// [`extract_file`], also keeping the texts (`Record::texts`).
+pub fn extract_texts(
+    file: File,
+    limit: Option<u64>,
+    abort: &dyn Fn() -> bool,
+) -> Result<Option<Record>, Invalid> {
+    extract_limited(file, limit, true, abort)
+}
+
+fn extract_limited(
     mut file: File,
     limit: Option<u64>,
+    keep_text: bool,
     abort: &dyn Fn() -> bool,
 ) -> Result<Option<Record>, Invalid> {
     // From the start (a fingerprint's positioned reads on Unix leave the cursor alone;
     // Windows' `seek_read` does not).
     io::Seek::rewind(&mut file).map_err(|_| Invalid)?;
     match limit {
-        Some(n) => extract_from(file.take(n), abort),
-        None => extract_from(file, abort),
-    }
-}
-
-/// [`extract_file`], also keeping the texts (`Record::texts`).
-pub fn extract_texts(
-    mut file: File,
-    limit: Option<u64>,
-    abort: &dyn Fn() -> bool,
-) -> Result<Option<Record>, Invalid> {
-    io::Seek::rewind(&mut file).map_err(|_| Invalid)?;
-    match limit {
-        Some(n) => extract_with(file.take(n), true, abort),
-        None => extract_with(file, true, abort),
+        Some(n) => extract_with(file.take(n), keep_text, abort),
+        None => extract_with(file, keep_text, abort),
     }
 }
 
