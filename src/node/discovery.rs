@@ -178,6 +178,18 @@ fn check(status: sys::napi_status) -> Result<()> {
     }
 }
 
+// Safety of the raw N-API calls below (`js_str`, `js_text`, `js_f64` and the
+// `to_napi_value` impls): `env` is the live environment napi-rs passes to `to_napi_value`
+// on the JS thread (the only callers); every pointer handed to N-API is either a borrowed
+// Rust slice that outlives the call (`s.as_ptr()` with `s.len()`, which fits `isize` since
+// Rust allocations never exceed `isize::MAX`) or a local out-parameter (`&mut v`); N-API
+// copies the bytes before returning and writes only the out-parameter. Every status is
+// checked, so a failed call never yields a null `napi_value` to JS.
+
+/// A JS string of `s`: one-byte when ASCII, else decoded from UTF-8.
+///
+/// # Safety
+/// `env` must be a live N-API environment on its JS thread (see above).
 unsafe fn js_str(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
     if s.is_ascii() {
@@ -194,6 +206,10 @@ unsafe fn js_str(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
     Ok(v)
 }
 
+/// A JS string of a listing text (UTF-8 or UTF-16 with lone surrogates).
+///
+/// # Safety
+/// As [`js_str`].
 unsafe fn js_text(env: sys::napi_env, t: &Text) -> Result<sys::napi_value> {
     match t {
         Text::Utf8(s) if s.is_ascii() => {
@@ -215,6 +231,10 @@ unsafe fn js_text(env: sys::napi_env, t: &Text) -> Result<sys::napi_value> {
     }
 }
 
+/// A JS number.
+///
+/// # Safety
+/// As [`js_str`].
 unsafe fn js_f64(env: sys::napi_env, n: f64) -> Result<sys::napi_value> {
     let mut v = std::ptr::null_mut();
     check(unsafe { sys::napi_create_double(env, n, &mut v) })?;
