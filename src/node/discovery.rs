@@ -899,7 +899,12 @@ pub fn discovery_mtimes(paths: Vec<String>) -> Vec<f64> {
 ///
 /// `stats` and `order`: the stats the caller took of these files (`DiscoveryStats` of some
 /// list), `paths[i]` being that list's `order[i]`; the files are not stat'ed again.
-#[napi(catch_unwind)]
+/// `onRecord` gets batches of finished records as the JSON text of `[index, record, ...]`.
+#[napi(
+    catch_unwind,
+    ts_args_type = "paths: Array<string>, known: Array<string>, useIndex: boolean, abort: AbortFlag, onRecord?: ((batchJson: string) => unknown) | undefined | null, stats?: DiscoveryStats | undefined | null, order?: Array<number> | undefined | null",
+    ts_return_type = "Promise<{ records: string; aborted: boolean; sent: number }>"
+)]
 pub fn discovery_extract(
     paths: Vec<String>,
     known: Vec<String>,
