@@ -65,3 +65,17 @@ describe("TypeScript declarations (index.d.ts)", () => {
     expect(output).toMatch(/negative\.ts\(5,\d+\): error TS2345: Argument of type 'number' is not assignable/);
   });
 });
+
+describe("binding.d.ts (the boundary's generated types, committed)", () => {
+  it("is what the build generates: a changed binding shows in review", async () => {
+    const { existsSync } = await import("node:fs");
+    if (!existsSync(join(root, ".git"))) {
+      console.warn("[types] not a git checkout: the committed binding.d.ts cannot be compared");
+      return;
+    }
+    const diff = await new Promise((resolve) =>
+      execFile("git", ["diff", "--stat", "--", "binding.d.ts"], { cwd: root }, (err, stdout) => resolve(err ? `git failed: ${err.message}` : stdout)),
+    );
+    expect(diff, "binding.d.ts differs from the committed one: commit the file `npm run build` wrote").toBe("");
+  });
+});
