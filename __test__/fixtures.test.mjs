@@ -12,7 +12,14 @@ describe.skipIf(!haveFixtures)("real pi sessions", () => {
       const da = tmp(), db = tmp();
       copyFileSync(join(FIXTURES, f), join(da, f));
       copyFileSync(join(FIXTURES, f), join(db, f));
-      const a = ref.SessionManager.open(join(da, f));
+      // The reference's v1 migration draws 8-hex ids without remembering the ones it drew
+      // (migrateV1ToV2's Set is never added to), so about one run in 10,000 gives two entries
+      // the same id and no structural comparison holds: open a fresh copy again then.
+      let a = ref.SessionManager.open(join(da, f));
+      for (let k = 0; k < 3 && new Set(a.getEntries().map((e) => e.id)).size !== a.getEntries().length; k++) {
+        copyFileSync(join(FIXTURES, f), join(da, f));
+        a = ref.SessionManager.open(join(da, f));
+      }
       const b = nat.SessionManager.open(join(db, f));
       const na = normalizer(), nb = normalizer();
       const la = readFileSync(join(da, f), "utf8").split("\n");

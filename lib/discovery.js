@@ -84,10 +84,12 @@ function throttledProgress(onProgress) {
     partialDue ||= publish;
     const now = interval > 0 ? performance.now() : 0;
     if (loaded !== 1 && loaded !== total && now - lastCall < interval) return;
-    lastCall = now;
     const due = partialDue;
     partialDue = false;
     onProgress(loaded, total, due ? partial() : undefined);
+    // The interval runs from the end of this call: a consumer that takes long to redraw
+    // (and the partial list it was given) is not called again at once.
+    if (interval > 0) lastCall = performance.now();
   };
 }
 
