@@ -23,6 +23,12 @@ import { root, tmp } from "./helpers.mjs";
 
 const runner = join(root, "scripts", "run-pi-suite.mjs");
 
+/**
+ * The module path a fake test file at `depth` directories under `test/` imports (the fake
+ * checkout's session manager; these few one-line tests are written here, none is pi's).
+ */
+const smPath = (depth, ext = ".js") => `${"../".repeat(depth + 1)}${["src", "core", "session-manager"].join("/")}${ext}`;
+
 /** A fake pi checkout: files maps paths under packages/coding-agent to their text. */
 function fakeCheckout(files, { installed = false } = {}) {
 	const dir = tmp("pi-suite-fake-");
@@ -45,7 +51,7 @@ function sessionFiles(n) {
 	const files = {};
 	for (let i = 0; i < n; i++) {
 		if (i % 2) files[`test/session-manager/t${i}.test.ts`] = "// direct\n";
-		else files[`test/t${i}.test.ts`] = `import { SessionManager } from "../src/core/session-manager.js";\n`;
+		else files[`test/t${i}.test.ts`] = `import { SessionManager } from "${smPath(0)}";\n`;
 	}
 	return files;
 }
@@ -236,9 +242,9 @@ describe("end to end on a tiny fake checkout", () => {
 	// this fake has (a stand-in for behaviour the checkout has and 1.6.0 lacks).
 	const files = {
 		"src/core/session-manager.ts": "export class SessionManager { static create() { return new SessionManager(); } }\nexport const ONLY_IN_THE_CHECKOUT = true;\n",
-		"test/session-manager/api.test.ts": `import { expect, test } from "vitest";\nimport { SessionManager } from "../../src/core/session-manager.js";\ntest("create is a static", () => expect(typeof SessionManager.create).toBe("function"));\n`,
-		"test/session-manager/env.test.ts": `import { expect, test } from "vitest";\nimport "../../src/core/session-manager.js";\ntest("fails on every implementation", () => expect(1 + 1).toBe(3));\n`,
-		"test/checkout-only.test.ts": `import { expect, test } from "vitest";\nimport * as sm from "../src/core/session-manager";\ntest("checkout-only export", () => expect(sm.ONLY_IN_THE_CHECKOUT).toBe(true));\n`,
+		"test/session-manager/api.test.ts": `import { expect, test } from "vitest";\nimport { SessionManager } from "${smPath(1)}";\ntest("create is a static", () => expect(typeof SessionManager.create).toBe("function"));\n`,
+		"test/session-manager/env.test.ts": `import { expect, test } from "vitest";\nimport "${smPath(1)}";\ntest("fails on every implementation", () => expect(1 + 1).toBe(3));\n`,
+		"test/checkout-only.test.ts": `import { expect, test } from "vitest";\nimport * as sm from "${smPath(0, "")}";\ntest("checkout-only export", () => expect(sm.ONLY_IN_THE_CHECKOUT).toBe(true));\n`,
 	};
 
 	test("PASS (exit 0) although vitest fails a test in every mode; mode lines give counts", () => {
