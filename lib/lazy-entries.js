@@ -237,8 +237,14 @@ class Shells {
         const rec = recs[s + k];
         const value = values[v++];
         if (rec.filled) continue;
-        if (shells[k] === FORM_VALUES && Array.isArray(value) && value.length * 2 === rec.order.length) this._applyValues(rec, value);
-        else this._apply(rec, value);
+        if (shells[k] === FORM_VALUES) {
+          // The values in the order the shell left them out; anything else is not ours to
+          // guess at: the entry is read whole.
+          if (Array.isArray(value) && value.length * 2 === rec.order.length) this._applyValues(rec, value);
+          else this._fillOne(rec);
+        } else {
+          this._apply(rec, value);
+        }
       }
       s += n;
     }
