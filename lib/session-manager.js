@@ -255,6 +255,8 @@ class SessionManager {
   // Materialization cache
 
   _resetCache() {
+    /** The current leaf's branch (`_leafBranch`). */
+    this._branchCache = null;
     // Shells are filled before Rust's entries are replaced (`Shells.settle`); one left here
     // would read another entry's text, so it is cut off instead.
     this._shells.detach();
@@ -812,8 +814,26 @@ class SessionManager {
   }
 
   getBranch(fromId) {
-    const from = fromId === undefined || fromId === null ? null : keyOf(fromId);
-    return this._objsAt(this._native.branch(from), true);
+    if (fromId === undefined || fromId === null) return this._leafBranch();
+    return this._objsAt(this._native.branch(keyOf(fromId)), true);
+  }
+
+  /**
+   * The current leaf's branch. pi asks for it six to nine times at start-up and on every
+   * turn; the path of a leaf never changes while the session holds the same entries (appends
+   * only add leaves, and replacing the entries resets the cache), so the objects are kept
+   * for as long as the leaf and the entry count are the same. A new array each call, as the
+   * reference's.
+   */
+  _leafBranch() {
+    const core = this._native;
+    const leaf = core.leafKey() ?? null;
+    const n = core.length;
+    const c = this._branchCache;
+    if (c !== null && c.leaf === leaf && c.n === n) return c.arr.slice();
+    const arr = this._objsAt(core.branch(null), true);
+    this._branchCache = { leaf, n, arr };
+    return arr.slice();
   }
 
   buildContextEntries() {
