@@ -253,6 +253,24 @@ impl NativeSession {
         }
     }
 
+    /// The entries as they are now, in a session of their own that nothing changes: entries
+    /// JS handed out before their session's entries are replaced (load, new session, branch)
+    /// read their left-out values from it (lib/lazy-entries.js `Shells.settle`). Texts are
+    /// shared, not copied (a shared buffer or a file handle); shells are left behind, since
+    /// no new entry object is made from a retired session. It lives as long as JS holds it.
+    #[napi(catch_unwind)]
+    pub fn retire(&mut self) -> NativeSession {
+        let entries = &mut self.store.tree.entries;
+        let shells: Vec<Option<Box<str>>> = entries.iter_mut().map(|e| e.shell.take()).collect();
+        let copy = entries.clone();
+        for (e, s) in entries.iter_mut().zip(shells) {
+            e.shell = s;
+        }
+        let mut retired = NativeSession::new(false);
+        retired.store.replace(copy);
+        retired
+    }
+
     /// Set the session file path (or none) and whether it already holds the buffer.
     #[napi(catch_unwind)]
     pub fn set_file(&mut self, path: Option<String>, flushed: bool) {
