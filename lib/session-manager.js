@@ -257,7 +257,7 @@ class SessionManager {
   _resetCache() {
     /** The current leaf's branch (`_leafBranch`). */
     this._branchCache = null;
-    // Shells are filled before Rust's entries are replaced (`Shells.settle`); one left here
+    // Unfilled entries move to a retired copy before Rust's entries are replaced (`Shells.settle`); one left here
     // would read another entry's text, so it is cut off instead.
     this._shells.detach();
     /**
