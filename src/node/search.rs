@@ -119,7 +119,14 @@ impl Task for SearchTask {
     fn compute(&mut self) -> Result<Self::Output> {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut ix = take_index(&self.dir)?;
-            let r = ix.search(&self.query, &self.opts, &self.abort);
+            let mut r = ix.search(&self.query, &self.opts, &self.abort);
+            if r.is_err() && !ix.in_memory() && !ix.still_valid() {
+                // Another process replaced the index file while this search ran (SQLite then
+                // answers "attempt to write a readonly database"): once more, on a fresh open.
+                drop(ix);
+                ix = Index::open(&self.dir)?;
+                r = ix.search(&self.query, &self.opts, &self.abort);
+            }
             put_index(ix);
             r
         }))
