@@ -62,19 +62,11 @@ class Shells {
    */
   make(want, put) {
     const group = { recs: [], open: 0, reads: 0, last: -1, window: FIRST_WINDOW };
-    for (let s = 0; s < want.length; ) {
-      const { text, starts, shells } = this.core.linesText(s === 0 ? want : want.subarray(s), FORM_SHELLS);
-      const n = starts.length;
-      if (n === 0) throw new Error("internal: empty entry text batch");
-      const values = JSON.parse(`[${text}]`);
-      let v = 0;
-      for (let k = 0; k < n; k++) {
-        if (starts[k] === UNREADABLE) put(s + k, null);
-        else if (shells[k] === 1) put(s + k, this._shell(values[v++], want[s + k], group));
-        else put(s + k, values[v++]);
-      }
-      s += n;
-    }
+    eachEntry(this.core, want, FORM_SHELLS, (k, value, form) => {
+      if (form === UNREAD) put(k, null);
+      else if (form === FORM_SHELLS) put(k, this._shell(value, want[k], group));
+      else put(k, value);
+    });
     if (group.open > 0) this.groups.add(group);
   }
 
@@ -215,35 +207,19 @@ class Shells {
     }
     const want = Uint32Array.from(recs, (r) => r.index);
     let gone = false;
-    for (let s = 0; s < want.length; ) {
-      const { text, starts, shells } = core.linesText(s === 0 ? want : want.subarray(s), FORM_VALUES);
-      const n = starts.length;
-      if (n === 0) throw new Error("internal: empty entry text batch");
-      let values;
-      try {
-        values = JSON.parse(`[${text}]`);
-      } catch (err) {
-        throw this.changedUnderUs(err);
-      }
-      let v = 0;
-      for (let k = 0; k < n; k++) {
-        if (starts[k] === UNREADABLE) {
-          gone = true;
-          continue;
-        }
-        const rec = recs[s + k];
-        const value = values[v++];
-        if (rec.filled) continue;
-        if (shells[k] === FORM_VALUES) {
-          // The values in the order the shell left them out; anything else is not ours to
-          // guess at: the entry is read whole.
-          if (Array.isArray(value) && value.length * 2 === rec.order.length) this._applyValues(rec, value);
-          else this._fillOne(rec);
-        } else {
-          this._apply(rec, value);
-        }
-      }
-      s += n;
+    try {
+      eachEntry(core, want, FORM_VALUES, (k, value, form) => {
+        const rec = recs[k];
+        if (form === UNREAD) gone = true;
+        else if (rec.filled) return;
+        else if (form !== FORM_VALUES) this._apply(rec, value);
+        // The values in the order the shell left them out; anything else is not ours to
+        // guess at: the entry is read whole.
+        else if (Array.isArray(value) && value.length * 2 === rec.order.length) this._applyValues(rec, value);
+        else this._fillOne(rec);
+      });
+    } catch (err) {
+      throw this.changedUnderUs(err);
     }
     // A text that can no longer be read: the EIO of a single read.
     if (gone) for (const rec of recs) if (!rec.filled) this._fillOne(rec);
@@ -311,6 +287,28 @@ function fillSlot(slot, value) {
     if (typeof key === "string" && d.get !== undefined && d.get === accessors.get(key)?.get) o[key] = value?.[key];
     else if (d.writable && d.enumerable && "value" in d) o[key] = d.value;
     else Object.defineProperty(o, key, d);
+  }
+}
+
+/** `each`'s form for an entry whose text could not be read. */
+const UNREAD = -1;
+
+/**
+ * `core.linesText(want, form)` piece by piece (forms 1 and 2 separate texts by commas, so a
+ * piece is one JSON array body: one parse each): `each(k, value, form)` for every position k
+ * of `want`, with the form that entry's text came in, or `UNREAD` (and no value).
+ */
+function eachEntry(core, want, form, each) {
+  for (let s = 0; s < want.length; ) {
+    const { text, starts, shells } = core.linesText(s === 0 ? want : want.subarray(s), form);
+    const n = starts.length;
+    if (n === 0) throw new Error("internal: empty entry text batch");
+    const values = JSON.parse(`[${text}]`);
+    for (let k = 0, v = 0; k < n; k++) {
+      if (starts[k] === UNREADABLE) each(s + k, undefined, UNREAD);
+      else each(s + k, values[v++], shells[k]);
+    }
+    s += n;
   }
 }
 
