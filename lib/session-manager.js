@@ -257,8 +257,8 @@ class SessionManager {
   _resetCache() {
     /** The current leaf's branch (`_leafBranch`). */
     this._branchCache = null;
-    // Unfilled entries move to a retired copy before Rust's entries are replaced (`Shells.settle`); one left here
-    // would read another entry's text, so it is cut off instead.
+    // Unfilled entries move to a retired copy before Rust's entries are replaced
+    // (`Shells.settle`); one left here would read another entry's text, so it is cut off.
     this._shells.detach();
     /**
      * File index -> entry object (sparse). Sized to the entries up front: an empty array
