@@ -340,8 +340,9 @@ pub struct Entry {
     pub id_is_string: bool,
     /// The entry as a *shell* for JS (see [`shell_of`]): its JSON without its heavy values,
     /// with the names of the keys that hold them. `None` when the entry has no heavy value
-    /// (JS parses its whole text) or its text changed after indexing.
-    pub shell: Option<Box<str>>,
+    /// (JS parses its whole text) or its text changed after indexing. Shared, so that the
+    /// text prefetch thread and a retired copy of the entries hold it by reference count.
+    pub shell: Option<Arc<str>>,
     /// With a shell: the byte ranges (start, end pairs, flat) in the entry's text of the
     /// values the shell left out, in the order its lazy keys come (depth first, text order):
     /// filling the entry hands JS just these values ([`values_text`]).
@@ -715,7 +716,7 @@ impl Entry {
             _ => {}
         }
         if let Some((shell, spans)) = shell_of(text, &scanned.fields, &scanned.nested) {
-            e.shell = Some(shell);
+            e.shell = Some(Arc::from(shell));
             e.lazy_spans = spans;
         }
         Some(e)

@@ -14,6 +14,7 @@ use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
 use napi_derive::napi;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 fn to_js(e: StoreError) -> Error {
     Error::from_reason(e.to_string())
@@ -118,12 +119,9 @@ impl Prefetch {
         budget: usize,
         mut scratch: Vec<u8>,
     ) -> Option<Prefetch> {
-        // Shells are laid out on the JS thread (see `lay_out`).
-        if form == materialize::Form::Shells {
-            return None;
-        }
         let mut texts: Vec<Option<Text>> = Vec::new();
         let mut spans: Vec<Box<[u32]>> = Vec::new();
+        let mut shells: Vec<Option<Arc<str>>> = Vec::new();
         let mut size = 0;
         for &i in rest {
             if size >= budget {
@@ -132,6 +130,17 @@ impl Prefetch {
             if form == materialize::Form::Values {
                 let s = entries.get(i as usize).map(|e| e.lazy_spans.clone());
                 spans.push(s.unwrap_or_default());
+            }
+            if form == materialize::Form::Shells {
+                // A shell is laid out instead of the text: counted by its own size.
+                let shell = entries.get(i as usize).and_then(|e| e.shell.clone());
+                if let Some(sh) = &shell {
+                    size += sh.len();
+                    shells.push(shell);
+                    texts.push(None);
+                    continue;
+                }
+                shells.push(None);
             }
             let t = entries.get(i as usize).map(|e| &e.text);
             // Shared and file-backed texts clone as reference counts; an owned text (appended,
@@ -154,7 +163,7 @@ impl Prefetch {
             .spawn(move || {
                 let b = materialize::batch(
                     |i| texts.get(i as usize).and_then(|t| t.as_ref()),
-                    |_| None,
+                    |i| shells.get(i as usize).and_then(|s| s.as_deref()),
                     |i| spans.get(i as usize).map(|s| &**s),
                     form,
                     &local,
@@ -180,13 +189,13 @@ impl NativeSession {
             _ => None,
         };
         let mut scratch = Vec::new();
+        let first = (budget / 16).max(1);
         let batch = match prefetched {
             Some((b, used)) => {
                 scratch = used;
                 b
             }
             None => {
-                let first = (budget / 16).max(1);
                 let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
                 let shell_of = |i: u32| entries.get(i as usize)?.shell.as_deref();
                 let spans_of = |i: u32| entries.get(i as usize).map(|e| &*e.lazy_spans);
@@ -195,13 +204,13 @@ impl NativeSession {
         };
         let n = batch.count();
         let rest = want.get(n..).unwrap_or_default();
-        // Shells are small and in memory: laying them out here costs less than copying
-        // them for a worker thread (`Prefetch::spawn` declines them).
         if !rest.is_empty() {
             // Batches double up to the budget: laying text out runs faster than JS parses
             // it, so each batch is ready by the time JS has parsed the one before. The
-            // scratch buffer goes along (it is dropped after the last batch).
-            let next = budget.min(batch.bytes.len().max(1).saturating_mul(2));
+            // scratch buffer goes along (it is dropped after the last batch). Never below the
+            // first batch's size: a batch that laid out much less than its texts' length
+            // (left-out values) would otherwise shrink every batch after it.
+            let next = budget.min(batch.bytes.len().max(first).saturating_mul(2));
             self.prefetch = Prefetch::spawn(entries, rest, form, next, scratch);
         }
         Laid {
@@ -255,17 +264,12 @@ impl NativeSession {
 
     /// The entries as they are now, in a session of their own that nothing changes: entries
     /// JS handed out before their session's entries are replaced (load, new session, branch)
-    /// read their left-out values from it (lib/lazy-entries.js `Shells.settle`). Texts are
-    /// shared, not copied (a shared buffer or a file handle); shells are left behind, since
-    /// no new entry object is made from a retired session. It lives as long as JS holds it.
+    /// read their left-out values from it (lib/lazy-entries.js `Shells.settle`). Texts and
+    /// shells are shared, not copied (a shared buffer or a file handle, reference-counted
+    /// shells). It lives as long as JS holds it.
     #[napi(catch_unwind)]
     pub fn retire(&mut self) -> NativeSession {
-        let entries = &mut self.store.tree.entries;
-        let shells: Vec<Option<Box<str>>> = entries.iter_mut().map(|e| e.shell.take()).collect();
-        let copy = entries.clone();
-        for (e, s) in entries.iter_mut().zip(shells) {
-            e.shell = s;
-        }
+        let copy = self.store.tree.entries.clone();
         let mut retired = NativeSession::new(false);
         retired.store.replace(copy);
         retired
