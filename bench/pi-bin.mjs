@@ -19,14 +19,16 @@
 //                                          warm row, as pi 1.6.0 has no index)
 //   node bench/pi-bin.mjs --only picker10k --gen-only   generate the selected rows' data and exit
 //
-// Rows (keys: version, c10mb, c100mb, session-10mb, session-100mb, picker-cold, picker-warm,
+// Rows (keys: version, c10mb, c100mb, session-tiny, session-10mb, session-100mb, picker-cold, picker-warm,
 // session-id; with --big: picker10k-cold, picker10k-warm):
 //   `pi --version`                 pi's fixed start-up cost: the bundle loads, prints, exits
 //   `pi -c -p "<prompt>"`          continue the most recent session of the cwd (a generated
 //                                  10 MB / 100 MB pi session) with a scripted model on 127.0.0.1
 //                                  that answers at once: the time is pi + its session store
 //   `pi --session <path> -p "<prompt>"`  the same sessions named by their file path (issue 23's
-//                                  headline row): pi opens the file without listing the folder
+//                                  headline row): pi opens the file without listing the folder;
+//                                  session-tiny: a session of a few entries (4 KB), pi's own
+//                                  cost of such a run, the floor under the larger rows
 //   `pi -r` picker listing         under tmux: from starting the process until the picker has
 //                                  drawn the full list of the current folder (1,000 sessions,
 //                                  ~200 MB): the newest session's text is on screen and the header
@@ -508,10 +510,12 @@ async function main() {
 	console.log(`  ${RSS_METHOD}`);
 	mkdirSync(DATA, { recursive: true });
 
+	const needTiny = wanted("session-tiny");
 	const needC10 = wanted("c10mb") || wanted("session-10mb");
 	const needC100 = wanted("c100mb") || wanted("session-100mb");
 	const needPicker = wanted("picker-cold") || wanted("picker-warm") || wanted("session-id");
 	const needPicker10k = wanted("picker10k-cold") || wanted("picker10k-warm");
+	const tiny = needTiny ? continueSet("tiny", 4 * 1024) : undefined;
 	const c10 = needC10 ? continueSet("c10mb", 10 * MB) : undefined;
 	const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
 	const picker = needPicker ? pickerSet("picker", 1000) : undefined;
@@ -521,7 +525,7 @@ async function main() {
 	if (argv.includes("--gen-only")) return;
 
 	const server = await startModelServer({ maxRequests: 100_000 });
-	for (const d of [c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
+	for (const d of [tiny, c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
 	try {
 		// --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
 		await measure("version", "`pi --version`", VERSION_ROUNDS, (how) => runOnce(verDirs, how, ["--version"]), {
@@ -553,12 +557,15 @@ async function main() {
 		}
 		// `pi --session <path> -p`: the session named by its path (issue 23's headline row). pi
 		// opens it directly (no listing of the folder), so this is open + pi's own use of the session.
+		// session-tiny: the same run on a session of a few entries, pi's own cost of a prompt run
+		// (start-up, agent runtime, the model round trip): the floor under every session row.
 		for (const [key, set, mb] of [
-			["session-10mb", c10, "10"],
-			["session-100mb", c100, "100"],
+			["session-tiny", tiny, "4 KB"],
+			["session-10mb", c10, "10 MB"],
+			["session-100mb", c100, "100 MB"],
 		]) {
 			if (!set) continue;
-			await measure(key, `\`pi --session <path> -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }), {
+			await measure(key, `\`pi --session <path> -p\`, ${mb} session`, ROUNDS, (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }), {
 				before: () => truncateSync(set.file, set.size),
 				check: resumed(set),
 			});
