@@ -22,9 +22,9 @@ export declare class NativeSession {
   /**
    * The entries as they are now, in a session of their own that nothing changes: entries
    * JS handed out before their session's entries are replaced (load, new session, branch)
-   * read their left-out values from it (lib/lazy-entries.js `Shells.settle`). Texts are
-   * shared, not copied (a shared buffer or a file handle); shells are left behind, since
-   * no new entry object is made from a retired session. It lives as long as JS holds it.
+   * read their left-out values from it (lib/lazy-entries.js `Shells.settle`). Texts and
+   * shells are shared, not copied (a shared buffer or a file handle, reference-counted
+   * shells). It lives as long as JS holds it.
    */
   retire(): NativeSession
   /** Set the session file path (or none) and whether it already holds the buffer. */
