@@ -231,7 +231,10 @@ class Shells {
     for (let j = 0; j < values.length; j++) {
       const slot = rec.order[2 * j];
       let vals = bySlot.get(slot);
-      if (vals === undefined) bySlot.set(slot, (vals = {}));
+      if (vals === undefined) {
+        vals = {};
+        bySlot.set(slot, vals);
+      }
       vals[rec.order[2 * j + 1]] = values[j];
     }
     this._settled(rec);
@@ -267,23 +270,30 @@ function fillSlot(slot, value) {
   const o = slot.o;
   const keys = Reflect.ownKeys(o);
   const from = keys.indexOf(slot.first);
-  const tail = [];
+  // The properties from the first heavy key on, and their descriptors, as they are now.
+  /** @type {(string | symbol)[]} */
+  const tailKeys = [];
+  /** @type {PropertyDescriptor[]} */
+  const tailDescs = [];
   // Not extensible: what is taken off could not be put back.
   let sealed = from < 0 || !Object.isExtensible(o);
   for (let j = Math.max(from, 0); j < keys.length && !sealed; j++) {
     const key = keys[j];
     const d = Object.getOwnPropertyDescriptor(o, key);
     if (!d.configurable) sealed = true;
-    else if (!(key === inspect.custom && d.value === inspectShell)) tail.push(key, d);
+    else if (!(key === inspect.custom && d.value === inspectShell)) {
+      tailKeys.push(key);
+      tailDescs.push(d);
+    }
   }
   if (sealed) {
     slot.values = value ?? {};
     return;
   }
   for (let j = keys.length - 1; j >= from; j--) delete o[keys[j]];
-  for (let j = 0; j < tail.length; j += 2) {
-    const key = tail[j];
-    const d = tail[j + 1];
+  for (let j = 0; j < tailKeys.length; j++) {
+    const key = tailKeys[j];
+    const d = tailDescs[j];
     if (typeof key === "string" && d.get !== undefined && d.get === accessors.get(key)?.get) o[key] = value?.[key];
     else if (d.writable && d.enumerable && "value" in d) o[key] = d.value;
     else Object.defineProperty(o, key, d);
