@@ -1,23 +1,24 @@
-//! pi-session-native: a Rust core for pi's session store, with a napi-rs binding.
-//!
-//! Layers (meant to point down only; `store` and `durability` still import each other, and
-//! the binding still holds listing orchestration: docs/architecture.md, known debts):
-//! - `node`: the N-API binding (argument checks, conversions, async tasks, and for now some
-//!   orchestration: the listing, the prefetch thread, migration and fork splicing)
-//! - core modules: pure Rust, no napi types.
+//! pi-session-native: the N-API binding (napi-rs) over the `pi-session-core` crate
+//! (crates/core). It converts arguments and calls into the core. Not all of it is thin yet
+//! (listing orchestration in `discovery.rs`, the prefetch and fork splicing in `session.rs`;
+//! docs/architecture.md, known debts).
 
-pub mod branch;
+use napi_derive::napi;
+
+/// Version of the native core, for diagnostics.
+#[napi]
+pub fn native_version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+pub mod session;
+
+/// A UUIDv7 session id (time-ordered, like the reference's `uuidv7()`).
+#[napi]
+pub fn uuidv7() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+pub mod abort;
 pub mod check;
-pub mod context;
 pub mod discovery;
-pub mod durability;
-pub mod entry;
-pub mod json;
-pub mod jsonl;
-pub mod materialize;
-pub mod migrate;
-pub mod node;
-pub mod safefs;
 pub mod search;
-pub mod store;
-pub mod tree;
+pub mod utf8_arg;

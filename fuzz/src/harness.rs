@@ -1,13 +1,13 @@
 //! Fuzz properties over the core modules. Every check panics on violation (libFuzzer and the
 //! soak binary turn a panic into a reported crash).
 
-use crate::context;
-use crate::entry::{Entry, EntryType, Key, Parent, Role, UNDEFINED, key_truthy};
-use crate::json::scan::{self, Field, Kind};
-use crate::json::value::{self, Object, Value};
-use crate::jsonl;
-use crate::store::{Store, StoreError};
-use crate::tree::Tree;
+use pi_session_core::context;
+use pi_session_core::entry::{Entry, EntryType, Key, Parent, Role, UNDEFINED, key_truthy};
+use pi_session_core::json::scan::{self, Field, Kind};
+use pi_session_core::json::value::{self, Object, Value};
+use pi_session_core::jsonl;
+use pi_session_core::store::{Store, StoreError};
+use pi_session_core::tree::Tree;
 use std::collections::{HashMap, HashSet};
 
 /// Caps that keep quadratic checks cheap on large inputs.
@@ -110,10 +110,10 @@ pub fn json_consistency(text: &str) {
     assert_eq!(c, v.to_json());
     // createBranchedSession splices lines judged canonical: never a false "canonical", and
     // the canonical form itself is mostly recognized; members are the top-level fields.
-    if crate::json::canonical::is_canonical(text) {
+    if pi_session_core::json::canonical::is_canonical(text) {
         assert_eq!(c, text, "is_canonical accepted a non-canonical text");
     }
-    if let Some(members) = crate::json::canonical::canonical_members(&c) {
+    if let Some(members) = pi_session_core::json::canonical::canonical_members(&c) {
         let top = scan::scan_with(&c, None).expect("canonical text scans");
         assert_eq!(members.len(), top.fields.len(), "member count: {c:?}");
         for (m, f) in members.iter().zip(&top.fields) {

@@ -1,7 +1,7 @@
-//! Binding of the CLI's store helpers (src/check).
+//! Binding of the CLI's store helpers (crates/core/src/check).
 
-use crate::check::search::{self, Needle};
 use napi_derive::napi;
+use pi_session_core::check::search::{self, Needle};
 
 /// Literal search over session files in parallel. Returns one entry per path, in order:
 /// `null` for an unreadable file, else a JSON array of
@@ -30,5 +30,5 @@ pub fn check_scan_files(paths: Vec<String>) -> Vec<Option<String>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2);
-    crate::check::scan::scan_files(&paths, threads)
+    pi_session_core::check::scan::scan_files(&paths, threads)
 }

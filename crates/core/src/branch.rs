@@ -122,7 +122,7 @@ pub fn branch_lines(
         let Some(f) = canonical_fields(text) else {
             return Branched::Fallback;
         };
-        // Keys of non-string ids start with NUL (src/entry.rs), and so would the key of a
+        // Keys of non-string ids start with NUL (crates/core/src/entry.rs), and so would the key of a
         // string id that itself starts with NUL: such ids could compare equal here where JS
         // tells them apart, so they take the object route.
         if e.id.starts_with('\0') {

@@ -1,21 +1,9 @@
 //! Differential test: `canonicalize(t)` must equal node's
 //! `JSON.stringify(JSON.parse(t))` (or both must reject `t`).
 
-// Compiled in directly: linking the library crate into a test executable
-// fails because the `node` module references N-API symbols that only exist
-// inside a running node process.
-#[allow(dead_code)]
-#[path = "../src/json/canonical.rs"]
-mod canonical;
-#[allow(dead_code)]
-#[path = "../src/json/scan.rs"]
-mod scan;
-#[allow(dead_code)]
-#[path = "../src/json/value.rs"]
-mod value;
-
+use pi_session_core::json::canonical;
+use pi_session_core::json::value::{canonicalize, parse};
 use std::process::Command;
-use value::{canonicalize, parse};
 
 /// xorshift64* PRNG (deterministic, seeded).
 struct Rng(u64);

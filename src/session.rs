@@ -4,15 +4,15 @@
 //! reference's exact bytes) and asks for entry text back only when it needs objects; tree
 //! walks, labels, context selection and file writes stay here.
 
-use crate::context;
-use crate::entry::{Entry, Text};
-use crate::jsonl;
-use crate::materialize;
-use crate::store::{self, Store, StoreError, fs_error};
 use napi::bindgen_prelude::{Either, Function, Object};
 use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
 use napi_derive::napi;
+use pi_session_core::context;
+use pi_session_core::entry::{Entry, Text};
+use pi_session_core::jsonl;
+use pi_session_core::materialize;
+use pi_session_core::store::{self, Store, StoreError, fs_error};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,8 +24,14 @@ fn to_js(e: StoreError) -> Error {
 /// 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage (the JS layer takes
 /// them at append, so no other type arrives here); `role` (messages) 0 user, 1 assistant,
 /// 2 toolResult, 3 system, 4 any other or none.
-fn field_kind(kind: u32, role: u32) -> Result<(crate::entry::EntryType, crate::entry::Role)> {
-    use crate::entry::{EntryType, Role};
+fn field_kind(
+    kind: u32,
+    role: u32,
+) -> Result<(
+    pi_session_core::entry::EntryType,
+    pi_session_core::entry::Role,
+)> {
+    use pi_session_core::entry::{EntryType, Role};
     let etype = match kind {
         0 => EntryType::Message,
         1 => EntryType::Custom,
@@ -338,7 +344,7 @@ impl NativeSession {
             .header_index()
             .and_then(|i| tree.entries.get(i))
             .and_then(|e| e.text.read().ok());
-        if !crate::migrate::header_needs_migration(header.as_deref()) {
+        if !pi_session_core::migrate::header_needs_migration(header.as_deref()) {
             return Ok(false);
         }
         let mut texts: Vec<String> = Vec::with_capacity(self.store.tree.entries.len());
@@ -349,7 +355,7 @@ impl NativeSession {
                 .map_err(|err| Error::from_reason(format!("cannot read session entry: {err}")))?;
             texts.push(t.into_owned());
         }
-        let Some(lines) = crate::migrate::migrate_texts(&texts) else {
+        let Some(lines) = pi_session_core::migrate::migrate_texts(&texts) else {
             return Ok(false);
         };
         let mut entries: Vec<Entry> = Vec::with_capacity(lines.len());
@@ -386,7 +392,7 @@ impl NativeSession {
     /// index (saves JS a call for `length`). `line` is the `JSON.stringify` output of the
     /// entry object (valid JSON by construction; its strings are not validated again).
     #[napi(catch_unwind)]
-    pub fn append(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<u32> {
+    pub fn append(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<u32> {
         // A batch laid out ahead belongs to the entries as they were.
         self.prefetch = None;
         self.laid = None;
@@ -411,14 +417,14 @@ impl NativeSession {
         parent_id: Option<String>,
         role: u32,
         unchecked: bool,
-        line: Option<crate::node::utf8_arg::Utf8Arg>,
+        line: Option<crate::utf8_arg::Utf8Arg>,
     ) -> Result<i32> {
         self.prefetch = None;
         self.laid = None;
         let (etype, role) = field_kind(kind, role)?;
         let mut entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
         if let Some(line) = line {
-            entry.text = crate::entry::Text::Owned(line.0.into_boxed_str());
+            entry.text = pi_session_core::entry::Text::Owned(line.0.into_boxed_str());
         }
         let done = self.store.append_fields(entry, !unchecked);
         self.appended_at(done)
@@ -548,7 +554,7 @@ impl NativeSession {
     /// when an entry with that id exists. Saves the per-append `indexOf` round trip of the id
     /// check; the caller redraws on -1.
     #[napi(catch_unwind)]
-    pub fn append_new(&mut self, line: crate::node::utf8_arg::Utf8Arg) -> Result<i32> {
+    pub fn append_new(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<i32> {
         self.prefetch = None;
         self.laid = None;
         let done = self.store.append_stringified_if_new_id(line.0);
@@ -572,12 +578,16 @@ impl NativeSession {
         // `draw` sends the caller to that route.
         let new_id = |full: bool| match &draw {
             Some(f) => f.call(full).ok(),
-            None => crate::branch::rust_id(full),
+            None => pi_session_core::branch::rust_id(full),
         };
-        let lines = match crate::branch::branch_lines(&self.store.tree, from.as_deref(), new_id) {
-            crate::branch::Branched::NotFound => return Ok(-1),
-            crate::branch::Branched::Fallback => return Ok(0),
-            crate::branch::Branched::Lines(lines) => lines,
+        let lines = match pi_session_core::branch::branch_lines(
+            &self.store.tree,
+            from.as_deref(),
+            new_id,
+        ) {
+            pi_session_core::branch::Branched::NotFound => return Ok(-1),
+            pi_session_core::branch::Branched::Fallback => return Ok(0),
+            pi_session_core::branch::Branched::Lines(lines) => lines,
         };
         let mut entries: Vec<Entry> = Vec::with_capacity(lines.len() + 1);
         let Some(h) = self.store.parse_line(header) else {
@@ -617,14 +627,17 @@ impl NativeSession {
     pub fn fork_into(&self, path: String, header: String) -> Result<()> {
         let mut lines: Vec<String> = vec![header];
         for e in &self.store.tree.entries {
-            if e.etype == crate::entry::EntryType::Session {
+            if e.etype == pi_session_core::entry::EntryType::Session {
                 continue;
             }
             let text = e
                 .text
                 .read()
                 .map_err(|err| to_js(fs_error(&err, "read", &PathBuf::from(&path)).into()))?;
-            lines.push(crate::json::value::canonicalize(&text).unwrap_or_else(|| text.to_string()));
+            lines.push(
+                pi_session_core::json::value::canonicalize(&text)
+                    .unwrap_or_else(|| text.to_string()),
+            );
         }
         store::write_lines_exclusive(&PathBuf::from(path), &lines).map_err(|e| to_js(e.into()))
     }
@@ -796,7 +809,7 @@ impl NativeSession {
             .tree
             .entries
             .iter()
-            .rposition(|e| e.etype == crate::entry::EntryType::SessionInfo)
+            .rposition(|e| e.etype == pi_session_core::entry::EntryType::SessionInfo)
             .map_or(-1, |i| i as i32)
     }
 

@@ -468,7 +468,7 @@ mod tests {
 #[cfg(test)]
 mod perf {
     /// The core benchmark: raw read vs load (read + decode + scan + index fields) vs scan only.
-    /// `SCAN_FILE=<path> cargo test --release --lib scan_throughput -- --ignored --nocapture`
+    /// `SCAN_FILE=<path> cargo test --release -p pi-session-core --lib scan_throughput -- --ignored --nocapture`
     /// (`npm run bench:core` runs it on the generated 100 MB session).
     #[test]
     #[ignore]

@@ -1,11 +1,11 @@
-//! Binding of the search engine (src/search): `searchSessions` and `readSessionWindow` run
+//! Binding of the search engine (crates/core/src/search): `searchSessions` and `readSessionWindow` run
 //! as async tasks on libuv's pool, never on the JS thread. Thin: options in, JSON text out.
 
-use crate::json::value::write_json_string;
-use crate::search::{self, Hit, Index};
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Result, Task};
 use napi_derive::napi;
+use pi_session_core::json::value::write_json_string;
+use pi_session_core::search::{self, Hit, Index};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

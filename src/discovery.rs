@@ -1,12 +1,12 @@
 //! Session discovery binding: a sync bounded header read and an async batch extraction
 //! that runs on a small std thread pool off the event loop and returns all records at once.
 
-use crate::discovery::text::Text;
-use crate::discovery::{self, First, Header, Listed, Record, index};
 use napi::bindgen_prelude::{AsyncTask, Function, ToNapiValue, TypeName, Unknown, ValueType};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Result, Status, Task, sys};
 use napi_derive::napi;
+use pi_session_core::discovery::text::Text;
+use pi_session_core::discovery::{self, First, Header, Listed, Record, index};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -386,7 +386,7 @@ fn readable(p: &Path, md: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let euid = crate::safefs::euid();
+        let euid = pi_session_core::safefs::euid();
         // Root reads what its mode refuses (capabilities): asked, as for other owners.
         if euid != 0 && md.uid() == euid {
             return md.mode() & 0o400 != 0;
@@ -394,7 +394,7 @@ fn readable(p: &Path, md: &std::fs::Metadata) -> bool {
     }
     #[cfg(not(unix))]
     let _ = md;
-    crate::safefs::readable(p)
+    pi_session_core::safefs::readable(p)
 }
 
 /// `fs.statSync(p).mtimeMs`, as Node computes it (`sec * 1e3 + nsec / 1e6`).
@@ -451,7 +451,7 @@ fn stat_run(paths: &[String]) -> Vec<FileStat> {
         let regular =
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
         let f = RawStat::of(&st);
-        let euid = crate::safefs::euid();
+        let euid = pi_session_core::safefs::euid();
         let readable = regular
             && if euid != 0 && f.uid == euid {
                 f.mode & 0o400 != 0
@@ -782,7 +782,7 @@ fn one(
     let check = || abort.load(Ordering::Relaxed);
     // Without blocking (a FIFO), and only a regular file (a device never ends): anything
     // else is skipped, as an unreadable file is.
-    let Ok(opened) = crate::safefs::open_regular(Path::new(path), true) else {
+    let Ok(opened) = pi_session_core::safefs::open_regular(Path::new(path), true) else {
         return (Out::None, None, false);
     };
     let file = opened.file;
