@@ -167,10 +167,22 @@ describe("queued in-memory appends", () => {
     getEntryCount: (sm) => sm.getEntryCount(),
     getHeader: (sm) => sm.getHeader().type,
     "getEntry of a queued id": (sm) => shape(sm.getEntry(sm.__ids[3]), sm.__ids),
-    "branch to a queued id, then getBranch": (sm) => (sm.branch(sm.__ids[2]), shape(sm.getBranch(), sm.__ids)),
-    "appendLabelChange on a queued id": (sm) => (sm.appendLabelChange(sm.__ids[1], "L"), sm.getLabel(sm.__ids[1])),
-    "appendCompaction over queued entries": (sm) => (sm.appendCompaction("sum", sm.__ids[2], 5), shape(sm.buildSessionContext(), sm.__ids)),
-    createBranchedSession: (sm) => (sm.createBranchedSession(sm.__ids[3]), sm.getEntries().map((e) => e.type)),
+    "branch to a queued id, then getBranch": (sm) => {
+      sm.branch(sm.__ids[2]);
+      return shape(sm.getBranch(), sm.__ids);
+    },
+    "appendLabelChange on a queued id": (sm) => {
+      sm.appendLabelChange(sm.__ids[1], "L");
+      return sm.getLabel(sm.__ids[1]);
+    },
+    "appendCompaction over queued entries": (sm) => {
+      sm.appendCompaction("sum", sm.__ids[2], 5);
+      return shape(sm.buildSessionContext(), sm.__ids);
+    },
+    createBranchedSession: (sm) => {
+      sm.createBranchedSession(sm.__ids[3]);
+      return sm.getEntries().map((e) => e.type);
+    },
   };
   for (const [name, read] of Object.entries(firstReads)) {
     it(`${name} sees every queued append`, () => {
@@ -258,7 +270,7 @@ describe("queued in-memory appends", () => {
     expect(n.getEntry(nc)).toMatchObject({ type: "no-such-type", parentId: 42 });
     const branch = n.getBranch();
     expect(branch.length).toBe(4);
-    [na, nb, nc, nd].forEach((id, k) => expect(branch[k]).toBe(n.getEntry(id)));
+    for (const [k, id] of [na, nb, nc, nd].entries()) expect(branch[k]).toBe(n.getEntry(id));
     expect(n.getBranch(nc).length).toBe(3);
     // getTree() is built from the objects themselves, as the reference's.
     expect(n.getTree().length).toBe(r.getTree().length);
@@ -611,7 +623,11 @@ describe("queued contexts: review findings (session 9)", () => {
       return { first: show(sm.buildSessionContext()), second: show(sm.buildSessionContext()), entries: sm.buildContextEntries().length };
     };
     // Nothing parsed; or only the selected entries parsed (the thinking entry Rust points at is not).
-    for (const touch of [undefined, (sm) => (sm.getEntry("c1"), sm.getEntry("a2"))]) {
+    const touchTwo = (sm) => {
+      sm.getEntry("c1");
+      sm.getEntry("a2");
+    };
+    for (const touch of [undefined, touchTwo]) {
       const r = run(ref.SessionManager, touch);
       const n = run(nat.SessionManager, touch);
       expect(n).toEqual(r);

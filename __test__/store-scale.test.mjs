@@ -131,8 +131,8 @@ describe("a lazily produced SessionInfo is the reference's for every use", () =>
     const frozen = Object.freeze((await nat())[0]);
     expect(frozen.allMessagesText).toBe(r[0].allMessagesText);
     expect(frozen.firstMessage).toBe(r[0].firstMessage);
+    // Module code is strict: assigning to a frozen object's property throws.
     expect(() => {
-      "use strict";
       frozen.allMessagesText = "x";
     }).toThrow(TypeError);
     expect(frozen.allMessagesText).toBe(r[0].allMessagesText);

@@ -390,7 +390,7 @@ const TMUX_SOCKET = `pi-bin-bench-${process.pid}`;
 const tmux = (...args) =>
 	new Promise((res, rej) => execFile("tmux", ["-L", TMUX_SOCKET, ...args], { encoding: "utf8" }, (e, out) => (e ? rej(e) : res(out))));
 const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-let hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
 function pickerScript(dirs, how, debug) {
 	const env = piEnv(dirs, how, debug);
@@ -572,7 +572,7 @@ async function main() {
 			await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
 			try {
 				for (const [k, set, n, rounds] of pickerRows) {
-					const check = (how, r, timed) => {
+					const check = (how, _r, timed) => {
 						if (!timed) {
 							const stderr = readFileSync(join(set.root, `picker-stderr-${how}.txt`), "utf8");
 							served(how, { stderr });

@@ -457,7 +457,7 @@ const MEMO_MAX = 200_000;
 
 function remember(path, r) {
   memo.delete(path);
-  if (!r || r[7] !== 1) return;
+  if (r?.[7] !== 1) return;
   if (memo.size >= MEMO_MAX) memo.clear();
   memo.set(path, { key: r[8], rec: r });
 }

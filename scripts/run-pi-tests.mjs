@@ -39,7 +39,7 @@ function run(impl, prefix) {
 	try {
 		const stdout = execFileSync(node22, argv, { env, maxBuffer: 256 * 1024 * 1024, stdio: ["ignore", "pipe", "inherit"] });
 		return { dir, report: JSON.parse(stdout.toString("utf8")) };
-	} catch (error) {
+	} catch {
 		console.error(`\n[run-pi-tests] ${impl} scenario failed (dir ${dir})`);
 		process.exit(2);
 	}

@@ -56,7 +56,9 @@ let clock = Date.parse("2026-01-05T09:00:00.000Z");
 export function makeSession(agentDir, cwd, turns, { name } = {}) {
 	const sm = SessionManager.create(cwd, sessionDirOf(agentDir, cwd));
 	for (const [user, assistant] of turns) {
-		sm.appendMessage({ role: "user", content: user, timestamp: (clock += 1000) });
+		clock += 1000;
+		sm.appendMessage({ role: "user", content: user, timestamp: clock });
+		clock += 1000;
 		sm.appendMessage({
 			role: "assistant",
 			content: [{ type: "text", text: assistant }],
@@ -65,7 +67,7 @@ export function makeSession(agentDir, cwd, turns, { name } = {}) {
 			model: "scripted-1",
 			usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
 			stopReason: "stop",
-			timestamp: (clock += 1000),
+			timestamp: clock,
 		});
 	}
 	if (name) sm.appendSessionInfo(name);

@@ -176,7 +176,7 @@ describe("pi CLI (print mode) with a faux provider", () => {
 		// parent chain is linear and complete in both files
 		for (const lines of [orig, fork]) {
 			const entries = lines.slice(1);
-			entries.forEach((e, i) => expect(e.parentId).toBe(i === 0 ? null : entries[i - 1].id));
+			for (const [i, e] of entries.entries()) expect(e.parentId).toBe(i === 0 ? null : entries[i - 1].id);
 		}
 		const userTexts = (lines) =>
 			lines.filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text);
@@ -200,6 +200,7 @@ describe("pi CLI (print mode) with a faux provider", () => {
 
 	describe.skipIf(!nativeAvailable)(`native via --import lib/register.mjs${nativeAvailable ? "" : ` (skipped: ${nativeProbe.reason})`}`, () => {
 		let nat;
+		// biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf(...)(...) block, which Biome does not recognise as a describe.
 		beforeAll(async () => {
 			nat = await runSequence("pi-cli-nat-", { hook: true });
 		}, TIMEOUT);

@@ -146,7 +146,10 @@ export async function run(argv) {
     json: { type: "boolean" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length !== 1) throw new CliError("repair: expected one FILE (see pi-session repair --help)");
   const file = resolve(paths.normalizePath(positionals[0]));
   const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], backup: values.backup, shownAs: positionals[0] });

@@ -109,8 +109,7 @@ export function searchFilesJs(files, re, limit = Infinity) {
         for (let i = 0; i < lines.length; i++) {
           re.lastIndex = 0;
           const matches = [];
-          let m;
-          while ((m = re.exec(lines[i])) !== null) {
+          for (let m = re.exec(lines[i]); m !== null; m = re.exec(lines[i])) {
             matches.push([m.index, m.index + m[0].length]);
             if (m[0].length === 0) re.lastIndex++;
           }
@@ -144,7 +143,10 @@ export async function run(argv) {
     offset: { type: "string" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length < 1 || positionals.length > 2) throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
   const [query, dir] = positionals;
   if (!query) throw new CliError("search: empty TEXT");

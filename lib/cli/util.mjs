@@ -85,8 +85,8 @@ export function warnSpecialFiles(dirs) {
 
 /** One-line description of an fs error, with the path. */
 export function fsErrorMessage(err, path) {
-  const code = err && err.code;
-  const notRegular = /not a regular file \(([^)]*)\)/.exec(String((err && err.message) || ""));
+  const code = err?.code;
+  const notRegular = /not a regular file \(([^)]*)\)/.exec(String((err?.message) || ""));
   const what = notRegular
     ? `not a regular file (${notRegular[1]})`
     : code === "ENOENT"
@@ -97,7 +97,7 @@ export function fsErrorMessage(err, path) {
           ? "not a directory"
           : code === "EACCES" || code === "EPERM"
             ? "permission denied"
-            : String((err && err.message) || err).split("\n")[0];
+            : String((err?.message) || err).split("\n")[0];
   return `${path}: ${what}`;
 }
 
@@ -386,7 +386,7 @@ export function readEntries(file) {
   }
   if (entries.length === 0) return entries;
   const h = entries[0];
-  if (!h || h.type !== "session" || typeof h.id !== "string") return [];
+  if (h?.type !== "session" || typeof h.id !== "string") return [];
   return entries;
 }
 
