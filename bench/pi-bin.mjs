@@ -457,6 +457,11 @@ function stat(a) {
  * the plain side in the first refRounds rounds only and without a warm-up (its first run is
  * checked as a warm-up would be), and `refFrom` takes the plain samples of an earlier row instead
  * of running it again (the reference has no index: its cold and warm pickers are the same run).
+ * @param {string} key
+ * @param {string} label
+ * @param {number} rounds
+ * @param {(how: string, warm: boolean) => any} once
+ * @param {{ before?: (how: string, warmUp: boolean) => unknown, check?: (how: string, r: any, timed?: boolean) => void, refRounds?: number, refFrom?: string }} [options]
  */
 async function measure(key, label, rounds, once, { before, check, refRounds = rounds, refFrom } = {}) {
 	if (!wanted(key)) return;
@@ -541,10 +546,12 @@ async function main() {
 			if (files.length !== 1 || statSync(set.file).size <= set.size) throw new Error(`pi did not continue ${set.file} (${files.join(", ")})`);
 			truncateSync(set.file, set.size);
 		};
-		for (const [key, set, mb] of [
+		/** @type {[string, typeof c10, string][]} */
+		const continued = [
 			["c10mb", c10, "10"],
 			["c100mb", c100, "100"],
-		]) {
+		];
+		for (const [key, set, mb] of continued) {
 			if (!set) continue;
 			await measure(key, `\`pi -c -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["-c", "-p", PROMPT], { debug: warm }), {
 				before: () => truncateSync(set.file, set.size),
@@ -553,10 +560,12 @@ async function main() {
 		}
 		// `pi --session <path> -p`: the session named by its path (issue 23's headline row). pi
 		// opens it directly (no listing of the folder), so this is open + pi's own use of the session.
-		for (const [key, set, mb] of [
+		/** @type {[string, typeof c10, string][]} */
+		const named = [
 			["session-10mb", c10, "10"],
 			["session-100mb", c100, "100"],
-		]) {
+		];
+		for (const [key, set, mb] of named) {
 			if (!set) continue;
 			await measure(key, `\`pi --session <path> -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }), {
 				before: () => truncateSync(set.file, set.size),
@@ -564,10 +573,12 @@ async function main() {
 			});
 		}
 
-		const pickerRows = [
+		/** @type {[string, typeof picker, string, number][]} */
+		const pickerRowsAll = [
 			["picker", picker, "1,000", ROUNDS],
 			["picker10k", picker10k, "10,000", BIG_ROUNDS],
-		].filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
+		];
+		const pickerRows = pickerRowsAll.filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
 		if (pickerRows.length && hasTmux) {
 			await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
 			try {

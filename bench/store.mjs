@@ -241,6 +241,7 @@ function run(impl, op, root, arg = "") {
 
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
 const names = Object.keys(STORES).filter((n) => !only || n === only);
+/** @type {[string, { root: string, manifest: any }][]} */
 const stores = [];
 for (const name of names) stores.push([name, await ensureStore(name)]);
 

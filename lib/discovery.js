@@ -484,6 +484,7 @@ async function buildSessionInfos(files, signal, onInfo, pre) {
   const prof = PROFILE ? performance.now() : 0;
   const out = new Array(files.length).fill(null);
   let stopped = false;
+  /** @type {{ error: unknown } | null} */
   let failure = null;
   const take = (i, r) => {
     const path = files[i].path;

@@ -34,6 +34,7 @@ const register = join(repoRoot, "lib", "register.mjs");
 function run(impl, prefix) {
 	const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 	const argv = [...(impl === "native" && hook ? ["--import", register] : []), scenario, "--impl", impl, "--dir", dir];
+	/** @type {NodeJS.ProcessEnv} */
 	const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 	delete env.NODE_OPTIONS;
 	try {

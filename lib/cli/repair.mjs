@@ -78,6 +78,8 @@ function sidecarContent(moved) {
 /**
  * Repair `file` (see the help text). Returns {result, plan}; throws CliError. `beforeReplace`
  * (tests) runs after the new content is written to the temp file, before the final check.
+ * @param {string} file
+ * @param {{ dryRun?: boolean, moveMalformed?: boolean, backup?: boolean, shownAs?: string, beforeReplace?: () => void }} [options] `beforeReplace`: a test hook run just before the rename
  */
 export function repairFile(file, { dryRun = false, moveMalformed = false, backup: keepBackup = false, shownAs = file, beforeReplace } = {}) {
   let buf;

@@ -63,6 +63,9 @@ function texts(e) {
  * (`regex`). Literal searches run in Rust, in parallel over files
  * (binding checkSearchFiles), when the binding has it; `engine: "js"` forces the JS path.
  * Hits in file order, entry order, line order; at most `limit`.
+ * @param {{ path: string, id?: string, name?: string }[]} files
+ * @param {{ query?: string | RegExp, regex?: boolean, icase?: boolean, limit?: number, engine?: string }} [options]
+ *   `query`: the text, or the compiled RegExp with `regex`
  */
 export function searchFiles(files, { query, regex = false, icase = false, limit = Infinity, engine } = {}) {
   if (!regex && engine !== "js" && typeof native.checkSearchFiles === "function") {

@@ -125,7 +125,13 @@ export function makeOut(stream = process.stdout, env = process.env) {
   };
 }
 
-/** util.parseArgs with CLI-friendly errors. */
+/**
+ * util.parseArgs with CLI-friendly errors.
+ * @param {string[]} argv
+ * @param {import("node:util").ParseArgsOptionsConfig} options
+ * @param {{ allowPositionals?: boolean }} [config]
+ * @returns {{ values: Record<string, any>, positionals: string[] }}
+ */
 export function parse(argv, options, { allowPositionals = true } = {}) {
   try {
     return parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, ...options }, allowPositionals, strict: true });
@@ -221,6 +227,7 @@ export function sortInfos(list) {
  * - no `dir`: pi's store (PI_CODING_AGENT_DIR honoured): SessionManager.listAll() with
  *   `all`, else SessionManager.list(cwd) (without creating the directory).
  * `cwd` given explicitly also filters the result by the sessions' header cwd.
+ * @param {{ dir?: string, all?: boolean, cwd?: string, explicitCwd?: boolean, onProgress?: (loaded: number, total: number) => void }} [options]
  */
 export async function listSessions({ dir, all = false, cwd, explicitCwd = false, onProgress } = {}) {
   const wantCwd = resolve(cwd ?? process.cwd());
@@ -314,6 +321,8 @@ export function storeFiles(dir) {
  * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store,
  * every project) is searched for a session whose header id starts with the argument
  * (headers only, with the discovery layer's bounded header read).
+ * @param {string} arg
+ * @param {{ dir?: string }} [options]
  */
 export async function resolveSession(arg, { dir } = {}) {
   const p = resolve(paths.normalizePath(arg));

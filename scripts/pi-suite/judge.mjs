@@ -17,7 +17,10 @@ const firstLine = (msg) =>
 		.map((l) => l.trim())
 		.find((l) => l) ?? "";
 
-/** File-level messages that name a cause: [pattern, kind, detail from the match], first match wins. */
+/**
+ * File-level messages that name a cause: [pattern, kind, detail from the match], first match wins.
+ * @type {[RegExp, string, (x: RegExpMatchArray) => string][]}
+ */
 const FILE_ERRORS = [
 	[/Failed to (?:load|resolve) (?:url|import) ["']?([^\s"']+)/i, "missing-module", (x) => `module not in this checkout: ${x[1]}`],
 	[/Cannot find (?:module|package) ['"]([^'"]+)['"]/, "missing-module", (x) => `module not in this checkout: ${x[1]}`],
@@ -159,6 +162,7 @@ function tally(tests, m) {
  *   byVerdict { label: count }
  *   problems  reasons the run tested nothing (exit 2)
  *   exitCode, result (one line)
+ * @param {{ modes: string[], selected: string[], reports: Record<string, any>, results: Map<string, any>, sources?: Map<string, string>, needsBuild?: (rel: string) => boolean }} input
  */
 export function judge({ modes, selected, reports, results, sources = new Map(), needsBuild = () => false }) {
 	const problems = [];
