@@ -713,6 +713,7 @@ function genMessage(rng, ctx) {
 		[10, "system"],
 		[1, "weird"],
 	]);
+	/** @type {Record<string, any>} */
 	let m;
 	switch (role) {
 		case "user":
@@ -1050,6 +1051,7 @@ const OPS = {
 		return call("newSession", opt === "none" ? [] : [opt], { fsChange: true });
 	},
 	reopen(rng, _ctx) {
+		/** @type {unknown[]} */
 		const args = [new PathRef("current")];
 		const k = rng.int(4);
 		if (k >= 1) args.push(rng.bool(0.7) ? new SideFn((s) => s.dir, "<dir>") : undefined);

@@ -20,8 +20,10 @@ const binding = createRequire(import.meta.url)("../lib/native.js");
  */
 function installClock(clock) {
   const RealDate = globalThis.Date;
+  // @ts-expect-error a stand-in Date class (a fake clock), not a complete DateConstructor
   globalThis.Date = class extends RealDate {
     constructor(...a) {
+      // @ts-expect-error forwards whatever the caller passed to Date
       super(...(a.length ? a : [clock()]));
     }
   };
@@ -321,8 +323,10 @@ describe("append timestamps and buildSessionContext's messages", () => {
     const RealDate = globalThis.Date;
     let now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
     // A replaced Date, as a test's fake clock would be: both sides see the same times.
+    // @ts-expect-error a stand-in Date class (a fake clock), not a complete DateConstructor
     globalThis.Date = class extends RealDate {
       constructor(...a) {
+        // @ts-expect-error forwards whatever the caller passed to Date
         super(...(a.length ? a : [now]));
       }
       static now() {
@@ -678,6 +682,7 @@ describe("queued contexts: review findings (session 9)", () => {
       expect(out.nat).toEqual(out.ref);
       expect(out.nat).toEqual(["2026-01-02T00:00:00.000Z", "mocked-1", "mocked-2"]);
       // A Date class of its own, without getTime: its toISOString is what counts.
+      // @ts-expect-error a stand-in Date class (a fake clock), not a complete DateConstructor
       globalThis.Date = class {
         toISOString() {
           return "2030-01-01T00:00:00.000Z";

@@ -52,6 +52,10 @@ let clock = Date.parse("2026-01-05T09:00:00.000Z");
 /**
  * A persisted session in `cwd`'s directory of the agent dir, made with this package's
  * SessionManager: `turns` is a list of [userText, assistantText]. Returns {path, id}.
+ * @param {string} agentDir
+ * @param {string} cwd
+ * @param {[string, string][]} turns
+ * @param {{ name?: string }} [options]
  */
 export function makeSession(agentDir, cwd, turns, { name } = {}) {
 	const sm = SessionManager.create(cwd, sessionDirOf(agentDir, cwd));
@@ -74,7 +78,11 @@ export function makeSession(agentDir, cwd, turns, { name } = {}) {
 	return { path: sm.getSessionFile(), id: sm.getSessionId(), sm };
 }
 
-/** Run the real pi bin to completion (stdin /dev/null unless `input`). */
+/**
+ * Run the real pi bin to completion (stdin /dev/null unless `input`).
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, input?: string, timeoutMs?: number }} [options]
+ */
 export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(node22, [piBin, ...args], { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
@@ -95,6 +103,8 @@ export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
 /**
  * pi in rpc mode: send(cmd) writes one JSONL record; `records` collects stdout records;
  * waitFor(pred) resolves with the first record (already seen or later) matching pred.
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} [options]
  */
 export function startRpc(args, { cwd, env, timeoutMs = 60_000 } = {}) {
 	const child = spawn(node22, [piBin, "--mode", "rpc", ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });

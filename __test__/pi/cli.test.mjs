@@ -84,6 +84,11 @@ function sessionFiles(root) {
 
 const sessionIdOf = (file) => file.slice(file.lastIndexOf("_") + 1, -".jsonl".length);
 
+/**
+ * @param {string} root
+ * @param {string[]} args
+ * @param {{ hook?: boolean, debug?: boolean }} [options]
+ */
 async function pi(root, args, { hook, debug = hook } = {}) {
 	const argv = [...(hook ? ["--import", registerScript] : []), piCli, "-e", join(root, "faux-ext.js"), ...args];
 	const env = piEnv({

@@ -101,7 +101,11 @@ export function fsErrorMessage(err, path) {
   return `${path}: ${what}`;
 }
 
-/** Output sink with colour decided once: only on a TTY, never with NO_COLOR. */
+/**
+ * Output sink with colour decided once: only on a TTY, never with NO_COLOR.
+ * @param {{ isTTY?: boolean, columns?: number, write: (s: string) => unknown }} [stream] a writable stream (or a stand-in in tests)
+ * @param {Record<string, string | undefined>} [env]
+ */
 export function makeOut(stream = process.stdout, env = process.env) {
   // no-color.org: NO_COLOR set to a non-empty value disables colour.
   const color = Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
