@@ -333,7 +333,7 @@ const fmt = (ms) => (ms === undefined ? "" : ms >= 100 ? ms.toFixed(0) : ms >= 1
 const fmtRatio = (a, b) => (a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(2)}x` : "");
 
 console.log("pi-session-native benchmark");
-generate({ big, quick: quick && !withStore ? true : false, log: (s) => console.log(s) });
+generate({ big, quick: Boolean(quick && !withStore), log: (s) => console.log(s) });
 
 const impls = [{ key: "ref", label: "reference", SM: await loadRef() }];
 let nativeNote = "";
