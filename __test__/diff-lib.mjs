@@ -564,8 +564,9 @@ const STRINGS = [
 	"x\ny\r\nz\rw",
 ];
 const KEYS = ["a", "b", "z", "10", "2", "0", "-1", "01", "1.5", "4294967294", "4294967295", "9007199254740993", "constructor", "toString", "", "ключ", "😀", "type", "id", "timestamp"];
-// biome-ignore lint/suspicious/noApproximativeNumericConstant: 3.14159 is number text to round-trip, not an approximation of π.
+// biome-ignore-start lint/suspicious/noApproximativeNumericConstant: 3.14159 is number text to round-trip, not an approximation of π.
 const NUMBERS = [0, 1, -1, 42, 123456, 0.1 + 0.2, 1e21, 1e-7, 5e-324, -0, 2 ** 53, 2 ** 53 + 2, -(2 ** 31), 1.5, 3.14159, 1e300, 100];
+// biome-ignore-end lint/suspicious/noApproximativeNumericConstant: end of NUMBERS
 
 function genString(rng) {
 	if (rng.bool(0.15)) {
