@@ -220,6 +220,7 @@ export interface CompactionSummaryMessage {
  * Extension point, like pi-agent-core's: augment with
  * `declare module "pi-session-native" { interface CustomAgentMessages { mine: MyMessage } }`.
  */
+// biome-ignore lint/suspicious/noEmptyInterface: empty on purpose, users add members by declaration merging (a type alias cannot be augmented).
 export interface CustomAgentMessages {}
 
 /** LLM messages plus the coding agent's own message types (pi's AgentMessage as the coding agent augments it). */

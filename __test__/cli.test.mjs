@@ -1,5 +1,5 @@
 // pi-session CLI: every command against generated temp stores and the committed sample store.
-import { describe, expect, it, beforeAll } from "vitest";
+import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, appendFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";

@@ -564,7 +564,9 @@ const STRINGS = [
 	"x\ny\r\nz\rw",
 ];
 const KEYS = ["a", "b", "z", "10", "2", "0", "-1", "01", "1.5", "4294967294", "4294967295", "9007199254740993", "constructor", "toString", "", "ключ", "😀", "type", "id", "timestamp"];
+// biome-ignore-start lint/suspicious/noApproximativeNumericConstant: 3.14159 is number text to round-trip, not an approximation of π.
 const NUMBERS = [0, 1, -1, 42, 123456, 0.1 + 0.2, 1e21, 1e-7, 5e-324, -0, 2 ** 53, 2 ** 53 + 2, -(2 ** 31), 1.5, 3.14159, 1e300, 100];
+// biome-ignore-end lint/suspicious/noApproximativeNumericConstant: end of NUMBERS
 
 function genString(rng) {
 	if (rng.bool(0.15)) {
@@ -712,6 +714,7 @@ function genMessage(rng, ctx) {
 		[10, "system"],
 		[1, "weird"],
 	]);
+	/** @type {Record<string, any>} */
 	let m;
 	switch (role) {
 		case "user":
@@ -877,7 +880,7 @@ function idArg(rng, A, weights) {
 let uniqueCounter = 0;
 
 function genOp(rng, ctx) {
-	const { A, persisted, skip } = ctx;
+	const { persisted, skip } = ctx;
 	const table = [
 		[30, "appendMessage"],
 		[3, "appendThinkingLevelChange"],
@@ -1048,7 +1051,8 @@ const OPS = {
 		])();
 		return call("newSession", opt === "none" ? [] : [opt], { fsChange: true });
 	},
-	reopen(rng, ctx) {
+	reopen(rng, _ctx) {
+		/** @type {unknown[]} */
 		const args = [new PathRef("current")];
 		const k = rng.int(4);
 		if (k >= 1) args.push(rng.bool(0.7) ? new SideFn((s) => s.dir, "<dir>") : undefined);
@@ -1126,7 +1130,7 @@ const OPS = {
 			},
 		};
 	},
-	continueRecent(rng, ctx) {
+	continueRecent(_rng, ctx) {
 		return {
 			name: "SessionManager.continueRecent",
 			args: [ctx.cwd, "<dir>"],
@@ -1350,7 +1354,7 @@ function genConstructor(rng, ctx) {
 			[1, "omit"],
 		]);
 		const args = c === "omit" ? [] : opts === "omit" ? [c] : [c, opts];
-		return { name: "SessionManager.inMemory", args, run: (side) => (side.sm = side.mod.SessionManager.inMemory(...side.mat(args))) && null };
+		return { name: "SessionManager.inMemory", args, run: (side) => { side.sm = side.mod.SessionManager.inMemory(...side.mat(args)); return null; } };
 	}
 	const how = rng.weighted([
 		[6, "create"],
@@ -1359,7 +1363,7 @@ function genConstructor(rng, ctx) {
 	]);
 	if (how === "openMissing") {
 		const args = [new PathRef("rel", "opened-missing.jsonl")];
-		return { name: "SessionManager.open", args, fsChange: true, run: (side) => (side.sm = side.mod.SessionManager.open(...side.mat(args))) && null };
+		return { name: "SessionManager.open", args, fsChange: true, run: (side) => { side.sm = side.mod.SessionManager.open(...side.mat(args)); return null; } };
 	}
 	const dir = how === "create" ? new SideFn((s) => s.dir, "<dir>") : undefined;
 	const args = opts === "omit" ? [cwd, dir] : [cwd, dir, opts];
@@ -1418,10 +1422,16 @@ function snapshot(side, full, withIdentity = true) {
 		const entries = entriesR.value;
 		s.labels = grab(() => entries.map((e) => sm.getLabel(e.id)));
 		// getChildren() is O(n) in the reference: probe the leaf, the last entries and every 16th entry only.
-		s.children = grab(() => entries.filter((e, k) => k >= entries.length - 4 || k % 16 === 0).map((e) => sm.getChildren(e.id)));
+		s.children = grab(() => entries.filter((_e, k) => k >= entries.length - 4 || k % 16 === 0).map((e) => sm.getChildren(e.id)));
 		if (!side.skip.has("identity") && withIdentity) s.identity = grab(() => identitySignature(sm, entries));
 	}
 	return s;
+}
+
+/** Whether two calls of `f` give the very same object (identity, not equality). */
+function sameTwice(f) {
+	const first = f();
+	return first === f();
 }
 
 function bits(arr) {
@@ -1434,8 +1444,8 @@ function identitySignature(sm, e1) {
 	out.entriesArraySame = e1 === e2;
 	out.entriesElemSame = bits(e1.map((e, k) => e === e2[k]));
 	out.getEntrySame = bits(e1.map((e) => sm.getEntry(e.id) === e));
-	out.getEntryTwice = bits(e1.map((e) => sm.getEntry(e.id) === sm.getEntry(e.id)));
-	out.headerSame = sm.getHeader() === sm.getHeader();
+	out.getEntryTwice = bits(e1.map((e) => sameTwice(() => sm.getEntry(e.id))));
+	out.headerSame = sameTwice(() => sm.getHeader());
 	const leafId = sm.getLeafId();
 	out.leafEntrySame = leafId ? sm.getLeafEntry() === sm.getEntry(leafId) : "no leaf";
 	out.branchSame = bits(sm.getBranch().map((e) => e === sm.getEntry(e.id)));
@@ -1447,7 +1457,7 @@ function identitySignature(sm, e1) {
 		stack.push(...node.children);
 	}
 	out.treeEntrySame = bits(tree);
-	out.treeTwiceSame = sm.getTree() === sm.getTree();
+	out.treeTwiceSame = sameTwice(() => sm.getTree());
 	const proj = sm.buildSessionProjection();
 	out.projSourceSame = bits(proj.entries.map((p) => p.sourceEntry === sm.getEntry(p.sourceEntry.id)));
 	out.projMsgSame = bits(proj.entries.map((p) => p.messages.length === 1 && p.sourceEntry.type === "message" && p.messages[0] === p.sourceEntry.message));
@@ -1683,8 +1693,8 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
 		step(genConstructor(rng, ctx));
 		if (!A.sm) {
 			const plain = persisted
-				? { name: "SessionManager.create", args: [cwd, "<dir>"], run: (s) => (s.sm = s.mod.SessionManager.create(cwd, s.dir)) && null }
-				: { name: "SessionManager.inMemory", args: [cwd], run: (s) => (s.sm = s.mod.SessionManager.inMemory(cwd)) && null };
+				? { name: "SessionManager.create", args: [cwd, "<dir>"], run: (s) => { s.sm = s.mod.SessionManager.create(cwd, s.dir); return null; } }
+				: { name: "SessionManager.inMemory", args: [cwd], run: (s) => { s.sm = s.mod.SessionManager.inMemory(cwd); return null; } };
 			step(plain);
 		}
 		for (let i = 0; i < nOps; i++) step(genOp(rng, ctx));
@@ -1693,7 +1703,8 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
 		compareFiles(true);
 		const stats = {};
 		for (const l of log) {
-			const st = (stats[l.name] ??= { ok: 0, threw: 0, skipped: 0 });
+			stats[l.name] ??= { ok: 0, threw: 0, skipped: 0 };
+			const st = stats[l.name];
 			if (l.outcome === "ok") st.ok++;
 			else if (l.outcome?.startsWith("skipped")) st.skipped++;
 			else st.threw++;

@@ -68,7 +68,10 @@ function writeCorpus(dir, n = 0) {
     "h3-bad-header-ts.jsonl": [hdr("badhts", { timestamp: "garbage" }), msg("user", "x", { timestamp: "nope" })].join("\n"),
     "h4-no-header-ts.jsonl": [line({ type: "session", id: "nohts" })].join("\n"),
     "h5-ts-object.jsonl": [hdr("tsobj"), msg("user", "x", { timestamp: { toString: 1 } })].join("\n"),
-    "h6-inf.jsonl": [hdr("inf"), msg("user", "x", {}, { timestamp: 1e400 })].join("\n").replace("1e400", "x").replace('"x"}}', '1e400}}'),
+    // Writes "timestamp":null (the same bytes as before, when this line stringified 1e400, that is
+    // Infinity). A real 1e400 in the file gives an Invalid Date `modified`, and then the native
+    // listing order differs from the reference's (a NaN sort comparator): not covered yet.
+    "h6-inf.jsonl": [hdr("inf"), msg("user", "x", {}, { timestamp: null })].join("\n"),
     "i-content-null.jsonl": [hdr("cnull"), msg("user", null)].join("\n"),
     "i2-content-obj.jsonl": [hdr("cobj"), msg("user", { a: 1 })].join("\n"),
     "i3-block-null.jsonl": [hdr("bnull"), msg("user", [null])].join("\n"),

@@ -216,7 +216,10 @@ describe("durability", () => {
       if (how === "delete") fs.unlinkSync(file);
       if (how === "rename") fs.renameSync(file, `${file}.moved`);
       if (how === "truncate") fs.truncateSync(file, 0);
-      if (how === "replace") fs.writeFileSync(`${file}.new`, "junk\n") || fs.renameSync(`${file}.new`, file);
+      if (how === "replace") {
+        fs.writeFileSync(`${file}.new`, "junk\n");
+        fs.renameSync(`${file}.new`, file);
+      }
       sm.appendCustomEntry("k", { n: 2 });
       sm.appendCustomEntry("k", { n: 3 });
       const got = checkFile(file);
@@ -239,7 +242,10 @@ describe("durability", () => {
       const sm = nat.SessionManager.open(file, dir, "/tmp");
       const full = fs.readFileSync(file, "utf8");
       if (how === "truncate") fs.truncateSync(file, Math.floor(full.length / 2));
-      if (how === "replace") fs.writeFileSync(`${file}.new`, full.split("\n").slice(0, 3).join("\n") + "\n") || fs.renameSync(`${file}.new`, file);
+      if (how === "replace") {
+        fs.writeFileSync(`${file}.new`, full.split("\n").slice(0, 3).join("\n") + "\n");
+        fs.renameSync(`${file}.new`, file);
+      }
       if (how === "delete") fs.unlinkSync(file);
       const id = sm.appendCustomEntry("k", { last: true });
       // The whole session is in the file again, the new entry last; nothing of what was

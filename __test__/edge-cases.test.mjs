@@ -258,7 +258,9 @@ describe("regressions (divergences found by the differential and bad-input suite
       } catch (e) {
         return e.message;
       }
+      return null;
     });
+    expect(msgs[0]).toEqual(expect.any(String));
     expect(msgs[1]).toBe(msgs[0]);
   });
   test('review: getBranch("") is an empty path (only null/undefined mean the leaf)', () => {

@@ -164,7 +164,10 @@ describe("every way of reading entries, native vs reference (issue 23)", () => {
     withEnv({ PI_SESSION_NATIVE_TEXT_PIECE: "50", PI_SESSION_NATIVE_TEXT_BATCH: "400" }, () => {
       const [a1, b1] = openBoth(bytes);
       const [a2, b2] = openBoth(bytes);
-      for (const [x, y] of [[a1, b1], [a2, b2]]) x.appendMessage({ role: "user", content: `only in ${x === a1 ? 1 : 2}`, timestamp: 1 }), y.appendMessage({ role: "user", content: `only in ${x === a1 ? 1 : 2}`, timestamp: 1 });
+      for (const [x, y] of [[a1, b1], [a2, b2]]) {
+        x.appendMessage({ role: "user", content: `only in ${x === a1 ? 1 : 2}`, timestamp: 1 });
+        y.appendMessage({ role: "user", content: `only in ${x === a1 ? 1 : 2}`, timestamp: 1 });
+      }
       const ra = [j(a1.getBranch("e100")), j(a2.getBranch("e120")), j(a1.getEntries().slice(-3).map((e) => e.message?.content)), j(a2.getEntries().slice(-3).map((e) => e.message?.content))];
       const rb = [j(b1.getBranch("e100")), j(b2.getBranch("e120")), j(b1.getEntries().slice(-3).map((e) => e.message?.content)), j(b2.getEntries().slice(-3).map((e) => e.message?.content))];
       expect(rb).toEqual(ra);

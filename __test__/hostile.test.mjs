@@ -18,7 +18,7 @@ function node(code, env = {}, timeout = 20_000) {
     encoding: "utf8",
     timeout,
   });
-  if (r.error) throw new Error(`child failed (${r.error.code ?? r.error.message}): ${r.stderr}`);
+  if (r.error) throw new Error(`child failed (${/** @type {NodeJS.ErrnoException} */ (r.error).code ?? r.error.message}): ${r.stderr}`);
   return r;
 }
 
@@ -107,7 +107,11 @@ describe.skipIf(process.platform === "win32")("lock file (PI_SESSION_NATIVE_LOCK
 
 // HOSTILE_CLI_BIN: run these tests against another checkout's CLI (to see them fail before a fix).
 const BIN = process.env.HOSTILE_CLI_BIN ?? join(root, "bin", "pi-session.mjs");
-/** Run the CLI; a hang fails the test (spawnSync timeout -> error). */
+/**
+ * Run the CLI; a hang fails the test (spawnSync timeout -> error).
+ * @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, timeout?: number, input?: string }} [options]
+ */
 function cli(args, { env = {}, timeout = 20_000, input } = {}) {
   const agentDir = tmp("psn-h-agent-");
   const r = spawnSync(process.execPath, [BIN, ...args], {
@@ -116,7 +120,7 @@ function cli(args, { env = {}, timeout = 20_000, input } = {}) {
     input,
     env: { ...process.env, NO_COLOR: "1", TZ: "UTC", PI_CODING_AGENT_DIR: agentDir, ...env },
   });
-  if (r.error) throw new Error(`pi-session ${args.join(" ")} failed: ${r.error.code ?? r.error.message} ${r.stderr}`);
+  if (r.error) throw new Error(`pi-session ${args.join(" ")} failed: ${/** @type {NodeJS.ErrnoException} */ (r.error).code ?? r.error.message} ${r.stderr}`);
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -313,7 +317,7 @@ describe.skipIf(process.platform === "win32")("CLI output: escape sequences in s
         timeout: 20_000,
         env: { ...process.env, NO_COLOR: "", TERM: "xterm-256color", TZ: "UTC", PI_CODING_AGENT_DIR: tmp("psn-h-agent-") },
       });
-      if (r.error) throw new Error(`script ${args.join(" ")}: ${r.error.code}`);
+      if (r.error) throw new Error(`script ${args.join(" ")}: ${/** @type {NodeJS.ErrnoException} */ (r.error).code}`);
       // The progress line on stderr (same pty) is ours: "\r" + erase-line.
       const out = r.stdout.replace(/\r\n/g, "\n").replace(/\r\x1b\[K/g, "");
       // Every escape sequence left is an SGR of ours; nothing else unsafe remains.
@@ -358,7 +362,7 @@ function listChild(dir, env = {}, prefix = []) {
     encoding: "utf8",
     timeout: 30_000,
   });
-  if (r.error || r.status !== 0) throw new Error(`listAll child: ${r.error?.code ?? r.status} ${r.stderr}`);
+  if (r.error || r.status !== 0) throw new Error(`listAll child: ${/** @type {NodeJS.ErrnoException | undefined} */ (r.error)?.code ?? r.status} ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
 const plain = (l) => JSON.parse(JSON.stringify(l.map((s) => ({ ...s, created: s.created.toISOString(), modified: s.modified.toISOString() }))));

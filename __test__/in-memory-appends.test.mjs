@@ -20,8 +20,10 @@ const binding = createRequire(import.meta.url)("../lib/native.js");
  */
 function installClock(clock) {
   const RealDate = globalThis.Date;
+  // @ts-expect-error a stand-in Date class (a fake clock), not a complete DateConstructor
   globalThis.Date = class extends RealDate {
     constructor(...a) {
+      // @ts-expect-error forwards whatever the caller passed to Date
       super(...(a.length ? a : [clock()]));
     }
   };
@@ -167,10 +169,22 @@ describe("queued in-memory appends", () => {
     getEntryCount: (sm) => sm.getEntryCount(),
     getHeader: (sm) => sm.getHeader().type,
     "getEntry of a queued id": (sm) => shape(sm.getEntry(sm.__ids[3]), sm.__ids),
-    "branch to a queued id, then getBranch": (sm) => (sm.branch(sm.__ids[2]), shape(sm.getBranch(), sm.__ids)),
-    "appendLabelChange on a queued id": (sm) => (sm.appendLabelChange(sm.__ids[1], "L"), sm.getLabel(sm.__ids[1])),
-    "appendCompaction over queued entries": (sm) => (sm.appendCompaction("sum", sm.__ids[2], 5), shape(sm.buildSessionContext(), sm.__ids)),
-    createBranchedSession: (sm) => (sm.createBranchedSession(sm.__ids[3]), sm.getEntries().map((e) => e.type)),
+    "branch to a queued id, then getBranch": (sm) => {
+      sm.branch(sm.__ids[2]);
+      return shape(sm.getBranch(), sm.__ids);
+    },
+    "appendLabelChange on a queued id": (sm) => {
+      sm.appendLabelChange(sm.__ids[1], "L");
+      return sm.getLabel(sm.__ids[1]);
+    },
+    "appendCompaction over queued entries": (sm) => {
+      sm.appendCompaction("sum", sm.__ids[2], 5);
+      return shape(sm.buildSessionContext(), sm.__ids);
+    },
+    createBranchedSession: (sm) => {
+      sm.createBranchedSession(sm.__ids[3]);
+      return sm.getEntries().map((e) => e.type);
+    },
   };
   for (const [name, read] of Object.entries(firstReads)) {
     it(`${name} sees every queued append`, () => {
@@ -258,7 +272,7 @@ describe("queued in-memory appends", () => {
     expect(n.getEntry(nc)).toMatchObject({ type: "no-such-type", parentId: 42 });
     const branch = n.getBranch();
     expect(branch.length).toBe(4);
-    [na, nb, nc, nd].forEach((id, k) => expect(branch[k]).toBe(n.getEntry(id)));
+    for (const [k, id] of [na, nb, nc, nd].entries()) expect(branch[k]).toBe(n.getEntry(id));
     expect(n.getBranch(nc).length).toBe(3);
     // getTree() is built from the objects themselves, as the reference's.
     expect(n.getTree().length).toBe(r.getTree().length);
@@ -309,8 +323,10 @@ describe("append timestamps and buildSessionContext's messages", () => {
     const RealDate = globalThis.Date;
     let now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
     // A replaced Date, as a test's fake clock would be: both sides see the same times.
+    // @ts-expect-error a stand-in Date class (a fake clock), not a complete DateConstructor
     globalThis.Date = class extends RealDate {
       constructor(...a) {
+        // @ts-expect-error forwards whatever the caller passed to Date
         super(...(a.length ? a : [now]));
       }
       static now() {
@@ -611,7 +627,11 @@ describe("queued contexts: review findings (session 9)", () => {
       return { first: show(sm.buildSessionContext()), second: show(sm.buildSessionContext()), entries: sm.buildContextEntries().length };
     };
     // Nothing parsed; or only the selected entries parsed (the thinking entry Rust points at is not).
-    for (const touch of [undefined, (sm) => (sm.getEntry("c1"), sm.getEntry("a2"))]) {
+    const touchTwo = (sm) => {
+      sm.getEntry("c1");
+      sm.getEntry("a2");
+    };
+    for (const touch of [undefined, touchTwo]) {
       const r = run(ref.SessionManager, touch);
       const n = run(nat.SessionManager, touch);
       expect(n).toEqual(r);
@@ -662,6 +682,7 @@ describe("queued contexts: review findings (session 9)", () => {
       expect(out.nat).toEqual(out.ref);
       expect(out.nat).toEqual(["2026-01-02T00:00:00.000Z", "mocked-1", "mocked-2"]);
       // A Date class of its own, without getTime: its toISOString is what counts.
+      // @ts-expect-error a stand-in Date class (a fake clock), not a complete DateConstructor
       globalThis.Date = class {
         toISOString() {
           return "2030-01-01T00:00:00.000Z";

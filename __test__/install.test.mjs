@@ -25,11 +25,17 @@ const BROKEN = `${version}-broken.0`;
 
 const win = process.platform === "win32";
 
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {{ input?: string } & import("node:child_process").ExecFileOptions} [options]
+ * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
+ */
 function run(cmd, args, { input = "", ...opts } = {}) {
 	return new Promise((resolve) => {
 		// npm and the bin shims are .cmd files on Windows: they need a shell there.
 		const child = execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 180_000, shell: win && cmd !== process.execPath, ...opts }, (error, stdout, stderr) => {
-			resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
+			resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
 		});
 		// stdin at EOF: pi's print mode reads piped stdin before it starts. A child that exits
 		// without reading it makes the write fail with EPIPE: that is not an error here.
@@ -81,6 +87,7 @@ async function install(name, spec, extra = []) {
 	mkdirSync(dir);
 	writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: `user-${name}`, version: "1.0.0", private: true }, null, 2)}\n`);
 	writeFileSync(join(dir, ".npmrc"), `registry=${registry.url}\n`);
+	/** @type {NodeJS.ProcessEnv} */
 	const env = {
 		...cleanNpmEnv(process.env),
 		HOME: join(dir, "home"),
@@ -215,6 +222,7 @@ describe.skipIf(!node22)("pi install npm:pi-session-native from the registry (re
 		mkdirSync(project, { recursive: true });
 		mkdirSync(agentDir, { recursive: true });
 		writeFileSync(join(dir, ".npmrc"), `registry=${registry.url}\n`);
+		/** @type {NodeJS.ProcessEnv} */
 		const env = {
 			...cleanNpmEnv(process.env),
 			HOME: home,
@@ -262,6 +270,7 @@ describe.skipIf(!node22 || win)("pi-native from a global install (real pi bin)",
 		mkdirSync(piDir, { recursive: true });
 		writeFileSync(join(dir, ".npmrc"), `registry=${registry.url}\n`);
 		symlinkSync(piBin, join(piDir, "pi"));
+		/** @type {NodeJS.ProcessEnv} */
 		const env = {
 			...cleanNpmEnv(process.env),
 			HOME: join(dir, "home"),

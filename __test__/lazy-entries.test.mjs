@@ -50,7 +50,10 @@ const BYTES = Buffer.from(sessionLines().join("\n") + "\n");
 
 function openBoth(bytes = BYTES, env = {}) {
   const old = {};
-  for (const [k, v] of Object.entries(env)) (old[k] = process.env[k]), (process.env[k] = v);
+  for (const [k, v] of Object.entries(env)) {
+    old[k] = process.env[k];
+    process.env[k] = v;
+  }
   try {
     const da = tmp(),
       db = tmp();
@@ -58,7 +61,10 @@ function openBoth(bytes = BYTES, env = {}) {
     writeFileSync(join(db, "s.jsonl"), bytes);
     return [ref.SessionManager.open(join(da, "s.jsonl")), nat.SessionManager.open(join(db, "s.jsonl"))];
   } finally {
-    for (const [k, v] of Object.entries(old)) (v === undefined ? delete process.env[k] : (process.env[k] = v));
+    for (const [k, v] of Object.entries(old)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
 }
 
@@ -111,7 +117,12 @@ const ways = {
   inspectOne: (a) => inspect(a[a.length - 1]),
   inspectAll: (a) => inspect(a, { depth: 3, maxArrayLength: null }),
   proto: (a) => a.every((e) => Object.getPrototypeOf(e) === Object.prototype && Object.isExtensible(e) && !Object.isFrozen(e)),
-  strictEqual: (a) => a.map((e) => (e.message ?? e.data ?? e.summary) === (e.message ?? e.data ?? e.summary)),
+  // A second read of a lazily made field gives the very same object.
+  strictEqual: (a) =>
+    a.map((e) => {
+      const first = e.message ?? e.data ?? e.summary;
+      return first === (e.message ?? e.data ?? e.summary);
+    }),
 };
 
 const getters = {
@@ -121,7 +132,12 @@ const getters = {
   getChildren: (sm) => sm.getChildren("e20"),
   getTree: (sm) => {
     const out = [];
-    const walk = (ns) => ns.forEach((n) => (out.push(n.entry), walk(n.children)));
+    const walk = (ns) => {
+      for (const n of ns) {
+        out.push(n.entry);
+        walk(n.children);
+      }
+    };
     walk(sm.getTree());
     return out;
   },

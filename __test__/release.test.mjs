@@ -101,7 +101,8 @@ describe("one list of targets", () => {
 			expect(p.main).toBe(`pi-session-native.${d}.node`);
 			expect(p.files).toEqual([p.main]);
 			// The same names the loader computes for that platform.
-			expect(platformId({ platform: os, arch: cpu, musl: abi === "musl" }).name).toBe(d);
+			const target = { platform: /** @type {NodeJS.Platform} */ (os), arch: /** @type {NodeJS.Architecture} */ (cpu), musl: abi === "musl" };
+			expect(platformId(target).name).toBe(d);
 		}
 	});
 

@@ -60,7 +60,8 @@ function hashSeed(str) {
 	return () => {
 		h = Math.imul(h ^ (h >>> 16), 2246822507);
 		h = Math.imul(h ^ (h >>> 13), 3266489909);
-		return (h ^= h >>> 16) >>> 0;
+		h ^= h >>> 16;
+		return h >>> 0;
 	};
 }
 function makeRng(seedStr) {
@@ -119,20 +120,20 @@ const IDENT_PARTS = (
 ).split(" ");
 const KEYWORDS_LINE = [
 	(r, id) => `const ${id()} = ${id()}.${id()}(${id()}, ${r.int(0, 4096)});`,
-	(r, id) => `let ${id()} = await ${id()}(${id()});`,
+	(_r, id) => `let ${id()} = await ${id()}(${id()});`,
 	(r, id) => `if (${id()} ${r.pick(["===", "!==", ">", "<", ">="])} ${r.pick(["null", "undefined", String(r.int(0, 99)), '""'])}) {`,
-	(r, id) => `}`,
-	(r, id) => `} else {`,
+	(_r, _id) => `}`,
+	(_r, _id) => `} else {`,
 	(r, id) => `return ${id()} ?? "${r.pick(WORDS)}-${r.pick(WORDS)}";`,
-	(r, id) => `// ${sentence(r, r.int(4, 14))}`,
+	(r, _id) => `// ${sentence(r, r.int(4, 14))}`,
 	(r, id) => `export function ${id()}(${id()}: string, ${id()}?: number): ${r.pick(["void", "string", "Promise<void>", "boolean"])} {`,
-	(r, id) => `import { ${id()}, ${id()} } from "./${id()}.js";`,
-	(r, id) => `for (const ${id()} of ${id()}.${id()}()) {`,
+	(_r, id) => `import { ${id()}, ${id()} } from "./${id()}.js";`,
+	(_r, id) => `for (const ${id()} of ${id()}.${id()}()) {`,
 	(r, id) => `throw new Error(\`${sentence(r, r.int(3, 8))}: \${${id()}}\`);`,
 	(r, id) => `${id()}.push({ type: "${r.pick(WORDS)}", id: ${id()}, parentId: ${id()} ?? null });`,
 	(r, id) => `fn ${id()}(&mut self, ${id()}: &str) -> Result<${r.pick(["()", "usize", "String", "Vec<u8>"])}> {`,
-	(r, id) => `let ${id()} = ${id()}.iter().map(|x| x.${id()}()).collect::<Vec<_>>();`,
-	(r, id) => ``,
+	(_r, id) => `let ${id()} = ${id()}.iter().map(|x| x.${id()}()).collect::<Vec<_>>();`,
+	(_r, _id) => ``,
 ];
 function sentence(r, n) {
 	let s = "";
@@ -294,7 +295,10 @@ export function writeSession(path, opts) {
 		all.push(entry.id);
 		entries++;
 	};
-	const base = (type) => ({ type, id: newId(), parentId: null, timestamp: (tick(50, 4000), iso()) });
+	const base = (type) => {
+		tick(50, 4000);
+		return { type, id: newId(), parentId: null, timestamp: iso() };
+	};
 
 	let [provider, model, api] = r.pick(MODELS);
 	let thinking = r.pick(THINKING.slice(1));

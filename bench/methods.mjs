@@ -193,7 +193,8 @@ async function main() {
 
 	for (const size of scenarios.length ? SIZES : []) {
 		const file = singlePath(DEFAULT_DATA_DIR, size);
-		const samples = {}; // scenario -> side -> [result]
+		/** @type {Record<string, Record<string, any[]>>} scenario -> side -> [result] */
+		const samples = {};
 		for (const sc of scenarios) samples[sc] = { ref: [], native: [] };
 		console.log(`  ${size} (${(statSync(file).size / MB).toFixed(0)} MB):`);
 		for (const how of sides) runChild(how, { file, scenario: scenarios[0] }); // warm-up: page cache
@@ -206,6 +207,7 @@ async function main() {
 		// rows: [label, side -> wall ms, side -> CPU ms]; f(t) reads one child's timing map (ms or cpu)
 		const pick = (sc, f, k = "ms") => Object.fromEntries(sides.map((h) => [h, samples[sc] ? median(samples[sc][h].map((x) => f(x[k]))) : undefined]));
 		const every = (f, k = "ms") => Object.fromEntries(sides.map((h) => [h, median(scenarios.flatMap((sc) => samples[sc][h].map((x) => f(x[k]))))]));
+		/** @type {[string, any, any][]} */
 		const rows = [[`\`SessionManager.open\` (every child, N=${RUNS * scenarios.length})`, every((t) => t.open), every((t) => t.open, "cpu")]];
 		const add = (sc, label, f) => samples[sc] && rows.push([label, pick(sc, f), pick(sc, f, "cpu")]);
 		add("context", "`buildSessionContext()` (after open)", (t) => t.context);
@@ -220,6 +222,7 @@ async function main() {
 		add("pi", "1st `getBranch()` after `buildSessionContext()`", (t) => t.branch1);
 		add("branch", "**open + 1st `getBranch()`** (target ≤ 0.2x)", (t) => t.open + t.branch1);
 		add("pi", "open + `buildSessionContext()` + 1st `getBranch()`", (t) => t.open + t.context + t.branch1);
+		/** @type {[string, any][]} */
 		const mem = [];
 		mem.push([`peak RSS after open (every child)`, every((v) => v, "openPeakMB")]);
 		if (samples.pi) mem.push(["**peak RSS after open + context + 1st `getBranch()`**", pick("pi", (v) => v, "peakMB")]);

@@ -392,7 +392,7 @@ const TMUX_SOCKET = `pi-bin-bench-${process.pid}`;
 const tmux = (...args) =>
 	new Promise((res, rej) => execFile("tmux", ["-L", TMUX_SOCKET, ...args], { encoding: "utf8" }, (e, out) => (e ? rej(e) : res(out))));
 const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-let hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
 function pickerScript(dirs, how, debug) {
 	const env = piEnv(dirs, how, debug);
@@ -459,6 +459,11 @@ function stat(a) {
  * the plain side in the first refRounds rounds only and without a warm-up (its first run is
  * checked as a warm-up would be), and `refFrom` takes the plain samples of an earlier row instead
  * of running it again (the reference has no index: its cold and warm pickers are the same run).
+ * @param {string} key
+ * @param {string} label
+ * @param {number} rounds
+ * @param {(how: string, warm: boolean) => any} once
+ * @param {{ before?: (how: string, warmUp: boolean) => unknown, check?: (how: string, r: any, timed?: boolean) => void, refRounds?: number, refFrom?: string }} [options]
  */
 async function measure(key, label, rounds, once, { before, check, refRounds = rounds, refFrom } = {}) {
 	if (!wanted(key)) return;
@@ -545,10 +550,12 @@ async function main() {
 			if (files.length !== 1 || statSync(set.file).size <= set.size) throw new Error(`pi did not continue ${set.file} (${files.join(", ")})`);
 			truncateSync(set.file, set.size);
 		};
-		for (const [key, set, mb] of [
+		/** @type {[string, typeof c10, string][]} */
+		const continued = [
 			["c10mb", c10, "10"],
 			["c100mb", c100, "100"],
-		]) {
+		];
+		for (const [key, set, mb] of continued) {
 			if (!set) continue;
 			await measure(key, `\`pi -c -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["-c", "-p", PROMPT], { debug: warm }), {
 				before: () => truncateSync(set.file, set.size),
@@ -559,11 +566,13 @@ async function main() {
 		// opens it directly (no listing of the folder), so this is open + pi's own use of the session.
 		// session-tiny: the same run on a session of a few entries, pi's own cost of a prompt run
 		// (start-up, agent runtime, the model round trip): the floor under every session row.
-		for (const [key, set, mb] of [
+		/** @type {[string, typeof c10, string][]} */
+		const named = [
 			["session-tiny", tiny, "4 KB"],
 			["session-10mb", c10, "10 MB"],
 			["session-100mb", c100, "100 MB"],
-		]) {
+		];
+		for (const [key, set, mb] of named) {
 			if (!set) continue;
 			await measure(key, `\`pi --session <path> -p\`, ${mb} session`, ROUNDS, (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }), {
 				before: () => truncateSync(set.file, set.size),
@@ -571,15 +580,17 @@ async function main() {
 			});
 		}
 
-		const pickerRows = [
+		/** @type {[string, typeof picker, string, number][]} */
+		const pickerRowsAll = [
 			["picker", picker, "1,000", ROUNDS],
 			["picker10k", picker10k, "10,000", BIG_ROUNDS],
-		].filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
+		];
+		const pickerRows = pickerRowsAll.filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
 		if (pickerRows.length && hasTmux) {
 			await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
 			try {
 				for (const [k, set, n, rounds] of pickerRows) {
-					const check = (how, r, timed) => {
+					const check = (how, _r, timed) => {
 						if (!timed) {
 							const stderr = readFileSync(join(set.root, `picker-stderr-${how}.txt`), "utf8");
 							served(how, { stderr });

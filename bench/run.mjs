@@ -25,7 +25,7 @@
 // Setup (opening a session, copying files, building messages) is not timed unless it is the operation.
 
 import { spawnSync } from "node:child_process";
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -193,7 +193,7 @@ op({
 	run: (SM) => SM.open(file(S)).buildSessionContext(),
 	check: (ctx) => `${ctx.messages.length} msgs, ${ctx.thinkingLevel}, ${ctx.model?.modelId}`,
 });
-op({ name: `first getEntries() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getEntries(), check: (e) => e.length });
+op({ name: `first getEntries() ${SL}`, setup: (SM) => SM.open(file(S)), run: (_SM, sm) => sm.getEntries(), check: (e) => e.length });
 // The comparable full-materialization flow: the reference parses everything in open(), we
 // parse lazily on the first getEntries(); compare the sums.
 op({ name: `open + first getEntries() ${SL}`, run: (SM) => SM.open(file(S)).getEntries(), check: (e) => e.length });
@@ -207,15 +207,15 @@ op({
 		sm.getEntries();
 		return sm;
 	},
-	run: (SM, sm) => {
+	run: (_SM, sm) => {
 		let e;
 		for (let i = 0; i < 20; i++) e = sm.getEntries();
 		return e;
 	},
 	check: (e) => e.length,
 });
-op({ name: `first getTree() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getTree(), check: (t) => `${t.length} roots` });
-op({ name: `getBranch() ${SL}`, setup: (SM) => SM.open(file(S)), run: (SM, sm) => sm.getBranch(), check: (b) => b.length });
+op({ name: `first getTree() ${SL}`, setup: (SM) => SM.open(file(S)), run: (_SM, sm) => sm.getTree(), check: (t) => `${t.length} roots` });
+op({ name: `getBranch() ${SL}`, setup: (SM) => SM.open(file(S)), run: (_SM, sm) => sm.getBranch(), check: (b) => b.length });
 op({
 	name: "appendMessage x 10,000 (~2 KB, persisted)",
 	setup: (SM) => {
@@ -226,7 +226,7 @@ op({
 		sm.getLeafId();
 		return { dir, sm, msgs: makeMessages(10_000) };
 	},
-	run: (SM, c) => {
+	run: (_SM, c) => {
 		for (const m of c.msgs) c.sm.appendMessage(m);
 		return c.sm;
 	},
@@ -242,7 +242,7 @@ const inMemorySetup = (SM) => {
 op({
 	name: "appendMessage x 10,000 (~2 KB, in-memory session)",
 	setup: inMemorySetup,
-	run: (SM, c) => {
+	run: (_SM, c) => {
 		for (const m of c.msgs) c.sm.appendMessage(m);
 		return c.sm;
 	},
@@ -253,7 +253,7 @@ op({
 	// (lib/session-manager.js `_flush`): this row counts that hand-over too.
 	name: "appendMessage x 10,000 (in-memory) + buildSessionContext",
 	setup: inMemorySetup,
-	run: (SM, c) => {
+	run: (_SM, c) => {
 		for (const m of c.msgs) c.sm.appendMessage(m);
 		return c.sm.buildSessionContext();
 	},
@@ -266,8 +266,8 @@ op({
 		const sm = SM.open(file("10mb"), dir);
 		return { dir, sm, leaf: sm.getLeafId() };
 	},
-	run: (SM, c) => c.sm.createBranchedSession(c.leaf),
-	check: (p, c) => c.sm.getEntries().length,
+	run: (_SM, c) => c.sm.createBranchedSession(c.leaf),
+	check: (_p, c) => c.sm.getEntries().length,
 	teardown: (c) => rmSync(c.dir, { recursive: true, force: true }),
 });
 op({
@@ -333,7 +333,7 @@ const fmt = (ms) => (ms === undefined ? "" : ms >= 100 ? ms.toFixed(0) : ms >= 1
 const fmtRatio = (a, b) => (a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(2)}x` : "");
 
 console.log("pi-session-native benchmark");
-generate({ big, quick: quick && !withStore ? true : false, log: (s) => console.log(s) });
+generate({ big, quick: Boolean(quick && !withStore), log: (s) => console.log(s) });
 
 const impls = [{ key: "ref", label: "reference", SM: await loadRef() }];
 let nativeNote = "";

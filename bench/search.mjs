@@ -211,7 +211,7 @@ const { searchFiles } = await import("../lib/cli/search.mjs");
 await new Promise((r) => setTimeout(r, 1100));
 
 // --- first build
-let t0 = process.hrtime.bigint();
+const t0 = process.hrtime.bigint();
 await searchSessions("warmup", { sessionDir: dir });
 const build = ms(t0);
 const rssAfterBuild = process.resourceUsage().maxRSS * 1024;

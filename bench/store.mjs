@@ -24,7 +24,7 @@
 //   first key typed);
 // - the index's bytes against the store's bytes.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -241,6 +241,7 @@ function run(impl, op, root, arg = "") {
 
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
 const names = Object.keys(STORES).filter((n) => !only || n === only);
+/** @type {[string, { root: string, manifest: any }][]} */
 const stores = [];
 for (const name of names) stores.push([name, await ensureStore(name)]);
 

@@ -52,7 +52,7 @@ async function main(argv) {
 }
 
 // Output piped into `head` etc.: stop quietly.
-process.stdout.on("error", (err) => {
+process.stdout.on("error", (/** @type {NodeJS.ErrnoException} */ err) => {
   if (err.code === "EPIPE") process.exit(EXIT.OK);
   throw err;
 });

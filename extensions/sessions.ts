@@ -15,6 +15,9 @@
 // in a clone.
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { SessionManager } from "pi-session-native";
+
+/** pi's tool-parameter schema type (a TypeBox TSchema); the plain JSON Schema below has its shape. */
+type ToolParameters = Parameters<ExtensionAPI["registerTool"]>[0]["parameters"];
 import {
 	TOOL_LIMITS,
 	clean,
@@ -183,7 +186,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
 				},
 			},
 			required: ["query"],
-		} as any,
+		} as ToolParameters,
 		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
 			const args = params as { query?: unknown; limit?: unknown };
 			const query = String(args.query ?? "");

@@ -457,7 +457,7 @@ const MEMO_MAX = 200_000;
 
 function remember(path, r) {
   memo.delete(path);
-  if (!r || r[7] !== 1) return;
+  if (r?.[7] !== 1) return;
   if (memo.size >= MEMO_MAX) memo.clear();
   memo.set(path, { key: r[8], rec: r });
 }
@@ -484,6 +484,7 @@ async function buildSessionInfos(files, signal, onInfo, pre) {
   const prof = PROFILE ? performance.now() : 0;
   const out = new Array(files.length).fill(null);
   let stopped = false;
+  /** @type {{ error: unknown } | null} */
   let failure = null;
   const take = (i, r) => {
     const path = files[i].path;

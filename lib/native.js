@@ -24,9 +24,9 @@ function load() {
 		try {
 			return require(explicit);
 		} catch (error) {
-			const e = new Error(`pi-session-native: PI_SESSION_NATIVE_BINARY=${explicit} does not load: ${firstLine(error)}`);
-			e.code = "PI_SESSION_NATIVE_NO_BINARY";
-			throw e;
+			throw Object.assign(new Error(`pi-session-native: PI_SESSION_NATIVE_BINARY=${explicit} does not load: ${firstLine(error)}`), {
+				code: "PI_SESSION_NATIVE_NO_BINARY",
+			});
 		}
 	}
 
@@ -88,9 +88,8 @@ function noBinaryError(id, tried) {
 		"  2. build from source: git clone the repository, then `npm install` (needs Rust >= 1.89 from https://rustup.rs;" +
 			" it runs `npm run build`), and use that checkout (npm install <path to the clone>)",
 	);
-	const error = new Error(lines.join("\n"));
-	error.code = "PI_SESSION_NATIVE_NO_BINARY";
-	return error;
+	return Object.assign(new Error(lines.join("\n")), { code: "PI_SESSION_NATIVE_NO_BINARY" });
 }
 
-module.exports = load();
+/** The addon's exports, as napi declares them in binding.d.ts. */
+module.exports = /** @type {typeof import("../binding.js")} */ (load());

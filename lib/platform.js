@@ -30,14 +30,18 @@ function isMusl() {
 		// no ldd (minimal images): ask the process report
 	}
 	try {
-		const header = process.report?.getReport?.()?.header;
+		const report = /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */ (process.report?.getReport?.());
+		const header = report?.header;
 		return !header?.glibcVersionRuntime;
 	} catch {
 		return false;
 	}
 }
 
-/** This process's platform: `{ name, supported, describe }`. */
+/**
+ * This process's platform: `{ name, supported, describe }`.
+ * @param {{ platform?: NodeJS.Platform, arch?: NodeJS.Architecture, musl?: boolean }} [target] another target than this process (tests, the release matrix)
+ */
 function platformId({ platform = process.platform, arch = process.arch, musl } = {}) {
 	let abi = "";
 	if (platform === "linux") abi = (musl ?? isMusl()) ? "musl" : "gnu";

@@ -267,14 +267,14 @@ function announce(what, names) {
 // Importers inside this package (but not its node_modules) get the original module, so tests
 // and tools of this package may import pi's reference session-manager.js next to ours.
 function isOwnModule(parentURL) {
-	if (!parentURL || !parentURL.startsWith(packageRoot.href)) return false;
+	if (!parentURL?.startsWith(packageRoot.href)) return false;
 	return !parentURL.slice(packageRoot.href.length).includes("node_modules/");
 }
 
 function resolveHook(specifier, context, nextResolve) {
 	const resolved = nextResolve(specifier, context);
 	const url = resolved?.url;
-	if (!url || !url.startsWith("file:") || !url.endsWith(UNBUNDLED_SUFFIX) || isOwnModule(context.parentURL)) return resolved;
+	if (!url?.startsWith("file:") || !url.endsWith(UNBUNDLED_SUFFIX) || isOwnModule(context.parentURL)) return resolved;
 	try {
 		return redirectUnbundled(url, resolved);
 	} catch (error) {

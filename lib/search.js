@@ -11,10 +11,7 @@ const U32 = 0xffffffff;
 
 function abortError(signal) {
   if (signal && signal.reason !== undefined) return signal.reason;
-  const e = new Error("The operation was aborted");
-  e.name = "AbortError";
-  e.code = "ABORT_ERR";
-  return e;
+  return Object.assign(new Error("The operation was aborted"), { name: "AbortError", code: "ABORT_ERR" });
 }
 
 function toMs(v, name) {

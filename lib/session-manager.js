@@ -61,12 +61,8 @@ const ERRNO = { EPERM: -1, ENOENT: -2, EIO: -5, EBADF: -9, EACCES: -13, EEXIST: 
 function fsError(err) {
   const m = /^(E[A-Z]+): .*, (\w+)(?: '(.*)')?$/s.exec(err?.message ?? "");
   if (!m) return err;
-  const e = new Error(err.message);
-  e.errno = ERRNO[m[1]] ?? -5;
-  e.code = m[1];
-  e.syscall = m[2];
-  if (m[3] !== undefined) e.path = m[3];
-  return e;
+  const fields = { errno: ERRNO[m[1]] ?? -5, code: m[1], syscall: m[2] };
+  return Object.assign(new Error(err.message), m[3] === undefined ? fields : { ...fields, path: m[3] });
 }
 
 /** Run a native call that may fail on the filesystem; rethrow with Node's error fields. */

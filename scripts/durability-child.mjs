@@ -54,7 +54,9 @@ if (mode === "kill") {
     const ids = [];
     for (let i = 0; i < n; i++) {
       const big = "x".repeat(r(4) === 0 ? r(40_000) : r(300));
-      const id = sm.appendMessage({ role: i % 2 ? "assistant" : "user", content: `${i} ${big}`, timestamp: Date.now() });
+      // Assistant turns without model/usage fields: only the bytes on disk matter here.
+      const message = /** @type {import("../index.js").Message} */ ({ role: i % 2 ? "assistant" : "user", content: `${i} ${big}`, timestamp: Date.now() });
+      const id = sm.appendMessage(message);
       ids.push(id);
       say(`A ${sm.getSessionFile()} ${id}`);
     }

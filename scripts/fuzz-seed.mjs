@@ -34,6 +34,7 @@ function message(parentId, role, text) {
 }
 
 function linear(n) {
+  /** @type {object[]} */
   const lines = [header()];
   let parent = null;
   for (let i = 0; i < n; i++) {
@@ -135,7 +136,12 @@ for (let k = 0; k < 5; k++) {
   ops[`random-${k}.bin`] = Buffer.from(Array.from({ length: 64 + rand(192) }, () => rand(256)));
 }
 
-for (const [dir, files] of [["loader", loader], ["ops", ops]]) {
+/** @type {[string, Record<string, string | Buffer>][]} */
+const seedSets = [
+  ["loader", loader],
+  ["ops", ops],
+];
+for (const [dir, files] of seedSets) {
   const d = join(out, dir);
   rmSync(d, { recursive: true, force: true });
   mkdirSync(d, { recursive: true });

@@ -18,7 +18,7 @@ async function freePort() {
 		const s = createServer();
 		s.once("error", reject);
 		s.listen(0, "127.0.0.1", () => {
-			const { port } = s.address();
+			const { port } = /** @type {import("node:net").AddressInfo} */ (s.address());
 			s.close(() => resolve(port));
 		});
 	});
@@ -85,7 +85,7 @@ export async function startRegistry(dir) {
 			headers: { "content-type": "application/json" },
 			body: JSON.stringify({ name: "ci", password: "ci-password", email: "ci@example.invalid" }),
 		});
-		const body = await r.json();
+		const body = /** @type {{ token?: string }} */ (await r.json());
 		if (!r.ok || !body.token) throw new Error(`verdaccio adduser: ${r.status} ${JSON.stringify(body)}`);
 		const hostPath = url.replace(/^http:/, "");
 		const npmrc = `registry=${url}\n${hostPath}:_authToken=${body.token}\n`;

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 
 /** Builds one session file's lines in memory; ids and clock are deterministic. */
 export class SessionBuilder {
+  /** @param {{ id?: string, cwd?: string, start?: string, seed?: number, parentSession?: string }} [options] */
   constructor({ id, cwd = "/home/user/demo", start = "2026-01-05T09:00:00.000Z", seed = 1, parentSession } = {}) {
     this.clock = Date.parse(start);
     this.seed = seed >>> 0;

@@ -30,7 +30,7 @@ const { TARGETS, BINARY_NAME } = require("../lib/platform.js");
 export const MAIN_TARBALL_TOP = ["LICENSE", "README.md", "bin", "extensions", "index.d.ts", "index.js", "index.mjs", "lib", "package.json"];
 
 function npm(args, cwd) {
-	return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: cleanNpmEnv(process.env) });
+	return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: /** @type {NodeJS.ProcessEnv} */ (cleanNpmEnv(process.env)) });
 }
 
 /** The environment without npm's per-run variables (npm_config_* of an enclosing `npm test`). */
@@ -59,6 +59,7 @@ function findArtifacts(dir) {
 	return found;
 }
 
+/** @param {{ out?: string, artifacts?: string, binaries?: Record<string, string>, requireAll?: boolean, dropOptional?: string[], setVersion?: string }} [options] */
 export function pack({ out, artifacts, binaries = {}, requireAll = false, dropOptional = [], setVersion } = {}) {
 	const mainPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
 	const platforms = mainPkg.napi.targets.map((t) => {

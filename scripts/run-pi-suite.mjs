@@ -172,6 +172,7 @@ if (modes.includes("native")) {
 const work = mkdtempSync(join(tmpdir(), "pi-suite-"));
 function runMode(mode) {
 	const out = join(work, `${mode}.json`);
+	/** @type {NodeJS.ProcessEnv} */
 	const env = {
 		...process.env,
 		PI_SUITE_AGENT_DIR: agentDir,

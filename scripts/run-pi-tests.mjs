@@ -34,12 +34,13 @@ const register = join(repoRoot, "lib", "register.mjs");
 function run(impl, prefix) {
 	const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 	const argv = [...(impl === "native" && hook ? ["--import", register] : []), scenario, "--impl", impl, "--dir", dir];
+	/** @type {NodeJS.ProcessEnv} */
 	const env = { ...process.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
 	delete env.NODE_OPTIONS;
 	try {
 		const stdout = execFileSync(node22, argv, { env, maxBuffer: 256 * 1024 * 1024, stdio: ["ignore", "pipe", "inherit"] });
 		return { dir, report: JSON.parse(stdout.toString("utf8")) };
-	} catch (error) {
+	} catch {
 		console.error(`\n[run-pi-tests] ${impl} scenario failed (dir ${dir})`);
 		process.exit(2);
 	}

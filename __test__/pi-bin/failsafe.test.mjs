@@ -76,6 +76,11 @@ describe.skipIf(!node22)("fail-safe: pi runs unmodified and one line says why", 
 		await server?.close();
 	});
 
+	/**
+	 * @param {string} how
+	 * @param {string | RegExp} reason
+	 * @param {{ bin?: string, env?: NodeJS.ProcessEnv, prompt?: string }} [options]
+	 */
 	async function expectUnmodifiedRun(how, reason, { bin, env, prompt = "hello there" } = {}) {
 		const root = makeRoot("pisafe-", server.baseUrl);
 		const r = await runPi(root, how, ["-p", prompt], { bin, env });

@@ -82,7 +82,13 @@ export function piArgv(how, args, bin = piBin) {
 	return how === "native" ? [launcher, ...args] : [bin, ...args];
 }
 
-/** Runs pi to completion, stdin from /dev/null; resolves {code, signal, stdout, stderr}. */
+/**
+ * Runs pi to completion, stdin from /dev/null; resolves {code, signal, stdout, stderr}.
+ * @param {string} root
+ * @param {string} how
+ * @param {string[]} args
+ * @param {{ cwd?: string, bin?: string, env?: NodeJS.ProcessEnv, timeout?: number }} [options]
+ */
 export function runPi(root, how, args, { cwd = join(root, "project"), bin, env, timeout = 90_000 } = {}) {
 	return new Promise((resolvePromise) => {
 		const child = execFile(

@@ -124,11 +124,11 @@ export async function startModelServer({ respond = defaultRespond, port = 0, max
 	});
 	await new Promise((resolve, reject) => {
 		server.once("error", reject);
-		server.listen(port, "127.0.0.1", resolve);
+		server.listen(port, "127.0.0.1", () => resolve(undefined));
 	});
 	const timer = setTimeout(() => server.close(), lifetimeMs);
 	timer.unref();
-	const address = server.address();
+	const address = /** @type {import("node:net").AddressInfo} */ (server.address());
 	const baseUrl = `http://127.0.0.1:${address.port}/v1`;
 	return {
 		baseUrl,

@@ -54,6 +54,12 @@ const capture = (name) =>
 		.join("\n")
 		.trimEnd();
 
+/**
+ * @param {string} name
+ * @param {string} text
+ * @param {number} [ms]
+ * @param {(screen: string) => boolean} [also]
+ */
 async function waitScreen(name, text, ms = 30_000, also = () => true) {
 	const end = Date.now() + ms;
 	let screen = "";

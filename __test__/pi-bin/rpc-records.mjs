@@ -13,8 +13,7 @@ export function rpcRecords(child) {
 	});
 	child.stdout.setEncoding("utf8").on("data", (chunk) => {
 		buf += chunk;
-		let nl;
-		while ((nl = buf.indexOf("\n")) !== -1) {
+		for (let nl = buf.indexOf("\n"); nl !== -1; nl = buf.indexOf("\n")) {
 			const line = buf.slice(0, nl).replace(/\r$/, "");
 			buf = buf.slice(nl + 1);
 			if (!line.trim()) continue;

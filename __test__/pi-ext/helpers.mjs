@@ -52,11 +52,17 @@ let clock = Date.parse("2026-01-05T09:00:00.000Z");
 /**
  * A persisted session in `cwd`'s directory of the agent dir, made with this package's
  * SessionManager: `turns` is a list of [userText, assistantText]. Returns {path, id}.
+ * @param {string} agentDir
+ * @param {string} cwd
+ * @param {[string, string][]} turns
+ * @param {{ name?: string }} [options]
  */
 export function makeSession(agentDir, cwd, turns, { name } = {}) {
 	const sm = SessionManager.create(cwd, sessionDirOf(agentDir, cwd));
 	for (const [user, assistant] of turns) {
-		sm.appendMessage({ role: "user", content: user, timestamp: (clock += 1000) });
+		clock += 1000;
+		sm.appendMessage({ role: "user", content: user, timestamp: clock });
+		clock += 1000;
 		sm.appendMessage({
 			role: "assistant",
 			content: [{ type: "text", text: assistant }],
@@ -65,14 +71,18 @@ export function makeSession(agentDir, cwd, turns, { name } = {}) {
 			model: "scripted-1",
 			usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
 			stopReason: "stop",
-			timestamp: (clock += 1000),
+			timestamp: clock,
 		});
 	}
 	if (name) sm.appendSessionInfo(name);
 	return { path: sm.getSessionFile(), id: sm.getSessionId(), sm };
 }
 
-/** Run the real pi bin to completion (stdin /dev/null unless `input`). */
+/**
+ * Run the real pi bin to completion (stdin /dev/null unless `input`).
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, input?: string, timeoutMs?: number }} [options]
+ */
 export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(node22, [piBin, ...args], { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
@@ -93,6 +103,8 @@ export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
 /**
  * pi in rpc mode: send(cmd) writes one JSONL record; `records` collects stdout records;
  * waitFor(pred) resolves with the first record (already seen or later) matching pred.
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} [options]
  */
 export function startRpc(args, { cwd, env, timeoutMs = 60_000 } = {}) {
 	const child = spawn(node22, [piBin, "--mode", "rpc", ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });

@@ -61,7 +61,7 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
 		);
 		const newestEntries = newest.sm.getEntries().filter((e) => e.type === "message");
 
-		const s = await server((body, index) => {
+		const s = await server((_body, index) => {
 			if (index === 0) {
 				return {
 					toolCalls: [

@@ -84,6 +84,11 @@ function sessionFiles(root) {
 
 const sessionIdOf = (file) => file.slice(file.lastIndexOf("_") + 1, -".jsonl".length);
 
+/**
+ * @param {string} root
+ * @param {string[]} args
+ * @param {{ hook?: boolean, debug?: boolean }} [options]
+ */
 async function pi(root, args, { hook, debug = hook } = {}) {
 	const argv = [...(hook ? ["--import", registerScript] : []), piCli, "-e", join(root, "faux-ext.js"), ...args];
 	const env = piEnv({
@@ -176,7 +181,7 @@ describe("pi CLI (print mode) with a faux provider", () => {
 		// parent chain is linear and complete in both files
 		for (const lines of [orig, fork]) {
 			const entries = lines.slice(1);
-			entries.forEach((e, i) => expect(e.parentId).toBe(i === 0 ? null : entries[i - 1].id));
+			for (const [i, e] of entries.entries()) expect(e.parentId).toBe(i === 0 ? null : entries[i - 1].id);
 		}
 		const userTexts = (lines) =>
 			lines.filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text);
@@ -200,6 +205,7 @@ describe("pi CLI (print mode) with a faux provider", () => {
 
 	describe.skipIf(!nativeAvailable)(`native via --import lib/register.mjs${nativeAvailable ? "" : ` (skipped: ${nativeProbe.reason})`}`, () => {
 		let nat;
+		// biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf(...)(...) block, which Biome does not recognise as a describe.
 		beforeAll(async () => {
 			nat = await runSequence("pi-cli-nat-", { hook: true });
 		}, TIMEOUT);

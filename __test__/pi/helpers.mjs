@@ -49,7 +49,11 @@ export function piEnv(extra = {}) {
 	return env;
 }
 
-/** Run node22 with args; resolves {code, stdout, stderr} (never rejects on non-zero exit). */
+/**
+ * Run node22 with args; resolves {code, stdout, stderr} (never rejects on non-zero exit).
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeout?: number, input?: string }} [options]
+ */
 export function runNode22(args, { cwd = repoRoot, env = piEnv(), timeout = 120_000, input } = {}) {
 	if (!node22) {
 		throw new Error(
@@ -65,7 +69,12 @@ export function runNode22(args, { cwd = repoRoot, env = piEnv(), timeout = 120_0
 	});
 }
 
-/** Run the SDK scenario; returns the parsed report or throws with the child's stderr. */
+/**
+ * Run the SDK scenario; returns the parsed report or throws with the child's stderr.
+ * @param {string} impl
+ * @param {string} dir
+ * @param {{ hook?: boolean, env?: NodeJS.ProcessEnv }} [options]
+ */
 export async function runScenario(impl, dir, { hook = false, env } = {}) {
 	const args = [...(hook ? ["--import", registerScript] : []), scenarioScript, "--impl", impl, "--dir", dir];
 	const r = await runNode22(args, { env: env ?? piEnv() });

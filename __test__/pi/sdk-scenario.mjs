@@ -294,9 +294,9 @@ async function runScenario(args) {
 	const autoPending = faux.getPendingResponseCount();
 	faux.setResponses([]);
 	phase = "session1";
-	const longAssistant = session.sessionManager
-		.getBranch()
-		.findLast((e) => e.type === "message" && e.message.role === "assistant");
+	const longAssistant = /** @type {{ message: { usage: unknown } } | undefined} */ (
+		session.sessionManager.getBranch().findLast((e) => e.type === "message" && e.message.role === "assistant")
+	);
 	const autoCompactions = session.sessionManager.getEntries().filter((e) => e.type === "compaction");
 	const autoCompaction = autoCompactions.at(-1);
 	const autoEnd = compactionEvents.find((e) => e.type === "compaction_end");
@@ -400,8 +400,10 @@ async function runScenario(args) {
 	// ---- AgentSessionRuntime: fork (createBranchedSession), newSession, switchSession ----------
 	phase = "runtime";
 	const services = { cwd: projectDir, agentDir, modelRuntime };
+	/** @type {import("@earendil-works/pi-coding-agent").CreateAgentSessionRuntimeFactory} */
 	const createRuntime = async ({ cwd, sessionManager, sessionStartEvent }) => ({
 		...(await createAgentSession({ ...baseOptions, cwd, sessionManager, sessionStartEvent })),
+		// @ts-expect-error the runtime of this scenario reads only cwd, agentDir and modelRuntime of its services
 		services,
 		diagnostics: [],
 	});

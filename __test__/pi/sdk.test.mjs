@@ -111,6 +111,7 @@ describe("pi SDK scenario", () => {
 	describe.skipIf(!nativeAvailable)(`native SessionManager${nativeAvailable ? "" : ` (skipped: ${nativeProbe.reason})`}`, () => {
 		let native;
 		let nativeDir;
+		// biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf(...)(...) block, which Biome does not recognise as a describe.
 		beforeAll(async () => {
 			nativeDir = dir("pi-sdk-nat-");
 			native = (await runScenario("native", nativeDir)).report;

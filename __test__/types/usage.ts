@@ -404,5 +404,3 @@ assertType<Equal<ReturnType<typeof SessionManager.inMemory>, SessionManager>>();
 assertType<Equal<Parameters<SessionManager["appendMessage"]>[0], Message | CustomMessage | BashExecutionMessage>>();
 assertType<Equal<ContextEditEntry["replacement"], { content: ContextEditableContent } | null>>();
 assertType<Equal<FileEntry, SessionHeader | SessionEntry>>();
-
-export {};

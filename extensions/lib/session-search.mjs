@@ -89,7 +89,10 @@ export async function searchSessionsIndexed(files, query, { perSession = 3, maxS
 		for (const h of hits) {
 			if (!byPath.has(h.sessionPath)) continue;
 			let s = found.get(h.sessionPath);
-			if (!s) found.set(h.sessionPath, (s = { hits: [], more: false }));
+			if (!s) {
+				s = { hits: [], more: false };
+				found.set(h.sessionPath, s);
+			}
 			if (s.hits.length >= perSession) s.more = true;
 			else s.hits.push(engineHit(h));
 		}
@@ -134,9 +137,9 @@ export function searchSessionFiles(files, query, { perSession = 3, maxSessions =
 		);
 		const byPath = new Map();
 		for (const h of hits) {
-			let list = byPath.get(h.path);
-			if (!list) byPath.set(h.path, (list = []));
-			list.push(h);
+			const list = byPath.get(h.path);
+			if (list) list.push(h);
+			else byPath.set(h.path, [h]);
 		}
 		let consumed = chunk.length;
 		const cut = hits.length >= cap;

@@ -118,7 +118,7 @@ function analyzeUnsorted({ lines, nl, recs }) {
     return { lines: parts.length, entries: 0, problems, notes };
   }
   const h = first.e;
-  if (!h || h.type !== "session" || typeof h.id !== "string") {
+  if (h?.type !== "session" || typeof h.id !== "string") {
     problems.push({ kind: "header", line: first.line, message: "first entry is not a session header with a string id: pi will not load this file" });
     return { lines: parts.length, entries: entries.length, problems, notes };
   }
@@ -187,9 +187,9 @@ function analyzeUnsorted({ lines, nl, recs }) {
     const parent = typeof p === "string" && p !== x.e.id ? byId.get(p) : undefined;
     if (!parent) roots.push(x);
     else {
-      let c = children.get(parent);
-      if (!c) children.set(parent, (c = []));
-      c.push(x);
+      const c = children.get(parent);
+      if (c) c.push(x);
+      else children.set(parent, [x]);
     }
   }
   const tin = new Map();
@@ -331,7 +331,10 @@ function collect(target) {
 export async function run(argv) {
   const { values, positionals } = parse(argv, { json: { type: "boolean" }, quiet: { type: "boolean", short: "q" } });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length === 0) throw new CliError("check: expected FILE or DIR (see pi-session check --help)");
   const results = [];
   let unreadable = false;

@@ -79,7 +79,10 @@ export async function run(argv) {
     dir: { type: "string" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length !== 1) throw new CliError("export: expected one FILE or session ID (see pi-session export --help)");
   if (values.format !== "md" && values.format !== "jsonl-branch") {
     throw new CliError(`export: --format must be md or jsonl-branch${values.format ? `, got ${JSON.stringify(values.format)}` : ""}`);

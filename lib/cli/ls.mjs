@@ -28,7 +28,10 @@ export async function run(argv) {
     limit: { type: "string", short: "n" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length > 1) throw new CliError(`ls: expected at most one DIR, got ${positionals.length}`);
   const limit = parseIntOption(values.limit, "limit");
   const p = progress("reading sessions");

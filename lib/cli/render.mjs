@@ -2,7 +2,7 @@
 import { contentText, oneLine, shortenHome } from "./util.mjs";
 
 function formatToolCall(name, args = {}) {
-  const a = args && typeof args === "object" ? args : {};
+  const a = /** @type {Record<string, unknown>} */ (args && typeof args === "object" ? args : {});
   const p = (v) => shortenHome(String(v ?? ""));
   switch (name) {
     case "read":

@@ -78,6 +78,8 @@ function sidecarContent(moved) {
 /**
  * Repair `file` (see the help text). Returns {result, plan}; throws CliError. `beforeReplace`
  * (tests) runs after the new content is written to the temp file, before the final check.
+ * @param {string} file
+ * @param {{ dryRun?: boolean, moveMalformed?: boolean, backup?: boolean, shownAs?: string, beforeReplace?: () => void }} [options] `beforeReplace`: a test hook run just before the rename
  */
 export function repairFile(file, { dryRun = false, moveMalformed = false, backup: keepBackup = false, shownAs = file, beforeReplace } = {}) {
   let buf;
@@ -146,7 +148,10 @@ export async function run(argv) {
     json: { type: "boolean" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length !== 1) throw new CliError("repair: expected one FILE (see pi-session repair --help)");
   const file = resolve(paths.normalizePath(positionals[0]));
   const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], backup: values.backup, shownAs: positionals[0] });

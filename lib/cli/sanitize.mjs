@@ -15,13 +15,22 @@ const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u
 /** Colour marker: private-use characters drawn at random (never in session text by chance). */
 export const MARK = Array.from(randomBytes(8), (b) => String.fromCodePoint(0xf0000 + b)).join("");
 
-const NAMED = { 0x1b: "\\e", 0x0d: "\\r", 0x08: "\\b", 0x07: "\\a", 0x0c: "\\f", 0x0b: "\\v", 0x00: "\\0" };
+const NAMED = new Map([
+  [0x1b, "\\e"],
+  [0x0d, "\\r"],
+  [0x08, "\\b"],
+  [0x07, "\\a"],
+  [0x0c, "\\f"],
+  [0x0b, "\\v"],
+  [0x00, "\\0"],
+]);
 const hex = (c, w) => c.toString(16).toUpperCase().padStart(w, "0");
 
 /** The visible form of one unsafe character. */
 export function visible(ch) {
   const c = ch.codePointAt(0);
-  if (NAMED[c]) return NAMED[c];
+  const named = NAMED.get(c);
+  if (named) return named;
   if (c <= 0xff) return `\\x${hex(c, 2).toLowerCase()}`;
   return `<U+${hex(c, 4)}>`;
 }

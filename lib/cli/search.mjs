@@ -63,6 +63,9 @@ function texts(e) {
  * (`regex`). Literal searches run in Rust, in parallel over files
  * (binding checkSearchFiles), when the binding has it; `engine: "js"` forces the JS path.
  * Hits in file order, entry order, line order; at most `limit`.
+ * @param {{ path: string, id?: string, name?: string }[]} files
+ * @param {{ query?: string | RegExp, regex?: boolean, icase?: boolean, limit?: number, engine?: string }} [options]
+ *   `query`: the text, or the compiled RegExp with `regex`
  */
 export function searchFiles(files, { query, regex = false, icase = false, limit = Infinity, engine } = {}) {
   if (!regex && engine !== "js" && typeof native.checkSearchFiles === "function") {
@@ -109,8 +112,7 @@ export function searchFilesJs(files, re, limit = Infinity) {
         for (let i = 0; i < lines.length; i++) {
           re.lastIndex = 0;
           const matches = [];
-          let m;
-          while ((m = re.exec(lines[i])) !== null) {
+          for (let m = re.exec(lines[i]); m !== null; m = re.exec(lines[i])) {
             matches.push([m.index, m.index + m[0].length]);
             if (m[0].length === 0) re.lastIndex++;
           }
@@ -144,7 +146,10 @@ export async function run(argv) {
     offset: { type: "string" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length < 1 || positionals.length > 2) throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
   const [query, dir] = positionals;
   if (!query) throw new CliError("search: empty TEXT");

@@ -78,7 +78,10 @@ export async function run(argv) {
     dir: { type: "string" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length !== 1) throw new CliError("show: expected one FILE or session ID (see pi-session show --help)");
   const file = await resolveSession(positionals[0], { dir: values.dir });
   const { sm, header, fileVersion, size } = loadSession(file);

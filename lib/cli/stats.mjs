@@ -64,7 +64,8 @@ export async function computeStats(infos) {
       if (!u) continue;
       t.tokens += u.tokens;
       t.cost += u.cost;
-      const m = (t.byModel[u.model] ??= { messages: 0, tokens: 0, cost: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+      t.byModel[u.model] ??= { messages: 0, tokens: 0, cost: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+      const m = t.byModel[u.model];
       m.messages++;
       for (const k of ["tokens", "cost", "input", "output", "cacheRead", "cacheWrite"]) m[k] += u[k];
     }
@@ -79,7 +80,10 @@ export async function run(argv) {
     json: { type: "boolean" },
   });
   const out = makeOut();
-  if (values.help) return out.line(help), 0;
+  if (values.help) {
+    out.line(help);
+    return 0;
+  }
   if (positionals.length > 1) throw new CliError(`stats: expected at most one DIR, got ${positionals.length}`);
   const p = progress("reading sessions");
   let infos;

@@ -85,8 +85,8 @@ export function warnSpecialFiles(dirs) {
 
 /** One-line description of an fs error, with the path. */
 export function fsErrorMessage(err, path) {
-  const code = err && err.code;
-  const notRegular = /not a regular file \(([^)]*)\)/.exec(String((err && err.message) || ""));
+  const code = err?.code;
+  const notRegular = /not a regular file \(([^)]*)\)/.exec(String((err?.message) || ""));
   const what = notRegular
     ? `not a regular file (${notRegular[1]})`
     : code === "ENOENT"
@@ -97,11 +97,15 @@ export function fsErrorMessage(err, path) {
           ? "not a directory"
           : code === "EACCES" || code === "EPERM"
             ? "permission denied"
-            : String((err && err.message) || err).split("\n")[0];
+            : String((err?.message) || err).split("\n")[0];
   return `${path}: ${what}`;
 }
 
-/** Output sink with colour decided once: only on a TTY, never with NO_COLOR. */
+/**
+ * Output sink with colour decided once: only on a TTY, never with NO_COLOR.
+ * @param {{ isTTY?: boolean, columns?: number, write: (s: string) => unknown }} [stream] a writable stream (or a stand-in in tests)
+ * @param {Record<string, string | undefined>} [env]
+ */
 export function makeOut(stream = process.stdout, env = process.env) {
   // no-color.org: NO_COLOR set to a non-empty value disables colour.
   const color = Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
@@ -125,7 +129,13 @@ export function makeOut(stream = process.stdout, env = process.env) {
   };
 }
 
-/** util.parseArgs with CLI-friendly errors. */
+/**
+ * util.parseArgs with CLI-friendly errors.
+ * @param {string[]} argv
+ * @param {import("node:util").ParseArgsOptionsConfig} options
+ * @param {{ allowPositionals?: boolean }} [config]
+ * @returns {{ values: Record<string, any>, positionals: string[] }}
+ */
 export function parse(argv, options, { allowPositionals = true } = {}) {
   try {
     return parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, ...options }, allowPositionals, strict: true });
@@ -221,6 +231,7 @@ export function sortInfos(list) {
  * - no `dir`: pi's store (PI_CODING_AGENT_DIR honoured): SessionManager.listAll() with
  *   `all`, else SessionManager.list(cwd) (without creating the directory).
  * `cwd` given explicitly also filters the result by the sessions' header cwd.
+ * @param {{ dir?: string, all?: boolean, cwd?: string, explicitCwd?: boolean, onProgress?: (loaded: number, total: number) => void }} [options]
  */
 export async function listSessions({ dir, all = false, cwd, explicitCwd = false, onProgress } = {}) {
   const wantCwd = resolve(cwd ?? process.cwd());
@@ -314,6 +325,8 @@ export function storeFiles(dir) {
  * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store,
  * every project) is searched for a session whose header id starts with the argument
  * (headers only, with the discovery layer's bounded header read).
+ * @param {string} arg
+ * @param {{ dir?: string }} [options]
  */
 export async function resolveSession(arg, { dir } = {}) {
   const p = resolve(paths.normalizePath(arg));
@@ -386,7 +399,7 @@ export function readEntries(file) {
   }
   if (entries.length === 0) return entries;
   const h = entries[0];
-  if (!h || h.type !== "session" || typeof h.id !== "string") return [];
+  if (h?.type !== "session" || typeof h.id !== "string") return [];
   return entries;
 }
 

@@ -17,22 +17,32 @@ const firstLine = (msg) =>
 		.map((l) => l.trim())
 		.find((l) => l) ?? "";
 
+/**
+ * File-level messages that name a cause: [pattern, kind, detail from the match], first match wins.
+ * @type {[RegExp, string, (x: RegExpMatchArray) => string][]}
+ */
+const FILE_ERRORS = [
+	[/Failed to (?:load|resolve) (?:url|import) ["']?([^\s"']+)/i, "missing-module", (x) => `module not in this checkout: ${x[1]}`],
+	[/Cannot find (?:module|package) ['"]([^'"]+)['"]/, "missing-module", (x) => `module not in this checkout: ${x[1]}`],
+	[/does not provide an export named ['"]?(\w+)/, "missing-export", (x) => `API not in this implementation: export ${x[1]}`],
+	[/No "exports" main defined|ERR_PACKAGE_PATH_NOT_EXPORTED[^\n]*/, "missing-module", (x) => `module not in this checkout: ${x[0]}`],
+];
+
 /** Why a file did not load (or a hook failed), from vitest's file-level message. */
 export function fileError(message) {
 	const m = String(message ?? "");
-	let x;
-	if ((x = m.match(/Failed to (?:load|resolve) (?:url|import) ["']?([^\s"']+)/i))) return { kind: "missing-module", detail: `module not in this checkout: ${x[1]}` };
-	if ((x = m.match(/Cannot find (?:module|package) ['"]([^'"]+)['"]/))) return { kind: "missing-module", detail: `module not in this checkout: ${x[1]}` };
-	if ((x = m.match(/does not provide an export named ['"]?(\w+)/))) return { kind: "missing-export", detail: `API not in this implementation: export ${x[1]}` };
-	if ((x = m.match(/No "exports" main defined|ERR_PACKAGE_PATH_NOT_EXPORTED[^\n]*/))) return { kind: "missing-module", detail: `module not in this checkout: ${x[0]}` };
+	for (const [pattern, kind, detail] of FILE_ERRORS) {
+		const x = m.match(pattern);
+		if (x) return { kind, detail: detail(x) };
+	}
 	return { kind: "file-error", detail: firstLine(m) };
 }
 
 /** Why one test failed, from its message and the source line it points at. */
 export function testReason(rel, failure, source = "") {
 	const msg = String(failure ?? "").replace(ANSI, "");
-	let x;
-	if ((x = msg.match(/(?:TypeError: )?([\w$.[\]"']+) is not a function/))) return { kind: "missing-api", detail: `API not in this implementation: ${x[1]}()` };
+	const x = msg.match(/(?:TypeError: )?([\w$.[\]"']+) is not a function/);
+	if (x) return { kind: "missing-api", detail: `API not in this implementation: ${x[1]}()` };
 	if (/ENOTFOUND|ECONNREFUSED|EAI_AGAIN|fetch failed|getaddrinfo|network/i.test(msg)) return { kind: "network", detail: `needs network: ${firstLine(msg)}` };
 	if (/API[_ ]?KEY|No API key|401|Unauthorized/i.test(msg)) return { kind: "credentials", detail: `needs API credentials: ${firstLine(msg)}` };
 	const base = rel.split("/").pop().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -152,6 +162,7 @@ function tally(tests, m) {
  *   byVerdict { label: count }
  *   problems  reasons the run tested nothing (exit 2)
  *   exitCode, result (one line)
+ * @param {{ modes: string[], selected: string[], reports: Record<string, any>, results: Map<string, any>, sources?: Map<string, string>, needsBuild?: (rel: string) => boolean }} input
  */
 export function judge({ modes, selected, reports, results, sources = new Map(), needsBuild = () => false }) {
 	const problems = [];
