@@ -2,7 +2,7 @@
 // Entry objects that cost what the caller reads (issue 23).
 //
 // `getBranch()`, `getEntries()`, `getChildren()` and `getTree()` hand out plain objects built
-// from *shells* (src/entry.rs `shell_of`): the entry's JSON with each heavy top-level value
+// from *shells* (crates/core/src/entry.rs `shell_of`): the entry's JSON with each heavy top-level value
 // (an object, array or string of 128+ bytes: `message`, `summary`, `data`, `details`...)
 // left out, plus the names of those keys; a `message` object with heavy values of its own is
 // shelled the same way, so `entry.message.role` costs nothing either (pi reads it for every
@@ -36,7 +36,7 @@ const FIRST_WINDOW = 64;
 const MAX_WINDOW = 8192;
 
 const UNREADABLE = 0xffffffff;
-/** `linesText` forms (src/materialize.rs `Form`, `WHOLE`/`SHELL`/`VALUES`). */
+/** `linesText` forms (crates/core/src/materialize.rs `Form`, `WHOLE`/`SHELL`/`VALUES`). */
 const FORM_SHELLS = 1;
 const FORM_VALUES = 2;
 
@@ -114,7 +114,7 @@ class Shells {
   // ---------------------------------------------------------------------------------------
 
   /**
-   * Turn a parsed shell `[prefix, tail...]` (src/entry.rs `shell_of`) into the entry object:
+   * Turn a parsed shell `[prefix, tail...]` (crates/core/src/entry.rs `shell_of`) into the entry object:
    * the tail's heavy keys (strings) become lazy properties, its light runs (objects) are
    * copied, and a nested shell (`[key, shell]`, the message) becomes a data property holding
    * an object made the same way, all in order. Properties are only added, never redefined,

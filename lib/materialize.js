@@ -1,7 +1,7 @@
 "use strict";
 // Entry objects from the Rust-held texts. Rust lays many entries' texts out as ASCII in
-// batches of ~1 MB (src/materialize.rs) and hands each batch over as strings of ~64 KB
-// copied into the V8 heap (src/node/session.rs, `linesText`); each entry is parsed from its
+// batches of ~1 MB (crates/core/src/materialize.rs) and hands each batch over as strings of ~64 KB
+// copied into the V8 heap (src/session.rs, `linesText`); each entry is parsed from its
 // slice, as the reference parses each line of its file string. A piece is a young object:
 // once its entries are parsed it is garbage for the next scavenge, so the text handed over
 // never adds up in memory beside the objects. While JS parses one batch's pieces, Rust lays

@@ -1,6 +1,6 @@
 "use strict";
-// searchSessions / readSessionWindow: the JS face of the search engine (src/search, binding
-// src/node/search.rs). Options are checked and defaulted here; the work (index refresh,
+// searchSessions / readSessionWindow: the JS face of the search engine (crates/core/src/search, binding
+// src/search.rs). Options are checked and defaulted here; the work (index refresh,
 // query, reading hits back from the files) runs on libuv's pool, never on the JS thread.
 const native = require("./native.js");
 const paths = require("./paths.js");
