@@ -68,10 +68,12 @@ function writeCorpus(dir, n = 0) {
     "h3-bad-header-ts.jsonl": [hdr("badhts", { timestamp: "garbage" }), msg("user", "x", { timestamp: "nope" })].join("\n"),
     "h4-no-header-ts.jsonl": [line({ type: "session", id: "nohts" })].join("\n"),
     "h5-ts-object.jsonl": [hdr("tsobj"), msg("user", "x", { timestamp: { toString: 1 } })].join("\n"),
-    // Writes "timestamp":null (the same bytes as before, when this line stringified 1e400, that is
-    // Infinity). A real 1e400 in the file gives an Invalid Date `modified`, and then the native
-    // listing order differs from the reference's (a NaN sort comparator): not covered yet.
-    "h6-inf.jsonl": [hdr("inf"), msg("user", "x", {}, { timestamp: null })].join("\n"),
+    // A message timestamp of 1e400 (Infinity once parsed): `modified` is an Invalid Date, and the
+    // listing's sort comparator then answers NaN for it, so the order is whatever the reference's
+    // sort makes of its input order. (Until session 12 this line stringified 1e400, which wrote
+    // `"timestamp":null`; that case stays as h7-null-ts.)
+    "h6-inf.jsonl": [hdr("inf"), msg("user", "x", {}, { timestamp: 1 }).replace('"timestamp":1}', '"timestamp":1e400}')].join("\n"),
+    "h7-null-ts.jsonl": [hdr("nullts"), msg("user", "x", {}, { timestamp: null })].join("\n"),
     "i-content-null.jsonl": [hdr("cnull"), msg("user", null)].join("\n"),
     "i2-content-obj.jsonl": [hdr("cobj"), msg("user", { a: 1 })].join("\n"),
     "i3-block-null.jsonl": [hdr("bnull"), msg("user", [null])].join("\n"),

@@ -618,7 +618,19 @@ async function listSessionsFromDir(dir, onProgress, signal) {
     // in both.
     const results = await buildSessionInfos(files, signal, onProgress ? onInfo : undefined);
     const order = [];
-    for (let i = 0; i < results.length; i++) if (results[i] !== null) order.push(i);
+    let invalid = false;
+    for (let i = 0; i < results.length; i++) {
+      if (results[i] === null) continue;
+      order.push(i);
+      if (Number.isNaN(results[i].modified.getTime())) invalid = true;
+    }
+    // An Invalid Date `modified` (e.g. a message timestamp of 1e400) makes the callers' sort
+    // comparator answer NaN, so the final order depends on the order sorted: give exactly the
+    // reference's, the names in descending localeCompare order.
+    if (invalid) {
+      const byName = names.map((_, i) => i).sort((a, b) => names[b].localeCompare(names[a]));
+      return byName.filter((i) => results[i] !== null).map((i) => results[i]);
+    }
     order.sort(
       (a, b) => results[b].modified.getTime() - results[a].modified.getTime() || names[b].localeCompare(names[a]),
     );
