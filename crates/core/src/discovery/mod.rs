@@ -10,6 +10,7 @@
 //! - [`resume`]: continuing a cached record over the lines appended since.
 
 pub mod index;
+pub mod listing;
 pub mod resume;
 pub mod text;
 
