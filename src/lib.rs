@@ -1,7 +1,7 @@
 //! pi-session-native: the N-API binding (napi-rs) over the `pi-session-core` crate
-//! (crates/core). It converts arguments and calls into the core. Not all of it is thin yet
-//! (listing orchestration in `discovery.rs`, the prefetch and fork splicing in `session.rs`;
-//! docs/architecture.md, known debts).
+//! (crates/core). It converts arguments and results, maps errors to what the JS layer
+//! expects and schedules work (async tasks, thread-safe callbacks); the session logic is in
+//! the core.
 
 use napi_derive::napi;
 

@@ -1,8 +1,11 @@
-//! `NativeSession`: the Rust-owned session behind the JS `SessionManager`.
+//! `NativeSession`: the Rust-owned session behind the JS `SessionManager`, a binding of the
+//! core's `pi_session_core::session::Session` (which holds the entries, their persistence
+//! and the text prefetch). This file decodes arguments (`appendFields` codes, `linesText`
+//! forms), maps errors to the messages the JS layer expects and builds JS values.
 //!
 //! JS hands entries in as JSON text (it serializes with `JSON.stringify`, which gives the
 //! reference's exact bytes) and asks for entry text back only when it needs objects; tree
-//! walks, labels, context selection and file writes stay here.
+//! walks, labels, context selection and file writes stay in Rust.
 
 use napi::bindgen_prelude::{Either, Function, Object};
 use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
@@ -12,9 +15,9 @@ use pi_session_core::context;
 use pi_session_core::entry::{Entry, Text};
 use pi_session_core::jsonl;
 use pi_session_core::materialize;
-use pi_session_core::store::{self, Store, StoreError, fs_error};
-use std::path::PathBuf;
-use std::sync::Arc;
+use pi_session_core::session::{BranchedInto, LoadFileError, Session};
+use pi_session_core::store::{IdCheck, Persistence, StoreError, fs_error};
+use std::path::{Path, PathBuf};
 
 fn to_js(e: StoreError) -> Error {
     Error::from_reason(e.to_string())
@@ -63,176 +66,9 @@ const NEEDS_TEXTS: &str = "PI_SESSION_NATIVE_NEEDS_TEXTS";
 
 #[napi]
 pub struct NativeSession {
-    store: Store,
+    session: Session,
     /// Entries a failed append needs the texts of (see [`NEEDS_TEXTS`]).
     needed: Vec<u32>,
-    /// The next `linesText` batch, being laid out on a worker thread.
-    prefetch: Option<Prefetch>,
-    /// The batch `linesText` is handing over piece by piece.
-    laid: Option<Laid>,
-}
-
-/// A laid-out batch, handed to JS in pieces of about [`text_piece`] bytes.
-struct Laid {
-    /// The entry indices the batch holds texts for.
-    key: Vec<u32>,
-    /// What is laid out for entries with a shell (`linesText(want, form)`).
-    form: materialize::Form,
-    batch: materialize::Batch,
-    /// Entries of `batch` handed over so far.
-    pos: usize,
-}
-
-/// Bytes of entry text per string handed to JS (`PI_SESSION_NATIVE_TEXT_PIECE` overrides
-/// it). Under V8's largest regular object (128 KB), a piece is allocated in the young
-/// generation and, parsed and dropped before the next scavenge, costs no old-space memory.
-fn text_piece() -> usize {
-    std::env::var("PI_SESSION_NATIVE_TEXT_PIECE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64 << 10)
-}
-
-/// Bytes of entry text per batch laid out in Rust (`PI_SESSION_NATIVE_TEXT_BATCH` overrides it,
-/// so tests can exercise many batches and the prefetch on small sessions). Up to three live
-/// at once (the one handed over, the next, the read scratch), and freed blocks of this size
-/// stay in the allocator: on the 100 MB session, 16 MB batches peaked 45 MB above 1 MB ones
-/// at the same speed (BENCHMARKS.md, issue 23).
-fn text_batch() -> usize {
-    std::env::var("PI_SESSION_NATIVE_TEXT_BATCH")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1 << 20)
-        .max(1)
-}
-
-/// A batch laid out ahead on a worker thread, for a request that starts with `key`. The thread
-/// hands back the scratch buffer it read into, for the next batch.
-struct Prefetch {
-    key: Vec<u32>,
-    form: materialize::Form,
-    handle: std::thread::JoinHandle<(materialize::Batch, Vec<u8>)>,
-}
-
-impl Prefetch {
-    /// Start laying out the batch that a request for `rest` would get. The thread works on
-    /// clones of the texts (shared buffers and file handles are reference-counted), so the
-    /// session stays free to change meanwhile. `None` if no thread could be started.
-    fn spawn(
-        entries: &[Entry],
-        rest: &[u32],
-        form: materialize::Form,
-        budget: usize,
-        mut scratch: Vec<u8>,
-    ) -> Option<Prefetch> {
-        let mut texts: Vec<Option<Text>> = Vec::new();
-        let mut spans: Vec<Box<[u32]>> = Vec::new();
-        let mut shells: Vec<Option<Arc<str>>> = Vec::new();
-        let mut size = 0;
-        for &i in rest {
-            if size >= budget {
-                break;
-            }
-            if form == materialize::Form::Values {
-                let s = entries.get(i as usize).map(|e| e.lazy_spans.clone());
-                spans.push(s.unwrap_or_default());
-            }
-            if form == materialize::Form::Shells {
-                // A shell is laid out instead of the text: counted by its own size.
-                let shell = entries.get(i as usize).and_then(|e| e.shell.clone());
-                if let Some(sh) = &shell {
-                    size += sh.len();
-                    shells.push(shell);
-                    texts.push(None);
-                    continue;
-                }
-                shells.push(None);
-            }
-            let t = entries.get(i as usize).map(|e| &e.text);
-            // Shared and file-backed texts clone as reference counts; an owned text (appended,
-            // spliced, migrated) would be copied here on the JS thread, which is the work the
-            // thread is meant to take off it: lay such batches out in the next call instead.
-            if matches!(t, Some(Text::Owned(_))) {
-                return None;
-            }
-            let t = t.cloned();
-            size += t.as_ref().map_or(0, |t| t.len());
-            texts.push(t);
-        }
-        let local: Vec<u32> = (0..texts.len() as u32).collect();
-        // The batch holds texts for a prefix of these indices only: a later request that
-        // starts with them gets it (comparing or copying the whole rest for every batch
-        // would cost time quadratic in the number of batches).
-        let key = rest.get(..texts.len()).unwrap_or_default().to_vec();
-        let handle = std::thread::Builder::new()
-            .name("psn-text".into())
-            .spawn(move || {
-                let b = materialize::batch(
-                    |i| texts.get(i as usize).and_then(|t| t.as_ref()),
-                    |i| shells.get(i as usize).and_then(|s| s.as_deref()),
-                    |i| spans.get(i as usize).map(|s| &**s),
-                    form,
-                    &local,
-                    budget,
-                    &mut scratch,
-                );
-                (b, scratch)
-            })
-            .ok()?;
-        Some(Prefetch { key, form, handle })
-    }
-}
-
-impl NativeSession {
-    /// Lay out the batch of texts that starts `want`: the one the worker thread prepared
-    /// if it is for these entries, else here (a small first batch, so JS starts parsing at
-    /// once). When entries remain after it, the next batch is started on a worker thread.
-    fn lay_out(&mut self, want: &[u32], form: materialize::Form) -> Laid {
-        let entries = &self.store.tree.entries;
-        let budget = text_batch();
-        let prefetched = match self.prefetch.take() {
-            Some(p) if p.form == form && want.starts_with(&p.key) => p.handle.join().ok(),
-            _ => None,
-        };
-        let mut scratch = Vec::new();
-        let first = (budget / 16).max(1);
-        let batch = match prefetched {
-            Some((b, used)) => {
-                scratch = used;
-                b
-            }
-            None => {
-                let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
-                let shell_of = |i: u32| entries.get(i as usize)?.shell.as_deref();
-                let spans_of = |i: u32| entries.get(i as usize).map(|e| &*e.lazy_spans);
-                materialize::batch(text_of, shell_of, spans_of, form, want, first, &mut scratch)
-            }
-        };
-        let n = batch.count();
-        let rest = want.get(n..).unwrap_or_default();
-        if !rest.is_empty() {
-            // Batches double up to the budget: laying text out runs faster than JS parses
-            // it, so each batch is ready by the time JS has parsed the one before. The
-            // scratch buffer goes along (it is dropped after the last batch). Never below the
-            // first batch's size: a batch that laid out much less than its texts' length
-            // (left-out values) would otherwise shrink every batch after it.
-            let next = budget.min(batch.bytes.len().max(first).saturating_mul(2));
-            self.prefetch = Prefetch::spawn(entries, rest, form, next, scratch);
-        }
-        Laid {
-            key: want.get(..n).unwrap_or_default().to_vec(),
-            form,
-            batch,
-            pos: 0,
-        }
-    }
-
-    /// Replace every entry; a batch laid out ahead for the old ones is dropped.
-    fn replace_entries(&mut self, entries: Vec<Entry>) {
-        self.prefetch = None;
-        self.laid = None;
-        self.store.replace(entries);
-    }
 }
 
 /// The context plan: selected entry indices with their latest edit (or -1), plus where
@@ -261,10 +97,12 @@ impl NativeSession {
     #[napi(constructor)]
     pub fn new(persist: bool) -> Self {
         NativeSession {
-            store: Store::new(persist),
+            session: Session::new(if persist {
+                Persistence::File
+            } else {
+                Persistence::Memory
+            }),
             needed: Vec::new(),
-            prefetch: None,
-            laid: None,
         }
     }
 
@@ -275,27 +113,26 @@ impl NativeSession {
     /// shells). It lives as long as JS holds it.
     #[napi(catch_unwind)]
     pub fn retire(&mut self) -> NativeSession {
-        let copy = self.store.tree.entries.clone();
-        let mut retired = NativeSession::new(false);
-        retired.store.replace(copy);
-        retired
+        NativeSession {
+            session: self.session.retire(),
+            needed: Vec::new(),
+        }
     }
 
     /// Set the session file path (or none) and whether it already holds the buffer.
     #[napi(catch_unwind)]
     pub fn set_file(&mut self, path: Option<String>, flushed: bool) {
-        self.store.file = path.map(PathBuf::from);
-        self.store.flushed = flushed;
+        self.session.set_file(path.map(PathBuf::from), flushed);
     }
 
     #[napi(getter, catch_unwind)]
     pub fn flushed(&self) -> bool {
-        self.store.flushed
+        self.session.store().flushed
     }
 
     #[napi(setter, catch_unwind)]
     pub fn set_flushed(&mut self, value: bool) {
-        self.store.flushed = value;
+        self.session.set_flushed(value);
     }
 
     /// `loadEntriesFromFile` + adopt the entries: returns how many were loaded. Repairs a
@@ -304,88 +141,38 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn load_file(&mut self, path: String) -> Result<LoadOutcome> {
         let p = PathBuf::from(&path);
-        let t0 = std::time::Instant::now();
-        let loaded = jsonl::load_file(&p).map_err(|e| match e {
-            jsonl::LoadError::Open(e) => to_js(fs_error(&e, "open", &p).into()),
+        let done = self.session.load_file(&p).map_err(|e| match e {
+            LoadFileError::Load(jsonl::LoadError::Open(e)) => {
+                to_js(fs_error(&e, "open", &p).into())
+            }
             // Node's readSync errors carry no path: "EISDIR: illegal operation on a directory, read".
-            jsonl::LoadError::Read(e) => {
+            LoadFileError::Load(jsonl::LoadError::Read(e)) => {
                 let m = fs_error(&e, "read", &p).message;
                 Error::from_reason(m.split(" '").next().unwrap_or_default().to_string())
             }
+            LoadFileError::Repair(e) => to_js(e.into()),
         })?;
-        let count = loaded.entries.len() as u32;
-        let mut repaired = false;
-        if count > 0 {
-            if loaded.unterminated {
-                store::append_raw(&p, b"\n").map_err(|e| to_js(e.into()))?;
-                repaired = true;
-            }
-            let t1 = std::time::Instant::now();
-            self.replace_entries(loaded.entries);
-            self.store.note_loaded(&p, loaded.file, repaired);
-            if std::env::var_os("PI_SESSION_NATIVE_PROFILE").is_some() {
-                eprintln!(
-                    "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}",
-                    t1 - t0,
-                    t1.elapsed()
-                );
-            }
-        }
-        Ok(LoadOutcome { count, repaired })
+        Ok(LoadOutcome {
+            count: done.count as u32,
+            repaired: done.repaired,
+        })
     }
 
     /// Migrate v1/v2 entries to v3 in place (the reference's rules); true if anything was
     /// migrated (the caller then rewrites the file).
     #[napi(catch_unwind)]
     pub fn migrate(&mut self) -> Result<bool> {
-        // Cheap check first: only the header decides (current files are never re-parsed).
-        let tree = &self.store.tree;
-        let header = tree
-            .header_index()
-            .and_then(|i| tree.entries.get(i))
-            .and_then(|e| e.text.read().ok());
-        if !pi_session_core::migrate::header_needs_migration(header.as_deref()) {
-            return Ok(false);
-        }
-        let mut texts: Vec<String> = Vec::with_capacity(self.store.tree.entries.len());
-        for e in &self.store.tree.entries {
-            let t = e
-                .text
-                .read()
-                .map_err(|err| Error::from_reason(format!("cannot read session entry: {err}")))?;
-            texts.push(t.into_owned());
-        }
-        let Some(lines) = pi_session_core::migrate::migrate_texts(&texts) else {
-            return Ok(false);
-        };
-        let mut entries: Vec<Entry> = Vec::with_capacity(lines.len());
-        for line in lines {
-            let e = self
-                .store
-                .parse_line(line)
-                .ok_or_else(|| Error::from_reason("internal: migrated entry is not valid JSON"))?;
-            entries.push(e);
-        }
-        self.replace_entries(entries);
-        Ok(true)
+        self.session
+            .migrate()
+            .map_err(|e| Error::from_reason(e.to_string()))
     }
 
     /// Replace every entry with the given lines (newline-separated JSON texts).
     #[napi(catch_unwind)]
     pub fn replace_lines(&mut self, text: String) -> Result<()> {
-        let mut entries: Vec<Entry> = Vec::new();
-        for line in text.split('\n') {
-            if line.is_empty() {
-                continue;
-            }
-            let e = self
-                .store
-                .parse_line(line.to_string())
-                .ok_or_else(|| Error::from_reason("internal: invalid entry JSON"))?;
-            entries.push(e);
-        }
-        self.replace_entries(entries);
-        Ok(())
+        self.session
+            .replace_lines(&text)
+            .map_err(|e| Error::from_reason(e.to_string()))
     }
 
     /// Append one serialized entry, persisting it by the reference's rules; returns its
@@ -393,12 +180,9 @@ impl NativeSession {
     /// entry object (valid JSON by construction; its strings are not validated again).
     #[napi(catch_unwind)]
     pub fn append(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<u32> {
-        // A batch laid out ahead belongs to the entries as they were.
-        self.prefetch = None;
-        self.laid = None;
-        let done = self.store.append_stringified(line.0);
+        let done = self.session.append_stringified(line.0);
         self.appended(done)?;
-        Ok(self.store.tree.entries.len().saturating_sub(1) as u32)
+        Ok(self.session.tree().entries.len().saturating_sub(1) as u32)
     }
 
     /// `appendNew` with the entry's index fields given instead of scanned (the JS layer
@@ -419,14 +203,17 @@ impl NativeSession {
         unchecked: bool,
         line: Option<crate::utf8_arg::Utf8Arg>,
     ) -> Result<i32> {
-        self.prefetch = None;
-        self.laid = None;
         let (etype, role) = field_kind(kind, role)?;
         let mut entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
         if let Some(line) = line {
-            entry.text = pi_session_core::entry::Text::Owned(line.0.into_boxed_str());
+            entry.text = Text::Owned(line.0.into_boxed_str());
         }
-        let done = self.store.append_fields(entry, !unchecked);
+        let check = if unchecked {
+            IdCheck::Unchecked
+        } else {
+            IdCheck::Check
+        };
+        let done = self.session.append_fields(entry, check);
         self.appended_at(done)
     }
 
@@ -448,9 +235,7 @@ impl NativeSession {
         parents: Int32Array,
         parent_keys: Vec<String>,
     ) -> Result<i32> {
-        self.prefetch = None;
-        self.laid = None;
-        if self.store.persist {
+        if self.session.store().persist == Persistence::File {
             return Err(Error::from_reason(
                 "appendFieldsBatch: a persisted session writes each append",
             ));
@@ -495,21 +280,21 @@ impl NativeSession {
             field_kind(u32::from(kinds[k]), u32::from(roles[k]))?;
             parent_of(k)?;
         }
-        let start = self.store.tree.entries.len();
+        let start = self.session.tree().entries.len();
         let entries = (0..n).filter_map(|k| {
             let (etype, role) = field_kind(u32::from(kinds[k]), u32::from(roles[k])).ok()?;
             let parent = parent_of(k).ok()?;
             Some(Entry::from_fields(etype, ids[k], parent, role))
         });
-        self.store.extend_in_memory(n, entries).map_err(to_js)?;
+        self.session.extend_in_memory(n, entries).map_err(to_js)?;
         i32::try_from(start).map_err(|_| Error::from_reason("appendFieldsBatch: too many entries"))
     }
 
     /// Every id key (`byId`'s keys), for the JS layer's id map of an in-memory session.
     #[napi(catch_unwind)]
     pub fn id_keys(&self) -> Vec<String> {
-        self.store
-            .tree
+        self.session
+            .tree()
             .by_id
             .keys()
             .map(|k| k.to_string())
@@ -521,7 +306,7 @@ impl NativeSession {
         if !self.appended(done)? {
             return Ok(-1);
         }
-        Ok(self.store.tree.entries.len().saturating_sub(1) as i32)
+        Ok(self.session.tree().entries.len().saturating_sub(1) as i32)
     }
 
     /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
@@ -545,9 +330,7 @@ impl NativeSession {
     /// `indices[k]`'s object, or null when there is none (see `Store::restore_texts`).
     #[napi(catch_unwind)]
     pub fn restore_texts(&mut self, indices: Vec<u32>, lines: Vec<Option<String>>) {
-        self.prefetch = None;
-        self.laid = None;
-        self.store.restore_texts(&indices, lines);
+        self.session.restore_texts(&indices, lines);
     }
 
     /// `append` for an entry carrying a fresh, unchecked id candidate: -1 (nothing appended)
@@ -555,9 +338,7 @@ impl NativeSession {
     /// check; the caller redraws on -1.
     #[napi(catch_unwind)]
     pub fn append_new(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<i32> {
-        self.prefetch = None;
-        self.laid = None;
-        let done = self.store.append_stringified_if_new_id(line.0);
+        let done = self.session.append_stringified_if_new_id(line.0);
         self.appended_at(done)
     }
 
@@ -580,91 +361,53 @@ impl NativeSession {
             Some(f) => f.call(full).ok(),
             None => pi_session_core::branch::rust_id(full),
         };
-        let lines = match pi_session_core::branch::branch_lines(
-            &self.store.tree,
-            from.as_deref(),
-            new_id,
-        ) {
-            pi_session_core::branch::Branched::NotFound => return Ok(-1),
-            pi_session_core::branch::Branched::Fallback => return Ok(0),
-            pi_session_core::branch::Branched::Lines(lines) => lines,
-        };
-        let mut entries: Vec<Entry> = Vec::with_capacity(lines.len() + 1);
-        let Some(h) = self.store.parse_line(header) else {
-            return Ok(0);
-        };
-        entries.push(h);
-        for line in lines {
-            // Spliced path entries keep their index fields (no re-scan); labels are scanned.
-            let old = line
-                .splice
-                .as_ref()
-                .and_then(|s| self.store.tree.entries.get(s.from).map(|e| (e, s)));
-            let e = match old {
-                Some((e, s)) => {
-                    Some(e.respliced(line.text, &s.parent_raw, s.first_kept_raw.as_deref()))
-                }
-                None => self.store.parse_line(line.text),
-            };
-            match e {
-                Some(e) => entries.push(e),
-                None => return Ok(0),
-            }
-        }
-        self.replace_entries(entries);
-        Ok(1)
+        Ok(
+            match self.session.branch_into(from.as_deref(), header, new_id) {
+                BranchedInto::Done => 1,
+                BranchedInto::NotFound => -1,
+                BranchedInto::Fallback => 0,
+            },
+        )
     }
 
     /// `_rewriteFile()`.
     #[napi(catch_unwind)]
     pub fn rewrite(&mut self) -> Result<()> {
-        self.store.rewrite().map_err(|e| to_js(e.into()))
+        self.session.rewrite().map_err(|e| to_js(e.into()))
     }
 
     /// forkFrom: write `header` and every non-header entry to a new file (exclusive create).
     /// Lines are written as `JSON.stringify(JSON.parse(line))`, as the reference does.
     #[napi(catch_unwind)]
     pub fn fork_into(&self, path: String, header: String) -> Result<()> {
-        let mut lines: Vec<String> = vec![header];
-        for e in &self.store.tree.entries {
-            if e.etype == pi_session_core::entry::EntryType::Session {
-                continue;
-            }
-            let text = e
-                .text
-                .read()
-                .map_err(|err| to_js(fs_error(&err, "read", &PathBuf::from(&path)).into()))?;
-            lines.push(
-                pi_session_core::json::value::canonicalize(&text)
-                    .unwrap_or_else(|| text.to_string()),
-            );
-        }
-        store::write_lines_exclusive(&PathBuf::from(path), &lines).map_err(|e| to_js(e.into()))
+        self.session
+            .fork_into(Path::new(&path), header)
+            .map_err(|e| to_js(e.into()))
     }
 
     /// Number of file entries (header included).
     #[napi(getter, catch_unwind)]
     pub fn length(&self) -> u32 {
-        self.store.tree.entries.len() as u32
+        self.session.tree().entries.len() as u32
     }
 
     /// `byId.size`.
     #[napi(catch_unwind)]
     pub fn id_count(&self) -> u32 {
-        self.store.tree.by_id.len() as u32
+        self.session.tree().by_id.len() as u32
     }
 
     /// Whether any user/assistant message is held (`_hasConversation`).
     #[napi(catch_unwind)]
     pub fn has_conversation(&self) -> bool {
-        self.store.tree.conversation > 0
+        self.session.tree().conversation > 0
     }
 
     /// JSON text of one file entry.
     #[napi(catch_unwind)]
     pub fn line(&self, index: u32) -> Option<String> {
-        self.store
-            .tree
+        self.session
+            .tree()
             .entries
             .get(index as usize)
             .and_then(|e| e.text.read().ok().map(|t| t.into_owned()))
@@ -698,89 +441,74 @@ impl NativeSession {
             2 => materialize::Form::Values,
             f => return Err(Error::from_reason(format!("linesText: unknown form {f}"))),
         };
-        // The batch being handed over, if this call continues it.
-        let mut laid = self
-            .laid
-            .take()
-            .filter(|l| l.form == form && want.starts_with(l.key.get(l.pos..).unwrap_or_default()));
-        if laid.as_ref().is_none_or(|l| l.pos >= l.batch.count()) {
-            laid = Some(self.lay_out(want, form));
-        }
-        let Some(mut l) = laid else {
-            return Err(Error::from_reason("internal: no entry text batch"));
-        };
-        let p = materialize::piece(&l.batch, l.pos, text_piece());
-        // The buffer is ASCII (materialize escapes the rest), so V8 takes it as one-byte
-        // text without decoding. A piece is copied into the V8 heap, not handed over as an
-        // external string: V8 allocates external strings in old space, so dead ones wait for
-        // a full GC, which external-memory pressure starts only after ~64 MB of them (the
-        // peak RSS of a 100 MB materialization carried that much dead text).
-        let text =
-            env.create_string_latin1(l.batch.bytes.get(p.start..p.end).unwrap_or_default())?;
-        l.pos += p.count();
-        if l.pos < l.batch.count() {
-            self.laid = Some(l);
-        }
-        let mut o = Object::new(env)?;
-        o.set("text", text)?;
-        o.set("starts", Uint32Array::new(p.starts))?;
-        o.set("ends", Uint32Array::new(p.ends))?;
-        o.set("shells", Uint8Array::new(p.shells))?;
-        Ok(o)
+        self.session.lines_text(want, form, |text, p| {
+            // The text is ASCII (materialize escapes the rest), so V8 takes it as one-byte
+            // text without decoding. A piece is copied into the V8 heap, not handed over as
+            // an external string: V8 allocates external strings in old space, so dead ones
+            // wait for a full GC, which external-memory pressure starts only after ~64 MB of
+            // them (the peak RSS of a 100 MB materialization carried that much dead text).
+            let text = env.create_string_latin1(text)?;
+            let mut o = Object::new(env)?;
+            o.set("text", text)?;
+            o.set("starts", Uint32Array::new(p.starts))?;
+            o.set("ends", Uint32Array::new(p.ends))?;
+            o.set("shells", Uint8Array::new(p.shells))?;
+            Ok(o)
+        })
     }
 
     /// Indices of entries that are not `type: "session"`.
     #[napi(catch_unwind)]
     pub fn non_session(&self) -> Uint32Array {
-        Uint32Array::new(self.store.tree.non_session())
+        Uint32Array::new(self.session.tree().non_session())
     }
 
     /// Index of the header (first `type: "session"` entry), or -1.
     #[napi(catch_unwind)]
     pub fn header_index(&self) -> i32 {
-        self.store.tree.header_index().map_or(-1, |i| i as i32)
+        self.session.tree().header_index().map_or(-1, |i| i as i32)
     }
 
     /// Entry index for an id key, or -1.
     #[napi(catch_unwind)]
     pub fn index_of(&self, key: String) -> i32 {
-        self.store.tree.index_of(&key).map_or(-1, |i| i as i32)
+        self.session.tree().index_of(&key).map_or(-1, |i| i as i32)
     }
 
     /// The leaf's id key: `null`, a string id, or (for a non-string id) its `\u{0}`-prefixed
     /// tagged key, which JS looks up with `indexOf` to read the id value from that entry.
     #[napi(catch_unwind)]
     pub fn leaf_key(&self) -> Option<String> {
-        self.store.tree.leaf.as_ref().map(|k| k.to_string())
+        self.session.tree().leaf.as_ref().map(|k| k.to_string())
     }
 
     #[napi(catch_unwind)]
     pub fn set_leaf(&mut self, key: Option<String>) {
-        self.store.tree.leaf = key.map(Into::into);
+        self.session.set_leaf(key.map(Into::into));
     }
 
     /// `getLeafEntry()` index or -1.
     #[napi(catch_unwind)]
     pub fn leaf_index(&self) -> i32 {
-        self.store.tree.leaf_index().map_or(-1, |i| i as i32)
+        self.session.tree().leaf_index().map_or(-1, |i| i as i32)
     }
 
     /// Children of a parent key (`null` for roots).
     #[napi(catch_unwind)]
     pub fn children(&self, parent: Option<String>) -> Uint32Array {
-        Uint32Array::new(self.store.tree.children(parent.as_deref()))
+        Uint32Array::new(self.session.tree().children(parent.as_deref()))
     }
 
     /// `getBranch(fromId?)` as indices.
     #[napi(catch_unwind)]
     pub fn branch(&self, from: Option<String>) -> Uint32Array {
-        Uint32Array::new(self.store.tree.branch(from.as_deref()))
+        Uint32Array::new(self.session.tree().branch(from.as_deref()))
     }
 
     /// Whether an entry with this id key is on the current leaf's branch.
     #[napi(catch_unwind)]
     pub fn branch_contains(&self, key: String) -> bool {
-        let tree = &self.store.tree;
+        let tree = &self.session.tree();
         tree.branch(None)
             .iter()
             .any(|&i| tree.entries.get(i as usize).is_some_and(|e| e.id == key))
@@ -789,8 +517,8 @@ impl NativeSession {
     /// Label entry index for a target key, or -1.
     #[napi(catch_unwind)]
     pub fn label_index(&self, target: String) -> i32 {
-        self.store
-            .tree
+        self.session
+            .tree()
             .labels
             .get(&target)
             .map_or(-1, |&i| i as i32)
@@ -799,14 +527,21 @@ impl NativeSession {
     /// Label entry indices in `labelsById` order.
     #[napi(catch_unwind)]
     pub fn label_indices(&self) -> Uint32Array {
-        Uint32Array::new(self.store.tree.labels.iter().map(|&i| i as u32).collect())
+        Uint32Array::new(
+            self.session
+                .tree()
+                .labels
+                .iter()
+                .map(|&i| i as u32)
+                .collect(),
+        )
     }
 
     /// Index of the latest `session_info` entry, or -1.
     #[napi(catch_unwind)]
     pub fn last_session_info(&self) -> i32 {
-        self.store
-            .tree
+        self.session
+            .tree()
             .entries
             .iter()
             .rposition(|e| e.etype == pi_session_core::entry::EntryType::SessionInfo)
@@ -816,7 +551,7 @@ impl NativeSession {
     /// The projection plan for the current leaf.
     #[napi(catch_unwind)]
     pub fn context_plan(&self) -> ContextPlan {
-        let plan = context::plan(&self.store.tree);
+        let plan = context::plan(self.session.tree());
         ContextPlan {
             indices: Uint32Array::new(plan.selected.iter().map(|s| s.index).collect()),
             edits: Int32Array::new(
@@ -834,6 +569,6 @@ impl NativeSession {
     /// Indices of the session path for the current leaf (`buildSessionPath`).
     #[napi(catch_unwind)]
     pub fn session_path(&self) -> Uint32Array {
-        Uint32Array::new(self.store.tree.session_path())
+        Uint32Array::new(self.session.tree().session_path())
     }
 }

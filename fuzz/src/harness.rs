@@ -612,7 +612,7 @@ fn entries_jsonl(t: &Tree) -> Vec<u8> {
 
 pub fn ops(data: &[u8]) {
     let mut b = Bytes { d: data, i: 0 };
-    let mut store = Store::new(false);
+    let mut store = Store::new(pi_session_core::store::Persistence::Memory);
     let mut leaf_moved = false;
     let mut steps = 0;
     while !b.done() && steps < 256 {

@@ -204,6 +204,7 @@ impl Text {
     }
 
     /// Whether the text lives only in the file.
+    #[cfg(test)]
     pub fn is_file_backed(&self) -> bool {
         matches!(self, Text::File { .. })
     }
@@ -251,11 +252,6 @@ pub fn key_truthy(k: &str) -> bool {
         || k == "\u{0}false"
         || k == "\u{0}n0"
         || k == "\u{0}nNaN")
-}
-
-/// A key is a plain string id (what the API hands out) if it carries no tag.
-pub fn key_is_string(k: &str) -> bool {
-    !k.starts_with('\u{0}')
 }
 
 /// Entry types of the reference and the spec. `Other` keeps anything unknown.

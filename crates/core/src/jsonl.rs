@@ -134,8 +134,10 @@ fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
 }
 
 /// `loadEntriesFromFile` semantics, minus the repair write (the store decides that):
-/// missing file -> empty; a first entry that is not a valid header -> empty.
-pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
+/// missing file -> empty; a first entry that is not a valid header -> empty. Files at least
+/// `backed_min` bytes large keep entry text in the file, not in memory
+/// (`PI_SESSION_NATIVE_BACKED_MIN`, [`crate::config::Settings::backed_min`]).
+pub fn load_file(path: &Path, backed_min: u64) -> Result<Loaded, LoadError> {
     // Opened without blocking (a FIFO) and refused unless a regular file (a device such as
     // `/dev/zero` would never end); a directory keeps the reference's `EISDIR` on read.
     let f = match crate::safefs::open_regular(path, true) {
@@ -151,7 +153,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
         .as_ref()
         .map(|m| (crate::durability::file_id(m), m.len()));
     let size = meta.as_ref().map_or(0, |m| m.len());
-    if size >= backed_threshold() {
+    if size >= backed_min {
         let mut loaded = load_backed(f)?;
         if !loaded.entries.is_empty() {
             loaded.file = file;
@@ -177,15 +179,6 @@ pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
     }
     loaded.file = file;
     Ok(loaded)
-}
-
-/// Files at least this large keep entry text in the file, not in memory
-/// (`PI_SESSION_NATIVE_BACKED_MIN` bytes; default 64 MiB).
-fn backed_threshold() -> u64 {
-    std::env::var("PI_SESSION_NATIVE_BACKED_MIN")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64 << 20)
 }
 
 /// Stream a large file in chunks: entries keep only their byte range, memory stays bounded
@@ -430,7 +423,7 @@ mod tests {
         for (n, bytes) in cases.iter().enumerate() {
             let p = dir.join(format!("c{n}.jsonl"));
             std::fs::write(&p, bytes).expect("write");
-            let want = load_file(&p).expect("load");
+            let want = load_file(&p, u64::MAX).expect("load");
             let texts = |l: &Loaded| -> Vec<String> {
                 l.entries
                     .iter()
@@ -487,7 +480,9 @@ mod perf {
             read = read.min(t.elapsed().as_secs_f64());
             mb = bytes.len() as f64 / 1e6;
             let t = std::time::Instant::now();
-            n = super::load_file(p).map(|l| l.entries.len()).unwrap_or(0);
+            n = super::load_file(p, crate::config::Settings::default().backed_min)
+                .map(|l| l.entries.len())
+                .unwrap_or(0);
             load = load.min(t.elapsed().as_secs_f64());
             // Lines split and UTF-8-checked beforehand: the timed loop is the JSON scan alone.
             let lines: Vec<&str> = memchr::memchr_iter(b'\n', &bytes)

@@ -10,6 +10,9 @@
 //! line found on load (a crash of a writer without these guarantees) is handled like the
 //! reference: skipped as malformed, and a newline is appended so later lines start clean.
 
+pub use crate::error::{FsError, fs_error};
+
+use crate::config::{Locking, Settings};
 use crate::durability::flusher::SyncTarget;
 use crate::durability::{self, Existing, FsyncMode, LockGuard};
 use crate::entry::{Entry, FileSource, Key, Text};
@@ -18,57 +21,6 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// An I/O failure described the way Node's `fs` describes it
-/// (`EACCES: permission denied, open '/x'`), so callers see the reference's messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FsError {
-    pub code: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for FsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for FsError {}
-
-/// Node-style description of an OS error.
-pub fn fs_error(err: &std::io::Error, syscall: &str, path: &Path) -> FsError {
-    let (code, desc) = match err.raw_os_error() {
-        Some(1) => ("EPERM", "operation not permitted"),
-        Some(2) => ("ENOENT", "no such file or directory"),
-        Some(5) => ("EIO", "i/o error"),
-        Some(9) => ("EBADF", "bad file descriptor"),
-        Some(13) => ("EACCES", "permission denied"),
-        Some(17) => ("EEXIST", "file already exists"),
-        Some(20) => ("ENOTDIR", "not a directory"),
-        Some(21) => ("EISDIR", "illegal operation on a directory"),
-        Some(24) => ("EMFILE", "too many open files"),
-        Some(27) => ("EFBIG", "file too large"),
-        Some(28) => ("ENOSPC", "no space left on device"),
-        Some(30) => ("EROFS", "read-only file system"),
-        Some(122) => ("EDQUOT", "disk quota exceeded"),
-        _ => ("EIO", "i/o error"),
-    };
-    if crate::safefs::is_not_regular(err) {
-        return FsError {
-            code: "EINVAL".to_string(),
-            message: format!("EINVAL: {err}, {syscall} '{}'", path.display()),
-        };
-    }
-    let desc = if err.raw_os_error().is_none() {
-        err.to_string()
-    } else {
-        desc.to_string()
-    };
-    FsError {
-        code: code.to_string(),
-        message: format!("{code}: {desc}, {syscall} '{}'", path.display()),
-    }
-}
 
 /// Errors of store operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,15 +87,15 @@ struct LoadedFile {
 #[derive(Debug, Default)]
 pub struct Store {
     pub tree: Tree,
-    pub persist: bool,
+    pub persist: Persistence,
     pub file: Option<PathBuf>,
     pub flushed: bool,
     /// Counter that makes object-valued ids unique keys.
     unique: usize,
-    /// `PI_SESSION_NATIVE_FSYNC`.
+    /// `PI_SESSION_NATIVE_FSYNC` ([`Settings`]).
     pub fsync: FsyncMode,
-    /// `PI_SESSION_NATIVE_LOCK=1`: take `<file>.lock` on the first write.
-    pub lock: bool,
+    /// `PI_SESSION_NATIVE_LOCK=1`: take `<file>.lock` on the first write ([`Settings`]).
+    pub lock: Locking,
     handle: Option<AppendHandle>,
     loaded: Option<LoadedFile>,
     held_lock: Option<LockGuard>,
@@ -152,13 +104,44 @@ pub struct Store {
     texts_restored: bool,
 }
 
+/// Whether a store writes its session file (the reference's `persist`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Persistence {
+    /// In memory only (`SessionManager.inMemory`).
+    #[default]
+    Memory,
+    /// Written to its file by the reference's rules.
+    File,
+}
+
+/// Whether an append checks that its entry's id is free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdCheck {
+    /// Nothing is appended when an entry with that id exists (`Ok(false)`).
+    Check,
+    /// Appended as it comes (an id the caller already drew through the reference's loop).
+    Unchecked,
+}
+
 impl Store {
-    pub fn new(persist: bool) -> Store {
+    /// A store with the default settings (not the environment's).
+    pub fn new(persist: Persistence) -> Store {
+        Store::with_settings(persist, &Settings::default())
+    }
+
+    /// A store with `settings` (fsync mode and locking).
+    pub fn with_settings(persist: Persistence, settings: &Settings) -> Store {
         Store {
             persist,
-            lock: durability::lock_from_env(),
+            fsync: settings.fsync,
+            lock: settings.lock,
             ..Store::default()
         }
+    }
+
+    /// Whether this store writes its file.
+    fn persisted(&self) -> bool {
+        self.persist == Persistence::File
     }
 
     /// Parse a line with this store's unique counter.
@@ -219,11 +202,11 @@ impl Store {
     /// (it writes the line) and refuses one without. With `check`, `Ok(false)` (nothing
     /// appended) when the id is taken, as in [`Store::append_stringified_if_new_id`]; without,
     /// appended as it comes (the reference's last-resort full UUID is not checked either).
-    pub fn append_fields(&mut self, entry: Entry, check: bool) -> Result<bool, StoreError> {
-        if self.persist && matches!(entry.text, Text::Js) {
+    pub fn append_fields(&mut self, entry: Entry, check: IdCheck) -> Result<bool, StoreError> {
+        if self.persisted() && matches!(entry.text, Text::Js) {
             return Err(StoreError::InvalidLine);
         }
-        self.append_unless_taken(entry, check)
+        self.append_unless_taken(entry, check == IdCheck::Check)
     }
 
     /// Append entries whose index fields were given ([`Entry::from_fields`]) to an in-memory
@@ -235,7 +218,7 @@ impl Store {
         n: usize,
         entries: impl Iterator<Item = Entry>,
     ) -> Result<(), StoreError> {
-        if self.persist {
+        if self.persisted() {
             return Err(StoreError::InvalidLine);
         }
         self.tree.reserve(n);
@@ -274,7 +257,7 @@ impl Store {
 
     /// Take (or keep) the advisory lock for `path` when locking is enabled.
     fn ensure_lock(&mut self, path: &Path) -> Result<(), FsError> {
-        if !self.lock {
+        if self.lock == Locking::Off {
             return Ok(());
         }
         if self.held_lock.as_ref().is_some_and(|l| l.session == path) {
@@ -294,7 +277,7 @@ impl Store {
     }
 
     fn persist_last(&mut self) -> Result<(), StoreError> {
-        if !self.persist {
+        if !self.persisted() {
             return Ok(());
         }
         let Some(path) = self.file.clone() else {
@@ -613,7 +596,7 @@ impl Store {
 
     /// `_rewriteFile`: write every entry to the session file (replacing it atomically).
     pub fn rewrite(&mut self) -> Result<(), FsError> {
-        if !self.persist {
+        if !self.persisted() {
             return Ok(());
         }
         let Some(path) = self.file.clone() else {
@@ -661,28 +644,23 @@ fn end_of_last_write(_file: &File) -> Option<u64> {
 
 /// Write all entries to a new file; fails with EEXIST if it exists (`openSync(path, "wx")`).
 /// Atomic: the file appears complete or not at all.
-pub fn write_all_exclusive(path: &Path, entries: &[Entry]) -> Result<(), FsError> {
-    write_all_exclusive_with(path, entries, FsyncMode::from_env().sync_whole_files())
-}
-
 fn write_all_exclusive_with(path: &Path, entries: &[Entry], sync: bool) -> Result<(), FsError> {
     let bytes = entries_bytes(entries).map_err(|e| fs_error(&e, "read", path))?;
     durability::write_file_atomic(path, &bytes, Existing::Fail, sync)
 }
 
 /// Write lines (each followed by a newline) to a new file with exclusive create (atomic).
-pub fn write_lines_exclusive(path: &Path, lines: &[String]) -> Result<(), FsError> {
+pub fn write_lines_exclusive(
+    path: &Path,
+    lines: &[String],
+    fsync: FsyncMode,
+) -> Result<(), FsError> {
     let mut buf = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
     for l in lines {
         buf.extend_from_slice(l.as_bytes());
         buf.push(b'\n');
     }
-    durability::write_file_atomic(
-        path,
-        &buf,
-        Existing::Fail,
-        FsyncMode::from_env().sync_whole_files(),
-    )
+    durability::write_file_atomic(path, &buf, Existing::Fail, fsync.sync_whole_files())
 }
 
 /// Append text plus a newline with one write on an `O_APPEND` handle (`appendFileSync`).
@@ -774,7 +752,7 @@ mod tests {
     #[test]
     fn no_file_until_conversation_then_appends() {
         let path = tmp("flush");
-        let mut s = Store::new(true);
+        let mut s = Store::new(Persistence::File);
         s.file = Some(path.clone());
         s.append(r#"{"type":"session","id":"s","version":3}"#.into())
             .expect("header");
@@ -793,7 +771,7 @@ mod tests {
     #[test]
     fn append_if_new_id_refuses_a_taken_id_and_writes_nothing() {
         let path = tmp("fresh-id");
-        let mut s = Store::new(true);
+        let mut s = Store::new(Persistence::File);
         s.fsync = FsyncMode::Never;
         s.file = Some(path.clone());
         s.append(r#"{"type":"session","id":"s","version":3}"#.into())
@@ -832,9 +810,9 @@ mod tests {
             s.append(r#"{"type":"session","id":"s","version":3}"#.into())
                 .expect("header");
         };
-        let mut a = Store::new(false);
+        let mut a = Store::new(Persistence::Memory);
         one(&mut a);
-        let mut b = Store::new(false);
+        let mut b = Store::new(Persistence::Memory);
         one(&mut b);
         let fields = [
             ("u", None, Role::User),
@@ -843,7 +821,7 @@ mod tests {
         ];
         for (id, parent, role) in fields {
             let e = Entry::from_fields(EntryType::Message, id, parent, role);
-            assert!(a.append_fields(e, true).expect("single"));
+            assert!(a.append_fields(e, IdCheck::Check).expect("single"));
         }
         let batch = fields
             .iter()
@@ -855,7 +833,7 @@ mod tests {
         for id in ["u", "v", "w"] {
             assert_eq!(b.tree.index_of(id), a.tree.index_of(id));
         }
-        let mut p = Store::new(true);
+        let mut p = Store::new(Persistence::File);
         let e = Entry::from_fields(EntryType::Message, "x", None, Role::User);
         assert!(matches!(
             p.extend_in_memory(1, std::iter::once(e)),
@@ -874,8 +852,8 @@ mod tests {
         ];
         let full = format!("{}\n", lines.join("\n"));
         std::fs::write(&*path, &full).expect("write");
-        let loaded = crate::jsonl::load_file(&path).expect("load");
-        let mut s = Store::new(true);
+        let loaded = crate::jsonl::load_file(&path, u64::MAX).expect("load");
+        let mut s = Store::new(Persistence::File);
         s.fsync = FsyncMode::Never;
         s.file = Some(path.clone());
         s.flushed = true;
@@ -906,7 +884,7 @@ mod tests {
     #[test]
     fn failed_write_restores_memory() {
         let path = tmp("fail").with_file_name("missing-dir").join("s.jsonl");
-        let mut s = Store::new(true);
+        let mut s = Store::new(Persistence::File);
         s.file = Some(path);
         s.append(r#"{"type":"session","id":"s"}"#.into())
             .expect("header");
@@ -926,7 +904,7 @@ mod tests {
 
     fn conversation(dir: &str) -> (Store, Tmp) {
         let path = tmp(dir);
-        let mut s = Store::new(true);
+        let mut s = Store::new(Persistence::File);
         s.fsync = FsyncMode::Never;
         s.file = Some(path.clone());
         s.append(r#"{"type":"session","id":"s","version":3}"#.into())
@@ -1077,7 +1055,7 @@ mod tests {
     #[test]
     fn failed_first_flush_leaves_no_file_and_no_temp() {
         let path = tmp("flushfail");
-        let mut s = Store::new(true);
+        let mut s = Store::new(Persistence::File);
         s.file = Some(path.clone());
         s.append(r#"{"type":"session","id":"s"}"#.into())
             .expect("header");
@@ -1093,7 +1071,8 @@ mod tests {
     fn exclusive_write_keeps_an_existing_file() {
         let path = tmp("excl");
         std::fs::write(&path, "theirs\n").expect("write");
-        let err = write_lines_exclusive(&path, &["ours".to_string()]).expect_err("EEXIST");
+        let err = write_lines_exclusive(&path, &["ours".to_string()], FsyncMode::Batch)
+            .expect_err("EEXIST");
         assert_eq!(
             err.message,
             format!("EEXIST: file already exists, open '{}'", path.display())
@@ -1131,7 +1110,7 @@ mod tests {
     fn rewrite_into_directory_path_fails_like_node() {
         let path = tmp("isdir");
         std::fs::create_dir(&path).expect("mkdir");
-        let mut s = Store::new(true);
+        let mut s = Store::new(Persistence::File);
         s.file = Some(path.clone());
         s.append(r#"{"type":"session","id":"s"}"#.into())
             .expect("header");
@@ -1189,7 +1168,7 @@ mod perf {
     #[test]
     #[ignore]
     fn append_cost() {
-        let mut s = super::Store::new(false);
+        let mut s = super::Store::new(super::Persistence::Memory);
         s.append(r#"{"type":"session","id":"s","version":3}"#.into())
             .expect("header");
         let lines = message_lines();
@@ -1210,7 +1189,7 @@ mod perf {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("s.jsonl");
         let lines = message_lines();
-        let mut s = super::Store::new(true);
+        let mut s = super::Store::new(super::Persistence::File);
         s.fsync = super::FsyncMode::Never;
         s.file = Some(path.clone());
         s.append(r#"{"type":"session","id":"s","version":3}"#.into())

@@ -10,6 +10,7 @@
 //! - [`resume`]: continuing a cached record over the lines appended since.
 
 pub mod index;
+pub mod listing;
 pub mod resume;
 pub mod text;
 
@@ -614,11 +615,13 @@ fn extract_limited(
 }
 
 /// [`extract_file`] on any reader.
+#[cfg(test)]
 pub fn extract_from<R: Read>(r: R, abort: &dyn Fn() -> bool) -> Result<Option<Record>, Invalid> {
     extract_with(r, false, abort)
 }
 
 /// [`extract_texts`] on any reader.
+#[cfg(test)]
 pub fn extract_texts_from<R: Read>(
     r: R,
     abort: &dyn Fn() -> bool,

@@ -7,20 +7,22 @@
 //! through the API stay the reference's.
 
 pub mod flusher;
-use crate::store::{FsError, fs_error};
+use crate::error::{FsError, fs_error};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// `PI_SESSION_NATIVE_FSYNC`: when appended lines are forced to stable storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `PI_SESSION_NATIVE_FSYNC` (read in the `config` module): when appended lines are forced to
+/// stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FsyncMode {
     /// fsync after every append (and every whole-file write).
     Always,
     /// fsync appends within [`BATCH_INTERVAL`], on a background thread (see [`flusher`]);
     /// whole-file writes are always synced.
+    #[default]
     Batch,
     /// Never fsync (whole-file writes are still atomic against process crashes).
     Never,
@@ -39,28 +41,10 @@ impl FsyncMode {
         }
     }
 
-    pub fn from_env() -> FsyncMode {
-        FsyncMode::parse(std::env::var("PI_SESSION_NATIVE_FSYNC").ok().as_deref())
-    }
-
     /// Whether whole-file writes fsync the data and the directory.
     pub fn sync_whole_files(self) -> bool {
         self != FsyncMode::Never
     }
-}
-
-impl Default for FsyncMode {
-    fn default() -> Self {
-        FsyncMode::from_env()
-    }
-}
-
-/// `PI_SESSION_NATIVE_LOCK=1`: take `<file>.lock` before the first write.
-pub fn lock_from_env() -> bool {
-    matches!(
-        std::env::var("PI_SESSION_NATIVE_LOCK").ok().as_deref(),
-        Some("1") | Some("true") | Some("yes")
-    )
 }
 
 /// How a whole-file write treats an existing file at the path.

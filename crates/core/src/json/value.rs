@@ -529,11 +529,6 @@ impl Object {
         self.remove_bytes(key.as_bytes())
     }
 
-    /// Like [`Object::remove`] for a key that may contain lone surrogates.
-    pub fn remove_js(&mut self, key: &JsString) -> Option<Value> {
-        self.remove_bytes(key.wtf8_bytes())
-    }
-
     fn remove_bytes(&mut self, key: &[u8]) -> Option<Value> {
         if let Some(i) = array_index(key) {
             return self.indexed.remove(&i).map(|(_, v)| v);
@@ -719,6 +714,7 @@ impl Value {
     }
 
     /// The array, or `Err(self)` when not an array.
+    #[cfg(test)]
     pub fn into_array(mut self) -> Result<Vec<Value>, Value> {
         match &mut self {
             Value::Array(a) => Ok(std::mem::take(a)),
@@ -727,6 +723,7 @@ impl Value {
     }
 
     /// The string, or `Err(self)` when not a string.
+    #[cfg(test)]
     pub fn into_string(mut self) -> Result<JsString, Value> {
         match &mut self {
             Value::String(s) => Ok(std::mem::replace(s, JsString::from_string(String::new()))),
@@ -734,6 +731,7 @@ impl Value {
         }
     }
 
+    #[cfg(test)]
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
@@ -758,13 +756,6 @@ impl Value {
     }
 
     pub fn as_array(&self) -> Option<&Vec<Value>> {
-        match self {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
         match self {
             Value::Array(a) => Some(a),
             _ => None,

@@ -1,0 +1,463 @@
+//! `Session`: a [`Store`] plus what reading a session's entry texts needs: the batch being
+//! handed out piece by piece and the next one, laid out ahead on a worker thread (the
+//! prefetch). The binding's `NativeSession` wraps one and only converts.
+//!
+//! Its fields are private so that every change of the entries goes through
+//! [`Session::entries_changing`], the one place that drops batches laid out for the entries
+//! as they were. Reads go through [`Session::tree`] and [`Session::store`].
+
+use crate::config::Settings;
+use crate::entry::{Entry, Key, Text};
+use crate::error::{FsError, fs_error};
+use crate::materialize::{self, Form, Piece};
+use crate::store::{self, IdCheck, Persistence, Store, StoreError};
+use crate::tree::Tree;
+use crate::{branch, jsonl, migrate};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A session's entries, their persistence and the text batches being read.
+pub struct Session {
+    store: Store,
+    settings: Settings,
+    /// The next text batch, being laid out on a worker thread.
+    prefetch: Option<Prefetch>,
+    /// The batch [`Session::lines_text`] is handing out piece by piece.
+    laid: Option<Laid>,
+}
+
+/// What [`Session::load_file`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSummary {
+    /// Entries loaded (0: missing, empty, or not a session; nothing was replaced).
+    pub count: usize,
+    /// The file did not end with a newline, and one was appended (as the reference does).
+    pub repaired: bool,
+}
+
+/// Why [`Session::load_file`] failed.
+#[derive(Debug)]
+pub enum LoadFileError {
+    Load(jsonl::LoadError),
+    /// The newline repair could not be written.
+    Repair(FsError),
+}
+
+/// Failures of session operations other than appends.
+#[derive(Debug)]
+pub enum SessionError {
+    /// An entry's text could not be read back.
+    Unreadable(std::io::Error),
+    /// A line the session made itself did not parse (a bug, never the caller's input).
+    Internal(&'static str),
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::Unreadable(e) => write!(f, "cannot read session entry: {e}"),
+            SessionError::Internal(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+/// What [`Session::branch_into`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchedInto {
+    /// The entries are now the branched session's.
+    Done,
+    /// The path is empty (`Entry <id> not found`); nothing changed.
+    NotFound,
+    /// A line on the path does not qualify for splicing: the caller takes the object route;
+    /// nothing changed.
+    Fallback,
+}
+
+/// A laid-out batch, handed to JS in pieces of about `Settings::text_piece` bytes.
+struct Laid {
+    /// The entry indices the batch holds texts for.
+    key: Vec<u32>,
+    /// What is laid out for entries with a shell.
+    form: Form,
+    batch: materialize::Batch,
+    /// Entries of `batch` handed over so far.
+    pos: usize,
+}
+
+/// A batch laid out ahead on a worker thread, for a request that starts with `key`. The thread
+/// hands back the scratch buffer it read into, for the next batch.
+struct Prefetch {
+    key: Vec<u32>,
+    form: Form,
+    handle: std::thread::JoinHandle<(materialize::Batch, Vec<u8>)>,
+}
+
+impl Prefetch {
+    /// Start laying out the batch that a request for `rest` would get. The thread works on
+    /// clones of the texts (shared buffers and file handles are reference-counted), so the
+    /// session stays free to change meanwhile. `None` if no thread could be started.
+    fn spawn(
+        entries: &[Entry],
+        rest: &[u32],
+        form: Form,
+        budget: usize,
+        mut scratch: Vec<u8>,
+    ) -> Option<Prefetch> {
+        let mut texts: Vec<Option<Text>> = Vec::new();
+        let mut spans: Vec<Box<[u32]>> = Vec::new();
+        let mut shells: Vec<Option<Arc<str>>> = Vec::new();
+        let mut size = 0;
+        for &i in rest {
+            if size >= budget {
+                break;
+            }
+            if form == Form::Values {
+                let s = entries.get(i as usize).map(|e| e.lazy_spans.clone());
+                spans.push(s.unwrap_or_default());
+            }
+            if form == Form::Shells {
+                // A shell is laid out instead of the text: counted by its own size.
+                let shell = entries.get(i as usize).and_then(|e| e.shell.clone());
+                if let Some(sh) = &shell {
+                    size += sh.len();
+                    shells.push(shell);
+                    texts.push(None);
+                    continue;
+                }
+                shells.push(None);
+            }
+            let t = entries.get(i as usize).map(|e| &e.text);
+            // Shared and file-backed texts clone as reference counts; an owned text (appended,
+            // spliced, migrated) would be copied here on the JS thread, which is the work the
+            // thread is meant to take off it: lay such batches out in the next call instead.
+            if matches!(t, Some(Text::Owned(_))) {
+                return None;
+            }
+            let t = t.cloned();
+            size += t.as_ref().map_or(0, |t| t.len());
+            texts.push(t);
+        }
+        let local: Vec<u32> = (0..texts.len() as u32).collect();
+        // The batch holds texts for a prefix of these indices only: a later request that
+        // starts with them gets it (comparing or copying the whole rest for every batch
+        // would cost time quadratic in the number of batches).
+        let key = rest.get(..texts.len()).unwrap_or_default().to_vec();
+        let handle = std::thread::Builder::new()
+            .name("psn-text".into())
+            .spawn(move || {
+                let b = materialize::batch(
+                    |i| texts.get(i as usize).and_then(|t| t.as_ref()),
+                    |i| shells.get(i as usize).and_then(|s| s.as_deref()),
+                    |i| spans.get(i as usize).map(|s| &**s),
+                    form,
+                    &local,
+                    budget,
+                    &mut scratch,
+                );
+                (b, scratch)
+            })
+            .ok()?;
+        Some(Prefetch { key, form, handle })
+    }
+}
+
+impl Session {
+    /// A session configured by the environment as it is now ([`Settings::from_env`]).
+    pub fn new(persist: Persistence) -> Session {
+        Session::with_settings(persist, Settings::from_env())
+    }
+
+    pub fn with_settings(persist: Persistence, settings: Settings) -> Session {
+        Session {
+            store: Store::with_settings(persist, &settings),
+            settings,
+            prefetch: None,
+            laid: None,
+        }
+    }
+
+    /// The entries and their index.
+    pub fn tree(&self) -> &Tree {
+        &self.store.tree
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store, for a change of its entries: batches laid out for the entries as they
+    /// were are dropped first. Every such change goes through here.
+    fn entries_changing(&mut self) -> &mut Store {
+        self.prefetch = None;
+        self.laid = None;
+        &mut self.store
+    }
+
+    /// Replace every entry.
+    fn replace_entries(&mut self, entries: Vec<Entry>) {
+        self.entries_changing().replace(entries);
+    }
+
+    /// Set the session file path (or none) and whether it already holds the entries.
+    pub fn set_file(&mut self, path: Option<PathBuf>, flushed: bool) {
+        self.store.file = path;
+        self.store.flushed = flushed;
+    }
+
+    pub fn set_flushed(&mut self, flushed: bool) {
+        self.store.flushed = flushed;
+    }
+
+    pub fn set_leaf(&mut self, key: Option<Key>) {
+        self.store.tree.leaf = key;
+    }
+
+    /// The entries as they are now, in a session of their own that nothing changes (JS
+    /// entries handed out before a load, new session or branch read their left-out values
+    /// from it). Texts and shells are shared, not copied (a shared buffer or a file handle,
+    /// reference-counted shells).
+    pub fn retire(&mut self) -> Session {
+        let copy = self.store.tree.entries.clone();
+        let mut retired = Session::with_settings(Persistence::Memory, self.settings);
+        retired.store.replace(copy);
+        retired
+    }
+
+    /// `loadEntriesFromFile` + adopt the entries. Repairs a missing final newline exactly
+    /// when the reference does (valid header, text after the last newline). Entries are only
+    /// replaced when the file is a session.
+    pub fn load_file(&mut self, path: &Path) -> Result<LoadSummary, LoadFileError> {
+        let t0 = std::time::Instant::now();
+        let loaded =
+            jsonl::load_file(path, self.settings.backed_min).map_err(LoadFileError::Load)?;
+        let count = loaded.entries.len();
+        let mut repaired = false;
+        if count > 0 {
+            if loaded.unterminated {
+                store::append_raw(path, b"\n").map_err(LoadFileError::Repair)?;
+                repaired = true;
+            }
+            let t1 = std::time::Instant::now();
+            self.replace_entries(loaded.entries);
+            self.store.note_loaded(path, loaded.file, repaired);
+            if self.settings.profile {
+                eprintln!(
+                    "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}",
+                    t1 - t0,
+                    t1.elapsed()
+                );
+            }
+        }
+        Ok(LoadSummary { count, repaired })
+    }
+
+    /// Migrate v1/v2 entries to v3 in place (the reference's rules); true if anything was
+    /// migrated (the caller then rewrites the file).
+    pub fn migrate(&mut self) -> Result<bool, SessionError> {
+        // Cheap check first: only the header decides (current files are never re-parsed).
+        let tree = &self.store.tree;
+        let header = tree
+            .header_index()
+            .and_then(|i| tree.entries.get(i))
+            .and_then(|e| e.text.read().ok());
+        if !migrate::header_needs_migration(header.as_deref()) {
+            return Ok(false);
+        }
+        let mut texts: Vec<String> = Vec::with_capacity(tree.entries.len());
+        for e in &tree.entries {
+            let t = e.text.read().map_err(SessionError::Unreadable)?;
+            texts.push(t.into_owned());
+        }
+        let Some(lines) = migrate::migrate_texts(&texts) else {
+            return Ok(false);
+        };
+        let mut entries: Vec<Entry> = Vec::with_capacity(lines.len());
+        for line in lines {
+            let e = self.store.parse_line(line).ok_or(SessionError::Internal(
+                "internal: migrated entry is not valid JSON",
+            ))?;
+            entries.push(e);
+        }
+        self.replace_entries(entries);
+        Ok(true)
+    }
+
+    /// Replace every entry with the given lines (newline-separated JSON texts).
+    pub fn replace_lines(&mut self, text: &str) -> Result<(), SessionError> {
+        let mut entries: Vec<Entry> = Vec::new();
+        for line in text.split('\n') {
+            if line.is_empty() {
+                continue;
+            }
+            let e = self
+                .store
+                .parse_line(line.to_string())
+                .ok_or(SessionError::Internal("internal: invalid entry JSON"))?;
+            entries.push(e);
+        }
+        self.replace_entries(entries);
+        Ok(())
+    }
+
+    /// [`Store::append_stringified`].
+    pub fn append_stringified(&mut self, line: String) -> Result<(), StoreError> {
+        self.entries_changing().append_stringified(line)
+    }
+
+    /// [`Store::append_stringified_if_new_id`].
+    pub fn append_stringified_if_new_id(&mut self, line: String) -> Result<bool, StoreError> {
+        self.entries_changing().append_stringified_if_new_id(line)
+    }
+
+    /// [`Store::append_fields`].
+    pub fn append_fields(&mut self, entry: Entry, check: IdCheck) -> Result<bool, StoreError> {
+        self.entries_changing().append_fields(entry, check)
+    }
+
+    /// [`Store::extend_in_memory`].
+    pub fn extend_in_memory(
+        &mut self,
+        n: usize,
+        entries: impl Iterator<Item = Entry>,
+    ) -> Result<(), StoreError> {
+        self.entries_changing().extend_in_memory(n, entries)
+    }
+
+    /// [`Store::restore_texts`].
+    pub fn restore_texts(&mut self, indices: &[u32], lines: Vec<Option<String>>) {
+        self.entries_changing().restore_texts(indices, lines);
+    }
+
+    /// `_rewriteFile()`.
+    pub fn rewrite(&mut self) -> Result<(), FsError> {
+        self.store.rewrite()
+    }
+
+    /// `createBranchedSession` on text: replace the entries with `header` followed by the
+    /// path to `from` (or the leaf) without labels, re-chained, and its labels re-created
+    /// (see [`crate::branch`]); `new_id` draws label ids as in [`branch::branch_lines`].
+    pub fn branch_into(
+        &mut self,
+        from: Option<&str>,
+        header: String,
+        new_id: impl FnMut(bool) -> Option<String>,
+    ) -> BranchedInto {
+        let lines = match branch::branch_lines(&self.store.tree, from, new_id) {
+            branch::Branched::NotFound => return BranchedInto::NotFound,
+            branch::Branched::Fallback => return BranchedInto::Fallback,
+            branch::Branched::Lines(lines) => lines,
+        };
+        let mut entries: Vec<Entry> = Vec::with_capacity(lines.len() + 1);
+        let Some(h) = self.store.parse_line(header) else {
+            return BranchedInto::Fallback;
+        };
+        entries.push(h);
+        for line in lines {
+            // Spliced path entries keep their index fields (no re-scan); labels are scanned.
+            let old = line
+                .splice
+                .as_ref()
+                .and_then(|s| self.store.tree.entries.get(s.from).map(|e| (e, s)));
+            let e = match old {
+                Some((e, s)) => {
+                    Some(e.respliced(line.text, &s.parent_raw, s.first_kept_raw.as_deref()))
+                }
+                None => self.store.parse_line(line.text),
+            };
+            match e {
+                Some(e) => entries.push(e),
+                None => return BranchedInto::Fallback,
+            }
+        }
+        self.replace_entries(entries);
+        BranchedInto::Done
+    }
+
+    /// forkFrom: write `header` and every non-header entry to a new file (exclusive create).
+    /// Lines are written as `JSON.stringify(JSON.parse(line))`, as the reference does.
+    pub fn fork_into(&self, path: &Path, header: String) -> Result<(), FsError> {
+        let mut lines: Vec<String> = vec![header];
+        for e in &self.store.tree.entries {
+            if e.etype == crate::entry::EntryType::Session {
+                continue;
+            }
+            let text = e.text.read().map_err(|err| fs_error(&err, "read", path))?;
+            lines.push(crate::json::value::canonicalize(&text).unwrap_or_else(|| text.to_string()));
+        }
+        store::write_lines_exclusive(path, &lines, self.settings.fsync)
+    }
+
+    /// The next piece of the texts of `want` (a prefix of them, at least one entry): `take`
+    /// gets the piece's text (ASCII) and where each entry's text is in it. Texts are laid out
+    /// a batch (up to `Settings::text_batch` bytes) at a time and handed out in pieces of
+    /// about `Settings::text_piece` bytes; while the caller parses a batch's pieces, the next
+    /// batch is laid out on a worker thread. See `linesText` in the binding.
+    pub fn lines_text<R>(
+        &mut self,
+        want: &[u32],
+        form: Form,
+        take: impl FnOnce(&[u8], Piece) -> R,
+    ) -> R {
+        // The batch being handed over, if this call continues it.
+        let laid = self
+            .laid
+            .take()
+            .filter(|l| l.form == form && want.starts_with(l.key.get(l.pos..).unwrap_or_default()));
+        let mut l = match laid {
+            Some(l) if l.pos < l.batch.count() => l,
+            _ => self.lay_out(want, form),
+        };
+        let p = materialize::piece(&l.batch, l.pos, self.settings.text_piece);
+        l.pos += p.count();
+        let out = take(l.batch.bytes.get(p.start..p.end).unwrap_or_default(), p);
+        if l.pos < l.batch.count() {
+            self.laid = Some(l);
+        }
+        out
+    }
+
+    /// Lay out the batch of texts that starts `want`: the one the worker thread prepared
+    /// if it is for these entries, else here (a small first batch, so JS starts parsing at
+    /// once). When entries remain after it, the next batch is started on a worker thread.
+    fn lay_out(&mut self, want: &[u32], form: Form) -> Laid {
+        let entries = &self.store.tree.entries;
+        let budget = self.settings.text_batch;
+        let prefetched = match self.prefetch.take() {
+            Some(p) if p.form == form && want.starts_with(&p.key) => p.handle.join().ok(),
+            _ => None,
+        };
+        let mut scratch = Vec::new();
+        let first = (budget / 16).max(1);
+        let batch = match prefetched {
+            Some((b, used)) => {
+                scratch = used;
+                b
+            }
+            None => {
+                let text_of = |i: u32| entries.get(i as usize).map(|e| &e.text);
+                let shell_of = |i: u32| entries.get(i as usize)?.shell.as_deref();
+                let spans_of = |i: u32| entries.get(i as usize).map(|e| &*e.lazy_spans);
+                materialize::batch(text_of, shell_of, spans_of, form, want, first, &mut scratch)
+            }
+        };
+        let n = batch.count();
+        let rest = want.get(n..).unwrap_or_default();
+        if !rest.is_empty() {
+            // Batches double up to the budget: laying text out runs faster than JS parses
+            // it, so each batch is ready by the time JS has parsed the one before. The
+            // scratch buffer goes along (it is dropped after the last batch). Never below the
+            // first batch's size: a batch that laid out much less than its texts' length
+            // (left-out values) would otherwise shrink every batch after it.
+            let next = budget.min(batch.bytes.len().max(first).saturating_mul(2));
+            self.prefetch = Prefetch::spawn(entries, rest, form, next, scratch);
+        }
+        Laid {
+            key: want.get(..n).unwrap_or_default().to_vec(),
+            form,
+            batch,
+            pos: 0,
+        }
+    }
+}
