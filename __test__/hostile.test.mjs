@@ -462,7 +462,7 @@ describe.skipIf(process.platform === "win32")("sidecar index: hostile files, dam
       }
     }
     expect(served).toBe(0);
-    expect(good.subarray(0, 19).toString()).toBe("pi-session-index 5\n");
+    expect(good.subarray(0, 19).toString()).toBe("pi-session-index 6\n");
     // The intact index is really what answers such a listing: it is used as is (an ignored
     // or partly dropped index is rewritten by the listing).
     fs.writeFileSync(idx, good);

@@ -8,10 +8,11 @@
 //! - the index is opened with `O_NOFOLLOW | O_NONBLOCK` and used only when it is a regular
 //!   file owned by this user and no larger than a bound derived from the session files it
 //!   covers ([`size_bound`]); it is read up to the size it had when opened;
-//! - the file starts with a versioned header line (`pi-session-index 5`); each record is
-//!   framed as `len u32, crc32 u32, payload` (CRC-32 of `len` and payload, `crc32fast`): a
-//!   damaged record is dropped (its session file is read again and the record rebuilt),
-//!   never served;
+//! - the file starts with a versioned header line (`pi-session-index 6`; any other version is
+//!   ignored whole, so the listing rebuilds the index); each record is framed as
+//!   `len u32, crc32 u32, payload` (CRC-32 of `len` and payload, `crc32fast`): a damaged
+//!   record is dropped (its session file is read again and the record rebuilt), never served;
+//! - a payload is one [`Wire`] record in `postcard`'s serde format;
 //! - it is written `0600` to a temp file created with `O_CREAT | O_EXCL | O_NOFOLLOW` and
 //!   renamed into place.
 
@@ -22,10 +23,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
+
 use super::Record;
 
 pub const INDEX_FILE: &str = ".pi-session-index";
-const MAGIC: &str = "pi-session-index 5";
+/// Version 6: records in `postcard` (5 was a hand-written layout of the same fields).
+const MAGIC: &str = "pi-session-index 6";
 
 /// Identity of a file's content as far as the cache is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,53 +135,55 @@ fn read_index(path: &Path, bound: u64) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-// Format: MAGIC "\n", then records `len u32, crc u32, payload` (crc = CRC-32 of the len
-// bytes then the payload). Payload: name (str), size u64, mtime i128, ctime i128, ino u64,
-// use u8 (0 exact, no fingerprint; 1 exact + u64 fingerprint; 2 resume-only + u64), kind u8
-// (0 not a session, 1 record), and for a record: header (str), name (opt str), count u64,
-// activity f64, deferred (opt str), first_units u64, all_units u64. No texts: they are read
-// from the session file when a caller asks for them (issue 23: the index of a 300 MB
-// session of one message was 300 MB, and loading an index read every text).
-// Little-endian; str = u64 length + UTF-8.
+// Format: MAGIC "\n", then records `len u32, crc u32, payload` (little-endian; crc = CRC-32
+// of the len bytes then the payload), each payload one `Wire` in postcard (varint integers,
+// length-prefixed UTF-8 strings, f64 as its 8 bytes). No texts: they are read from the
+// session file when a caller asks for them (issue 23: the index of a 300 MB session of one
+// message was 300 MB, and loading an index read every text). postcard's own framing and
+// checksum (COBS, the `crc` feature) are not used: the frame above lets a damaged record be
+// skipped and the ones after it served.
+
+/// One index entry as stored: the file's name and stamp, how the entry may be used, and the
+/// record without its texts. Strings are borrowed from the index bytes when loading.
+#[derive(Serialize, Deserialize)]
+struct Wire<'a> {
+    file: &'a str,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    ino: u64,
+    usage: Usage,
+    #[serde(borrow)]
+    record: Option<WireRecord<'a>>,
+}
+
+/// [`Cached::resume`] and [`Cached::exact`] (an entry that is neither is not stored).
+#[derive(Serialize, Deserialize)]
+enum Usage {
+    Exact,
+    ExactResumable(u64),
+    ResumeOnly(u64),
+}
+
+/// A [`Record`] without its texts.
+#[derive(Serialize, Deserialize)]
+struct WireRecord<'a> {
+    header: &'a str,
+    #[serde(borrow)]
+    name: Option<&'a str>,
+    count: u64,
+    activity: f64,
+    #[serde(borrow)]
+    deferred: Option<&'a str>,
+    first_units: u64,
+    all_units: u64,
+}
 
 fn frame_crc(len: [u8; 4], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&len);
     h.update(payload);
     h.finalize()
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.b.get(self.i..self.i.checked_add(n)?)?;
-        self.i += n;
-        Some(s)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn i128(&mut self) -> Option<i128> {
-        Some(i128::from_le_bytes(self.take(16)?.try_into().ok()?))
-    }
-    fn str(&mut self) -> Option<&'a str> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        std::str::from_utf8(self.take(n)?).ok()
-    }
-    fn opt_str(&mut self) -> Option<Option<String>> {
-        Some(match self.u8()? {
-            0 => None,
-            1 => Some(self.str()?.to_owned()),
-            _ => return None,
-        })
-    }
 }
 
 /// The records of an index; a record whose checksum or shape is wrong is left out.
@@ -212,49 +218,36 @@ fn parse(bytes: &[u8]) -> HashMap<String, Cached> {
 }
 
 fn parse_record(payload: &[u8]) -> Option<(String, Cached)> {
-    let mut r = Reader { b: payload, i: 0 };
-    let name = r.str()?.to_owned();
-    let stamp = Stamp {
-        size: r.u64()?,
-        mtime_ns: r.i128()?,
-        ctime_ns: r.i128()?,
-        ino: r.u64()?,
-    };
-    let (resume, exact) = match r.u8()? {
-        0 => (None, true),
-        1 => (Some(r.u64()?), true),
-        2 => (Some(r.u64()?), false),
-        _ => return None,
-    };
-    let record = match r.u8()? {
-        0 => None,
-        1 => {
-            let header = r.str()?.to_owned();
-            let name = r.opt_str()?;
-            let count = r.u64()?;
-            let activity = f64::from_bits(r.u64()?);
-            let deferred = r.opt_str()?;
-            let first_units = r.u64()?;
-            let all_units = r.u64()?;
-            Some(Arc::new(Record {
-                header,
-                name,
-                count,
-                activity,
-                deferred,
-                first_units,
-                all_units,
-                texts: None,
-            }))
-        }
-        _ => return None,
-    };
+    let (w, rest) = postcard::take_from_bytes::<Wire>(payload).ok()?;
     // The payload is exactly one record.
-    if r.i != payload.len() {
+    if !rest.is_empty() {
         return None;
     }
+    let (resume, exact) = match w.usage {
+        Usage::Exact => (None, true),
+        Usage::ExactResumable(f) => (Some(f), true),
+        Usage::ResumeOnly(f) => (Some(f), false),
+    };
+    let record = w.record.map(|r| {
+        Arc::new(Record {
+            header: r.header.to_owned(),
+            name: r.name.map(str::to_owned),
+            count: r.count,
+            activity: r.activity,
+            deferred: r.deferred.map(str::to_owned),
+            first_units: r.first_units,
+            all_units: r.all_units,
+            texts: None,
+        })
+    });
+    let stamp = Stamp {
+        size: w.size,
+        mtime_ns: w.mtime_ns,
+        ctime_ns: w.ctime_ns,
+        ino: w.ino,
+    };
     Some((
-        name,
+        w.file.to_owned(),
         Cached {
             stamp,
             record,
@@ -264,22 +257,6 @@ fn parse_record(payload: &[u8]) -> Option<(String, Cached)> {
     ))
 }
 
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_u64(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-fn put_opt_str(out: &mut Vec<u8>, s: &Option<String>) {
-    match s {
-        None => out.push(0),
-        Some(s) => {
-            out.push(1);
-            put_str(out, s);
-        }
-    }
-}
 /// Write the index atomically; errors are ignored (the cache is optional).
 pub fn store<'a>(dir: &Path, entries: impl Iterator<Item = (&'a str, &'a Cached)>) {
     let tmp = dir.join(format!(
@@ -307,34 +284,32 @@ fn write_entries<'a>(
     w.write_all(b"\n")?;
     let mut out: Vec<u8> = Vec::new();
     for (name, c) in entries {
-        out.clear();
-        put_str(&mut out, name);
-        put_u64(&mut out, c.stamp.size);
-        out.extend_from_slice(&c.stamp.mtime_ns.to_le_bytes());
-        out.extend_from_slice(&c.stamp.ctime_ns.to_le_bytes());
-        put_u64(&mut out, c.stamp.ino);
-        match (c.resume, c.exact) {
-            (None, true) => out.push(0),
-            (Some(f), exact) => {
-                out.push(if exact { 1 } else { 2 });
-                put_u64(&mut out, f);
-            }
+        let usage = match (c.resume, c.exact) {
+            (None, true) => Usage::Exact,
+            (Some(f), true) => Usage::ExactResumable(f),
+            (Some(f), false) => Usage::ResumeOnly(f),
             // Neither a hit nor a base: nothing to keep.
             (None, false) => continue,
-        }
-        match &c.record {
-            None => out.push(0),
-            Some(r) => {
-                out.push(1);
-                put_str(&mut out, &r.header);
-                put_opt_str(&mut out, &r.name);
-                put_u64(&mut out, r.count);
-                put_u64(&mut out, r.activity.to_bits());
-                put_opt_str(&mut out, &r.deferred);
-                put_u64(&mut out, r.first_units);
-                put_u64(&mut out, r.all_units);
-            }
-        }
+        };
+        let wire = Wire {
+            file: name,
+            size: c.stamp.size,
+            mtime_ns: c.stamp.mtime_ns,
+            ctime_ns: c.stamp.ctime_ns,
+            ino: c.stamp.ino,
+            usage,
+            record: c.record.as_deref().map(|r| WireRecord {
+                header: &r.header,
+                name: r.name.as_deref(),
+                count: r.count,
+                activity: r.activity,
+                deferred: r.deferred.as_deref(),
+                first_units: r.first_units,
+                all_units: r.all_units,
+            }),
+        };
+        out.clear();
+        out = postcard::to_extend(&wire, out).map_err(std::io::Error::other)?;
         // A record too large to frame is left out (its file is read again next time).
         let Ok(len) = u32::try_from(out.len()) else {
             continue;
@@ -415,6 +390,23 @@ mod tests {
         assert!(!torn.contains_key("base.jsonl"));
         let _ = fs::write(dir.join(INDEX_FILE), "garbage");
         assert!(load(&dir, 1 << 20).is_empty());
+        // Another version (the hand-written layout of version 5, or a later one): ignored
+        // whole, so the listing reads the files again and writes this version.
+        assert!(full.starts_with(b"pi-session-index 6\n"));
+        for other in [
+            &b"pi-session-index 5\n"[..],
+            b"pi-session-index 7\n",
+            b"pi-session-index 60\n",
+        ] {
+            let mut v = other.to_vec();
+            v.extend_from_slice(&full[MAGIC.len() + 1..]);
+            let _ = fs::write(dir.join(INDEX_FILE), &v);
+            assert!(
+                load(&dir, 1 << 20).is_empty(),
+                "{:?}",
+                String::from_utf8_lossy(other)
+            );
+        }
         // Larger than the bound: not read at all.
         let _ = fs::write(dir.join(INDEX_FILE), &full);
         assert!(load(&dir, full.len() as u64 - 1).is_empty());
@@ -476,5 +468,66 @@ mod perf {
                 t.elapsed()
             );
         }
+    }
+
+    /// Store then load 10,000 records shaped like a real store's (header ~250 bytes, a name,
+    /// deferred stamps on some): `cargo test --release --lib discovery::index::perf -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn perf_store_load_10k() {
+        use super::*;
+        let dir = std::env::temp_dir().join(format!("pi-idx-perf-{}", std::process::id()));
+        let _ = fs::create_dir_all(&dir);
+        let cached: Vec<(String, Cached)> = (0..10_000u64)
+            .map(|i| {
+                let record = (i % 50 != 0).then(|| {
+                    Arc::new(Record {
+                        header: format!(
+                            "{{\"type\":\"session\",\"version\":3,\"id\":\"{i:08x}-9420-4060-ac13-7745215f90ff\",\
+                             \"timestamp\":\"2025-12-09T00:53:29.825Z\",\"cwd\":\"/Users/someone/workspaces/project-{}\"}}",
+                            i % 7
+                        ),
+                        name: (i % 3 == 0).then(|| format!("\"session name {i}\"")),
+                        count: 40 + i % 300,
+                        activity: 1.765e12 + i as f64,
+                        deferred: (i % 10 == 0).then(|| "[\"2025-12-09T00:53:29\"]".to_owned()),
+                        first_units: 120 + i % 900,
+                        all_units: 20_000 + i * 13,
+                        texts: None,
+                    })
+                });
+                let c = Cached {
+                    stamp: Stamp {
+                        size: 200_000 + i,
+                        mtime_ns: 1_765_000_000_000_000_000 + i128::from(i),
+                        ctime_ns: 1_765_000_000_000_000_000 + i128::from(i),
+                        ino: 1_000_000 + i,
+                    },
+                    record,
+                    resume: (i % 2 == 0).then_some(0x1234_5678_9abc_def0 ^ i),
+                    exact: true,
+                };
+                (format!("2025-12-09T00-53-29-825Z_{i:08x}-9420-4060-ac13-7745215f90ff.jsonl"), c)
+            })
+            .collect();
+        let (mut stores, mut loads) = (Vec::new(), Vec::new());
+        let mut bytes = 0;
+        for _ in 0..21 {
+            let t = std::time::Instant::now();
+            store(&dir, cached.iter().map(|(n, c)| (n.as_str(), c)));
+            stores.push(t.elapsed());
+            let t = std::time::Instant::now();
+            let m = load(&dir, u64::MAX);
+            loads.push(t.elapsed());
+            assert_eq!(m.len(), cached.len());
+            bytes = fs::metadata(dir.join(INDEX_FILE)).map_or(0, |m| m.len());
+        }
+        stores.sort();
+        loads.sort();
+        eprintln!(
+            "10,000 records, {bytes} bytes, 21 rounds: store min {:?} median {:?}, load min {:?} median {:?}",
+            stores[0], stores[10], loads[0], loads[10]
+        );
+        let _ = fs::remove_dir_all(&dir);
     }
 }

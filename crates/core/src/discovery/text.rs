@@ -3,58 +3,63 @@
 use super::Invalid;
 use crate::json::scan::{self, Kind};
 
-/// `Date.parse` for the canonical `YYYY-MM-DDTHH:MM:SS[.mmm]Z` literal (no escapes),
-/// with in-range fields. Anything else returns `None` (the JS layer evaluates it).
+/// `Date.parse` of an ISO stamp literal (no escapes), where Rust can give V8's answer
+/// without a time zone: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (what pi writes is
+/// `…SS.mmmZ`) and the date-only `YYYY-MM-DD` (UTC in JS). Anything else returns `None`
+/// and the JS layer evaluates it with `Date.parse` itself: forms without a zone (local
+/// time), without seconds, with `+HHMM` offsets, six-digit years, hour 24 and day overflow
+/// (V8 reads `2024-02-30` as March 1st). The value comes from chrono; the gate below only
+/// keeps out what chrono reads differently from V8 (a leap second `:60`, which V8 rejects;
+/// the space separator and lowercase `t`/`z` that its RFC 3339 parser also takes are left
+/// to JS). The differential test against Node is `iso_ms_matches_v8` below.
 pub fn iso_ms(raw: &str) -> Option<f64> {
-    let b = raw.as_bytes();
-    let inner = b.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    if inner.len() != 20 && inner.len() != 24 {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let b = inner.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(digits(0..4) && at(4, b'-') && digits(5..7) && at(7, b'-') && digits(8..10)) {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let mut v = 0i64;
-        for &c in inner.get(r)? {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            v = v * 10 + i64::from(c - b'0');
-        }
-        Some(v)
-    };
-    let at = |i: usize, c: u8| inner.get(i) == Some(&c);
-    if !(at(4, b'-') && at(7, b'-') && at(10, b'T') && at(13, b':') && at(16, b':')) {
+    if b.len() == 10 {
+        let d = chrono::NaiveDate::parse_from_str(inner, "%Y-%m-%d").ok()?;
+        return Some(
+            d.and_time(chrono::NaiveTime::MIN)
+                .and_utc()
+                .timestamp_millis() as f64,
+        );
+    }
+    let time = at(10, b'T') && digits(11..13) && at(13, b':') && digits(14..16);
+    // Seconds 00-59: chrono reads `:60` as a leap second, V8 as an invalid date.
+    if !(time && at(16, b':') && digits(17..19) && b[17] <= b'5') {
         return None;
     }
-    let ms = if inner.len() == 24 {
-        if !(at(19, b'.') && at(23, b'Z')) {
+    let mut i = 19;
+    if at(i, b'.') {
+        let n = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        // chrono keeps nanoseconds (9 digits); V8 reads any number and keeps 3.
+        if n == 0 || n > 9 {
             return None;
         }
-        num(20..23)?
-    } else {
-        if !at(19, b'Z') {
-            return None;
-        }
-        0
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59 {
+        i += 1 + n;
+    }
+    let zone = &b[i..];
+    let offset_ok = zone.len() == 6
+        && matches!(zone[0], b'+' | b'-')
+        && zone[1..3].iter().all(u8::is_ascii_digit)
+        && zone[3] == b':'
+        && zone[4..6].iter().all(u8::is_ascii_digit);
+    if zone != b"Z" && !offset_ok {
         return None;
     }
-    let days = days_from_civil(y, mo, d);
-    Some((days * 86_400_000 + h * 3_600_000 + mi * 60_000 + s * 1000 + ms) as f64)
+    let t = chrono::DateTime::parse_from_rfc3339(inner).ok()?;
+    // Whole milliseconds, the fraction truncated (as V8 does; `timestamp_millis` floors and
+    // the fraction of a second is never negative).
+    Some(t.timestamp_millis() as f64)
 }
 
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        _ => 28,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). Only
+/// `search::extract::iso_ms` uses it now (it passes unchecked days, which this counts on).
 pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -450,7 +455,225 @@ mod tests {
             Some(-62_167_219_200_000.0)
         );
         assert_eq!(iso_ms("\"2021-02-30T00:00:00Z\""), None);
-        assert_eq!(iso_ms("\"2021-01-01T10:00:00.5Z\""), None);
+        assert_eq!(
+            iso_ms("\"2021-01-01T10:00:00.5Z\""),
+            Some(1_609_495_200_500.0)
+        );
+        assert_eq!(
+            iso_ms("\"2024-01-01T00:00:00.5+01:00\""),
+            Some(1_704_063_600_500.0)
+        );
+        assert_eq!(iso_ms("\"2024-01-01\""), Some(1_704_067_200_000.0));
+        // Left to JS: local time, leap second, escapes.
+        assert_eq!(iso_ms("\"2024-01-01T00:00:00\""), None);
+        assert_eq!(iso_ms("\"2024-01-01T00:00:60Z\""), None);
+        assert_eq!(iso_ms("\"2024-01-01T00:00:00\\u005a\""), None);
+    }
+
+    /// Stamps for the differential test: edge and invalid forms, plus every string
+    /// `timestamp` of the real sessions in `shared/fixtures/` when they are there.
+    fn stamp_cases() -> Vec<String> {
+        let mut v: Vec<String> = [
+            "2024-01-01T00:00:00.000Z",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00.1Z",
+            "2024-01-01T00:00:00.12Z",
+            "2024-01-01T00:00:00.1239Z",
+            "2024-01-01T00:00:00.123456789Z",
+            "2024-01-01T00:00:00.1234567891Z",
+            "2024-01-01T00:00:00.Z",
+            "1969-12-31T23:59:59.999Z",
+            "1969-12-31T23:59:59.9999Z",
+            "1960-06-15T12:30:45.678-05:30",
+            "0000-01-01T00:00:00Z",
+            "0000-01-01T00:00:00+01:00",
+            "0000-02-29T00:00:00Z",
+            "9999-12-31T23:59:59.999-01:00",
+            "1970-01-01T00:00:00.000+00:01",
+            "9999-12-31T23:59:59.999Z",
+            "2020-02-29T23:59:59.999Z",
+            "2021-02-29T00:00:00Z",
+            "2021-02-30T00:00:00Z",
+            "2021-04-31T00:00:00Z",
+            "2021-13-01T00:00:00Z",
+            "2021-00-01T00:00:00Z",
+            "2021-01-00T00:00:00Z",
+            "2021-01-32T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T24:00:01Z",
+            "2024-01-01T23:60:00Z",
+            "2024-01-01T00:00:60Z",
+            "2024-01-01T23:59:60.5Z",
+            "2024-01-01T00:00:00+00:00",
+            "2024-01-01T00:00:00-00:00",
+            "2024-01-01T00:00:00+01:00",
+            "2024-01-01T00:00:00-12:30",
+            "2024-01-01T00:00:00+23:59",
+            "2024-01-01T00:00:00+24:00",
+            "2024-01-01T00:00:00+01:60",
+            "2024-01-01T00:00:00+0100",
+            "2024-01-01T00:00:00+01",
+            "2024-01-01T00:00:00.5+01:00",
+            "2024-01-01t00:00:00Z",
+            "2024-01-01T00:00:00z",
+            "2024-01-01 00:00:00Z",
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.000",
+            "2024-01-01T00:00Z",
+            "2024-01-01T00:00",
+            "2024-01-01T00Z",
+            "2024-01-01",
+            "2024-02-30",
+            "2024-13-01",
+            "2024-01",
+            "2024",
+            "+002024-01-01T00:00:00Z",
+            "-000001-01-01T00:00:00Z",
+            "+275760-09-13T00:00:00.000Z",
+            "+275760-09-13T00:00:00.001Z",
+            " 2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00Z ",
+            "2024-1-01T00:00:00Z",
+            "２０２４-01-01T00:00:00Z",
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "",
+            "Z",
+            "not a date",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        v.extend(generated_stamps(4000));
+        let Some(dir) = fixtures_dir() else {
+            eprintln!(
+                "shared/fixtures not found: differential test runs on the built-in stamps only"
+            );
+            return v;
+        };
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            for line in text.lines() {
+                let Ok(v2) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
+                for t in [&v2["timestamp"], &v2["message"]["timestamp"]] {
+                    if let Some(s) = t.as_str() {
+                        v.push(s.to_owned());
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// `n` stamps of pi's shape with each field drawn in and just out of its range, random
+    /// fraction lengths and zones (deterministic xorshift).
+    fn generated_stamps(n: usize) -> Vec<String> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut r = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        (0..n)
+            .map(|_| {
+                let y = match r(4) {
+                    0 => r(10_000),
+                    _ => 1960 + r(80),
+                };
+                let (mo, d, h, mi, s) = (r(14), r(33), r(26), r(62), r(62));
+                let frac = match r(5) {
+                    0 => String::new(),
+                    _ => {
+                        let len = r(11) as usize;
+                        let digits: String =
+                            (0..len).map(|_| char::from(b'0' + r(10) as u8)).collect();
+                        format!(".{digits}")
+                    }
+                };
+                let zone = match r(8) {
+                    0 => String::new(),
+                    1 => format!("+{:02}{:02}", r(26), r(61)),
+                    2 | 3 => format!("{}{:02}:{:02}", ["+", "-"][r(2) as usize], r(26), r(61)),
+                    _ => "Z".to_owned(),
+                };
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}{zone}")
+            })
+            .collect()
+    }
+
+    /// `../shared/fixtures/pi-real` seen from the checkout (or from any folder above it).
+    fn fixtures_dir() -> Option<std::path::PathBuf> {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .map(|a| a.join("shared/fixtures/pi-real"))
+            .find(|p| p.is_dir())
+    }
+
+    /// `Date.parse` of each stamp in Node (`null` for NaN) and whether the stamp is the
+    /// canonical text of that time (`toISOString` gives it back: a real calendar date),
+    /// under the time zone `tz`.
+    fn v8_parse(stamps: &[String], tz: &str) -> Option<Vec<(Option<f64>, bool)>> {
+        use std::io::Write as _;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("node")
+            .args([
+                "-e",
+                "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>\
+                 process.stdout.write(JSON.stringify(JSON.parse(s).map(x=>{const t=Date.parse(x);\
+                 return [t,t===t&&new Date(t).toISOString()===x]}))))",
+            ])
+            .env("TZ", tz)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .ok()?;
+        let input = serde_json::to_vec(stamps).ok()?;
+        child.stdin.take()?.write_all(&input).ok()?;
+        let out = child.wait_with_output().ok()?;
+        serde_json::from_slice(&out.stdout).ok()
+    }
+
+    /// Differential: wherever `iso_ms` answers, it is V8's `Date.parse`, in every time zone;
+    /// and it answers for every stamp pi writes (`toISOString`'s `…SS.mmmZ`).
+    #[test]
+    fn iso_ms_matches_v8() {
+        let stamps = stamp_cases();
+        let (mut answered, mut covered) = (0usize, 0usize);
+        for tz in ["UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham"] {
+            let Some(v8) = v8_parse(&stamps, tz) else {
+                eprintln!("node not found: iso_ms_matches_v8 skipped");
+                return;
+            };
+            assert_eq!(v8.len(), stamps.len());
+            (answered, covered) = (0, 0);
+            for (s, (want, canonical)) in stamps.iter().zip(&v8) {
+                let lit = serde_json::to_string(s).unwrap_or_default();
+                if let Some(got) = iso_ms(&lit) {
+                    answered += 1;
+                    assert_eq!(Some(got), *want, "{s:?} under TZ={tz}");
+                }
+                // Four-digit years: pi's stamps (six-digit ones are left to JS).
+                if *canonical && s.len() == 24 {
+                    covered += 1;
+                    assert!(iso_ms(&lit).is_some(), "{s:?}: pi's form left to JS");
+                }
+            }
+        }
+        eprintln!(
+            "{answered} of {} stamps answered in Rust (all V8's), {covered} in pi's form (all answered)",
+            stamps.len()
+        );
+        assert!(answered > 1000 && covered > 100);
     }
 
     #[test]

@@ -11,7 +11,6 @@ use crate::error::{FsError, fs_error};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// `PI_SESSION_NATIVE_FSYNC` (read in the `config` module): when appended lines are forced to
@@ -55,8 +54,6 @@ pub enum Existing {
     /// Replace it (`openSync(path, "w")`).
     Replace,
 }
-
-static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 #[cfg(test)]
 thread_local! {
@@ -124,14 +121,25 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-fn temp_path(target: &Path) -> PathBuf {
+/// A new temp file beside `target`, for a whole-file write: `tempfile` creates it with
+/// `O_CREAT | O_EXCL` (never follows or reuses what is there) and removes it when dropped
+/// unpersisted. `.{name}.{pid}.{random}.tmp`: never ends in `.jsonl`, so session discovery
+/// ignores leftovers of a crash, and [`sweep_stale_temps`] reads the pid to tell them from a
+/// live writer's. Mode 0666 before the umask, as `openSync(path, "w")` creates a file.
+fn temp_file(target: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "session".to_string());
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    // Never ends in `.jsonl`, so session discovery ignores leftovers of a crash.
-    parent_dir(target).join(format!(".{name}.{}.{n}.tmp", std::process::id()))
+    let prefix = format!(".{name}.{}.", std::process::id());
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(parent_dir(target))
 }
 
 /// The reference's direct write: open (exclusive or truncating), write, close.
@@ -187,46 +195,35 @@ pub fn write_file_atomic(
         _ => {}
     }
     let old_meta = std::fs::metadata(&target).ok().filter(|m| m.is_file());
-    let tmp = temp_path(&target);
-    let f = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-        Ok(f) => f,
+    // From here on, a failure drops `tmp`, which removes the temp file.
+    let tmp = match temp_file(&target) {
+        Ok(t) => t,
         // Directory not writable, missing, ...: the reference's write gives the answer.
         Err(_) => return write_direct(path, bytes, existing),
     };
-    let cleanup = |tmp: &Path| {
-        let _ = std::fs::remove_file(tmp);
-    };
     if let Some(m) = &old_meta {
         // Keep the replaced file's mode, as an in-place rewrite would.
-        let _ = f.set_permissions(m.permissions());
+        let _ = tmp.as_file().set_permissions(m.permissions());
     }
-    if let Err(e) = write_data(&f, bytes) {
-        drop(f);
-        cleanup(&tmp);
+    if let Err(e) = write_data(tmp.as_file(), bytes) {
         return Err(fs_error(&e, "write", path));
     }
-    if sync && let Err(e) = f.sync_all() {
-        drop(f);
-        cleanup(&tmp);
+    if sync && let Err(e) = tmp.as_file().sync_all() {
         return Err(fs_error(&e, "fsync", path));
     }
-    drop(f);
     match existing {
-        Existing::Fail => match std::fs::hard_link(&tmp, &target) {
-            Ok(()) => cleanup(&tmp),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                cleanup(&tmp);
-                return Err(fs_error(&e, "open", path));
+        // `persist_noclobber`: `renameat2(RENAME_NOREPLACE)`, or `link` + `unlink` where the
+        // kernel or filesystem has no such rename: never replaces a file that appeared.
+        Existing::Fail => match tmp.persist_noclobber(&target) {
+            Ok(_) => {}
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(fs_error(&e.error, "open", path));
             }
-            Err(_) => {
-                // No hard links here (some FUSE/network filesystems): direct exclusive write.
-                cleanup(&tmp);
-                return write_direct(path, bytes, existing);
-            }
+            // Neither works here (some FUSE/network filesystems): direct exclusive write.
+            Err(_) => return write_direct(path, bytes, existing),
         },
         Existing::Replace => {
-            if std::fs::rename(&tmp, &target).is_err() {
-                cleanup(&tmp);
+            if tmp.persist(&target).is_err() {
                 return write_direct(path, bytes, existing);
             }
         }
@@ -461,5 +458,91 @@ impl Drop for LockGuard {
             }
             drop(f);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("psn-dur-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::create_dir_all(&d);
+        d
+    }
+
+    fn temps(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn atomic_writes_create_replace_and_refuse() {
+        let dir = scratch("atomic");
+        let f = dir.join("s.jsonl");
+        assert!(write_file_atomic(&f, b"one\n", Existing::Fail, true).is_ok());
+        assert_eq!(std::fs::read(&f).ok().as_deref(), Some(&b"one\n"[..]));
+        // A file that is there is never replaced by an exclusive write (EEXIST, as `wx`).
+        let e = write_file_atomic(&f, b"two\n", Existing::Fail, true).err();
+        assert_eq!(e.map(|e| e.code), Some("EEXIST".to_string()));
+        assert_eq!(std::fs::read(&f).ok().as_deref(), Some(&b"one\n"[..]));
+        assert!(write_file_atomic(&f, b"three\n", Existing::Replace, false).is_ok());
+        assert_eq!(std::fs::read(&f).ok().as_deref(), Some(&b"three\n"[..]));
+        assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| {
+                std::fs::metadata(p)
+                    .map(|m| m.permissions().mode() & 0o777)
+                    .ok()
+            };
+            // A new file gets what `openSync(path, "w")` gives: 0666 less the umask.
+            let plain = dir.join("plain");
+            let _ = File::create(&plain);
+            assert_eq!(mode(&f), mode(&plain));
+            // A replaced file keeps its mode.
+            let _ = std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640));
+            assert!(write_file_atomic(&f, b"four\n", Existing::Replace, true).is_ok());
+            assert_eq!(mode(&f), Some(0o640));
+            // A failed write (ENOSPC after 2 bytes) leaves the old content and no temp.
+            FAULT_AFTER.with(|c| c.set(Some(2)));
+            let e = write_file_atomic(&f, b"five\n", Existing::Replace, true).err();
+            assert_eq!(e.map(|e| e.code), Some("ENOSPC".to_string()));
+            assert_eq!(std::fs::read(&f).ok().as_deref(), Some(&b"four\n"[..]));
+            assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The temp names `tempfile` makes carry our pid where the sweep reads it: a live
+    /// writer's temp stays, a dead one's goes.
+    #[test]
+    fn sweep_reads_the_pid_of_temp_names() {
+        if !Path::new("/proc/self").exists() {
+            eprintln!("no /proc: the sweep is off here");
+            return;
+        }
+        let dir = scratch("sweep");
+        let live = temp_file(&dir.join("s.jsonl"));
+        let Ok(live) = live.and_then(|t| t.keep().map_err(|e| e.error)) else {
+            panic!("temp file not created");
+        };
+        let live_name = live.1.file_name().map(|n| n.to_string_lossy().into_owned());
+        let live_name = live_name.unwrap_or_default();
+        let own = format!(".{}.", std::process::id());
+        assert!(live_name.starts_with(".s.jsonl.") && live_name.contains(&own));
+        // The same name from a pid that is not running (above the kernel's pid_max).
+        let dead_name = live_name.replace(&own, ".999999999.");
+        let _ = std::fs::write(dir.join(&dead_name), b"x");
+        sweep_stale_temps(&dir);
+        assert_eq!(temps(&dir), vec![live_name]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
