@@ -1,7 +1,8 @@
 "use strict";
 // pi-session-native: the reference's `session-manager` module surface, backed by Rust.
 const { existsSync } = require("node:fs");
-const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId, fsCall } = require("./lib/session-manager.js");
+const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = require("./lib/session-manager.js");
+const { fsCall } = require("./lib/errors.js");
 const context = require("./lib/context.js");
 const { migrateSessionEntries } = require("./lib/migrate.js");
 const paths = require("./lib/paths.js");

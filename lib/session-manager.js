@@ -1,165 +1,29 @@
 "use strict";
 // The public SessionManager: the reference's API over a Rust-owned session (NativeSession).
 //
-// Rust holds every entry's JSON text and the tree index; this layer only adapts: it builds
+// Rust holds every entry's JSON text and the tree index; this class only adapts: it builds
 // entry objects for appends exactly as the reference does (so JSON.stringify gives the same
-// bytes), keeps a cache of materialized entry objects (parsed lazily, once, so repeated calls
-// return the same objects), and turns Rust's index answers into objects.
-// Looked up at call time (not destructured) so a test can stub `crypto.randomUUID`, as it can for the
-// reference after `syncBuiltinESMExports()`.
-const crypto = require("node:crypto");
+// bytes), hands out cached entry objects (lib/entry-cache.js) and turns Rust's index answers
+// into objects. In-memory appends wait in lib/append-queue.js until Rust is next asked.
 const { existsSync, mkdirSync, statSync } = require("node:fs");
-const { join, resolve } = require("node:path");
+const { resolve } = require("node:path");
 const native = require("./native.js");
 const paths = require("./paths.js");
 const context = require("./context.js");
 const { getCurrentSystemMessage } = require("./system-message.js");
 const { migrateSessionEntries } = require("./migrate.js");
 const discovery = require("./discovery-bridge.js");
-const { parseEntries } = require("./materialize.js");
 const { Shells } = require("./lazy-entries.js");
-
-/**
- * `new Date().toISOString()`, formatted once per millisecond: appends in a loop come many to a
- * millisecond, and formatting is about half the cost of an in-memory append. The Date is made
- * every call, so a fake clock or a replaced `Date` applies as in the reference. The cache is
- * only used while the Date's `toISOString` is V8's own (unobservable, a pure function of the
- * time value, read with V8's own `getTime`): a replaced or spied `toISOString`, or a `Date`
- * class of its own, is called every time, as the reference calls it. An invalid date (NaN
- * never equals) throws the same `RangeError`.
- */
-const NATIVE_TO_ISO = Date.prototype.toISOString;
-const NATIVE_GET_TIME = Date.prototype.getTime;
-const CAN_CACHE_STAMPS = /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(NATIVE_TO_ISO));
-let lastStampMs = Number.NaN;
-let lastStamp = "";
-function nowStamp() {
-  const d = new Date();
-  if (!CAN_CACHE_STAMPS || d.toISOString !== NATIVE_TO_ISO) return d.toISOString();
-  const ms = NATIVE_GET_TIME.call(d);
-  if (ms !== lastStampMs) {
-    lastStamp = NATIVE_TO_ISO.call(d);
-    lastStampMs = ms;
-  }
-  return lastStamp;
-}
-
-const CURRENT_SESSION_VERSION = 3;
-const SESSION_ID_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
-
-function assertValidSessionId(id) {
-  if (!SESSION_ID_PATTERN.test(id)) {
-    throw new Error(
-      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
-    );
-  }
-}
-
-const ERRNO = { EPERM: -1, ENOENT: -2, EIO: -5, EBADF: -9, EACCES: -13, EEXIST: -17, ENOTDIR: -20, EISDIR: -21, EMFILE: -24, EFBIG: -27, ENOSPC: -28, EROFS: -30, EDQUOT: -122 };
-
-/** A native filesystem error with Node's error fields (errno, code, syscall, path). */
-function fsError(err) {
-  const m = /^(E[A-Z]+): .*, (\w+)(?: '(.*)')?$/s.exec(err?.message ?? "");
-  if (!m) return err;
-  const fields = { errno: ERRNO[m[1]] ?? -5, code: m[1], syscall: m[2] };
-  return Object.assign(new Error(err.message), m[3] === undefined ? fields : { ...fields, path: m[3] });
-}
-
-/** Run a native call that may fail on the filesystem; rethrow with Node's error fields. */
-function fsCall(fn) {
-  try {
-    return fn();
-  } catch (err) {
-    throw fsError(err);
-  }
-}
-
-/**
- * Key of a JS id value in Rust's id space. String ids are themselves; other primitives get a
- * tagged key that follows `Map` equality; objects never match anything.
- */
-function keyOf(v) {
-  switch (typeof v) {
-    case "string":
-      return v;
-    case "undefined":
-      return "\u0000undefined";
-    case "number":
-      return `\u0000n${String(v)}`;
-    case "boolean":
-      return `\u0000${v}`;
-    default:
-      return v === null ? "\u0000null" : "\u0000obj-unmatchable";
-  }
-}
-
-/** `kind` codes of the native `appendFields` (src/node/session.rs). */
-const FIELD_KINDS = { message: 0, custom: 1, session_info: 2, thinking_level_change: 3, model_change: 4, custom_message: 5, usage: 6 };
-const ROLE_ASSISTANT = 1;
-const ROLE_OTHER = 4;
-
-/**
- * The role code of an in-memory message, read from the object as the reference reads it
- * (`message.role === "user"`, ...): it never serializes an in-memory entry.
- */
-function objectRole(message) {
-  let role;
-  try {
-    role = typeof message === "object" && message !== null ? message.role : undefined;
-  } catch {
-    // A getter or a revoked Proxy: not a role the context would recognize either.
-    return ROLE_OTHER;
-  }
-  return roleCode(role);
-}
-
-/** The role code of a role value (`appendFields`' codes). Comparisons, not a Map: this runs on every append. */
-function roleCode(role) {
-  if (role === "user") return 0;
-  if (role === "assistant") return 1;
-  if (role === "toolResult") return 2;
-  if (role === "system") return 3;
-  return ROLE_OTHER;
-}
-
-/**
- * The role code Rust's index would read from `JSON.stringify` of an entry holding `message`,
- * or -1 when that is not certain without serializing (not a plain object, a `toJSON`, a
- * non-string role): the caller then sends the text to be scanned.
- */
-function messageRole(message) {
-  if (typeof message !== "object" || message === null || Array.isArray(message)) return -1;
-  if (typeof message.toJSON === "function") return -1;
-  const role = message.role;
-  if (role === undefined) return ROLE_OTHER;
-  if (typeof role !== "string") return -1;
-  return roleCode(role);
-}
-
-/**
- * An id that reaches Rust as the same key its JSON text would give (no lone surrogates) and
- * can travel in a newline-separated batch (`_flush`).
- */
-function plainId(id) {
-  return typeof id === "string" && !/[\n\ud800-\udfff]/.test(id);
-}
-
-/**
- * A label id for `createBranchedSession` as the reference draws it: `randomUUID().slice(0, 8)`,
- * or the whole UUID as its last resort (`full`). Rust's text route calls it too, so both
- * routes draw the same ids from the same `crypto.randomUUID` (a test may stub it).
- */
-function drawLabelId(full) {
-  return full ? crypto.randomUUID() : crypto.randomUUID().slice(0, 8);
-}
+const { EntryCache } = require("./entry-cache.js");
+const { AppendQueue } = require("./append-queue.js");
+const { fsError, fsCall, changedUnderUs } = require("./errors.js");
+const { nowStamp } = require("./timestamp.js");
+const { drawShortId, drawFreshId, drawLabelId, keyOf, isTaggedKey, plainId } = require("./entry-ids.js");
+const { FIELD_KINDS, ROLE_OTHER, objectRole, messageRole } = require("./field-codes.js");
+const { CURRENT_SESSION_VERSION, assertValidSessionId, sessionFileName, sessionHeader, stringifyEntry } = require("./session-files.js");
 
 /** The message of a native append that needs entry texts back (see `_send`). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
-
-function stringifyEntry(entry) {
-  const line = JSON.stringify(entry);
-  return typeof line === "string" ? line : "{}";
-}
 
 class SessionManager {
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
@@ -169,10 +33,12 @@ class SessionManager {
     this.sessionDir = paths.normalizePath(sessionDir);
     this.persist = persist;
     this.leafId = null;
-    this._clearQueue();
+    /** In-memory appends not yet handed to Rust (lib/append-queue.js). */
+    this._appends = new AppendQueue();
     this._core = new native.NativeSession(persist);
     this._shells = new Shells(this._core, (err) => this._changedUnderUs(err));
-    this._resetCache();
+    /** Entry objects by Rust's entry index, by id, and the leaf's branch (lib/entry-cache.js). */
+    this._cache = new EntryCache(this._core, this._shells, (err) => this._changedUnderUs(err));
     if (persist && this.sessionDir && !existsSync(this.sessionDir)) {
       mkdirSync(this.sessionDir, { recursive: true });
     }
@@ -185,193 +51,70 @@ class SessionManager {
     }
   }
 
-  /** The Rust session, after the queued in-memory appends are handed to it. */
+  /**
+   * The Rust session, after the queued in-memory appends are handed to it: every use of Rust
+   * that may read its index goes through here, so Rust never answers from a stale index.
+   * Reads of texts at indices Rust gave (the entry cache) use `_core` directly.
+   */
   get _native() {
-    if (this._q.length !== 0) this._flush();
+    if (this._appends.length !== 0) this._flush();
     return this._core;
   }
 
-  /**
-   * Empty the queue of in-memory appends not yet handed to Rust (see `_queue`). Every use of
-   * `_native` hands them over first, so Rust never answers from a stale index. Per entry `k`
-   * of `_q`, what Rust will index is taken when it is appended: kind and role codes
-   * (`_qKinds`, `_qRoles`; typed arrays grown by doubling), the id key (`_qIds`) and the
-   * parent (`_qParents`: -1 null, -2 the id of entry `k - 1`, else an index into
-   * `_qParentKeys`) — the arguments of `appendFieldsBatch`. And, for a context built without
-   * handing them over (`_contextPlan`): the key of the first one's parent (`_qAnchor`),
-   * whether each later one's parent is the one before (`_qChain`), and the positions of the
-   * last thinking-level entry and of the last model-setting one (-1: none).
-   */
-  _clearQueue() {
-    this._q = [];
-    this._qIds = [];
-    this._qParentKeys = [];
-    this._qAnchor = null;
-    this._qChain = true;
-    this._qThinking = -1;
-    this._qModel = -1;
-    if (this._qKinds === undefined || this._qKinds.length > 4096) this._sizeQueue(64);
+  /** The queued in-memory entries (read by tests: how many wait for a hand-over). */
+  get _q() {
+    return this._appends.entries;
   }
 
-  /** Room for `n` queued entries in the code arrays, keeping what they hold. */
-  _sizeQueue(n) {
-    const kinds = new Uint8Array(n);
-    const roles = new Uint8Array(n);
-    const parents = new Int32Array(n);
-    if (this._qKinds !== undefined && this._q.length !== 0) {
-      kinds.set(this._qKinds);
-      roles.set(this._qRoles);
-      parents.set(this._qParents);
-    }
-    this._qKinds = kinds;
-    this._qRoles = roles;
-    this._qParents = parents;
-  }
-
-  /**
-   * Hand the queued in-memory appends to Rust in one call: their codes as gathered by
-   * `_queue`, the ids as one `\n`-joined string (cheapest to hand over; Rust answers -1 if an
-   * id held a newline, and they go again as an array).
-   */
+  /** Hand the queued in-memory appends to Rust in one call; their objects join the cache. */
   _flush() {
-    const q = this._q;
-    const n = q.length;
-    const kinds = this._qKinds.subarray(0, n);
-    const roles = this._qRoles.subarray(0, n);
-    const parents = this._qParents.subarray(0, n);
-    const ids = this._qIds;
-    let start = this._core.appendFieldsBatch(kinds, roles, ids.join("\n"), parents, this._qParentKeys);
-    if (start < 0) start = this._core.appendFieldsBatch(kinds, roles, ids, parents, this._qParentKeys);
-    const objs = this._objs;
-    for (let k = 0; k < n; k++) objs[start + k] = q[k];
-    this._clearQueue();
+    const { start, entries } = this._appends.handOver(this._core);
+    this._cache.placeRun(start, entries);
   }
 
   // ---------------------------------------------------------------------------------------
-  // Materialization cache
+  // Entry objects (lib/entry-cache.js)
 
   _resetCache() {
-    /** The current leaf's branch (`_leafBranch`). */
-    this._branchCache = null;
-    // Unfilled entries move to a retired copy before Rust's entries are replaced
-    // (`Shells.settle`); one left here would read another entry's text, so it is cut off.
-    this._shells.detach();
-    /**
-     * File index -> entry object (sparse). Sized to the entries up front: an empty array
-     * written first at an index past ~1,024 turns into a slow dictionary-mode array in V8.
-     */
-    this._objs = new Array(this._native.length);
-    /** getEntries() result once fully materialized (copied on return). */
-    this._entriesArr = null;
-    /**
-     * id -> entry object for ids already looked up or appended. With `_idsComplete`, it also
-     * has every other id of the session (as a key whose value is undefined), so a fresh id
-     * candidate is checked without asking Rust (`_idTaken`).
-     */
-    this._byIdCache = new Map();
-    this._idsComplete = false;
+    this._cache.reset(this._native.length);
   }
 
-  /** Give `_byIdCache` every id key Rust holds (once per load). */
+  /** Give the cache every id key Rust holds (once per load). */
   _completeIds() {
-    for (const k of this._native.idKeys()) if (!this._byIdCache.has(k)) this._byIdCache.set(k, undefined);
-    this._idsComplete = true;
+    this._cache.completeIds(this._native.idKeys());
   }
 
   /** Whether an entry has the (generated, plain) id `id`. */
   _idTaken(id) {
-    return this._idsComplete ? this._byIdCache.has(id) : this._native.indexOf(id) >= 0;
+    const c = this._cache;
+    return c.idsComplete ? c.byId.has(id) : this._native.indexOf(id) >= 0;
   }
 
-  /**
-   * The object of Rust's entry `i`. Every index comes from a Rust answer (given after a
-   * hand-over, or by `_queuedPlan` for the entries before the queue), so reading its text
-   * needs no hand-over: `_core`, not `_native`, which would hand the queue over in the middle
-   * of `_contextPlan` and leave it building on a queue that is gone.
-   */
+  /** The object of Rust's entry `i` (an index from a Rust answer). */
   _obj(i) {
-    let o = this._objs[i];
-    if (o === undefined) {
-      const text = this._core.line(i);
-      // No text: it could not be read back (its file was cut or overwritten under us).
-      if (text == null) throw this._changedUnderUs(new SyntaxError("entry text could not be read back"));
-      try {
-        o = JSON.parse(text);
-      } catch (err) {
-        throw this._changedUnderUs(err);
-      }
-      this._objs[i] = o;
-    }
-    return o;
+    return this._cache.obj(i);
   }
 
-  /**
-   * Every text Rust holds was a complete JSON line when loaded or appended: one that no
-   * longer parses was read back from a file another program overwrote under this session.
-   * Reported as the I/O error it is (docs/durability.md), never as a SyntaxError.
-   */
-  _changedUnderUs(err) {
-    if (!(err instanceof SyntaxError)) return err;
-    const file = this.sessionFile ?? "";
-    return Object.assign(
-      new Error(`EIO: i/o error, read '${file}' (the session file was changed by another program under this open session; an entry's text is no longer what was written: ${err.message})`),
-      { code: "EIO", errno: -5, syscall: "read", path: file },
-    );
-  }
-
-  /**
-   * Objects for file indices, making the missing ones in one batch. With `lazy` (what the
-   * public getters hand out), entries with heavy values come as shells whose heavy values
-   * are parsed when first read (lib/lazy-entries.js); without it (the context, which reads
-   * every selected message), objects are parsed whole and shells among them filled.
-   */
+  /** Objects for Rust's entry indices; `lazy`: heavy values parsed on first read. */
   _objsAt(indices, lazy = false) {
-    const missing = [];
-    const shells = this._shells;
-    const check = !lazy && shells.groups.size > 0;
-    let unfilled = false;
-    for (const i of indices) {
-      const o = this._objs[i];
-      if (o === undefined) missing.push(i);
-      else if (check && shells.unfilled(o)) unfilled = true;
-    }
-    if (missing.length > 0) this._parseBatch(missing, lazy);
-    const out = new Array(indices.length);
-    for (let k = 0; k < indices.length; k++) out[k] = this._objs[indices[k]];
-    if (unfilled) shells.fill(out);
-    return out;
+    return this._cache.objsAt(indices, lazy);
   }
 
-  _parseBatch(missing, lazy = false) {
-    const want = Uint32Array.from(missing);
-    // `_core`: indices from a Rust answer, as in `_obj`.
-    let gone = false;
-    const put = (k, o) => {
-      if (o === null) gone = true;
-      else this._objs[want[k]] = o;
-    };
-    try {
-      if (lazy && this._shells.enabled) this._shells.make(want, put);
-      else parseEntries(this._core, want, put);
-    } catch (err) {
-      throw this._changedUnderUs(err);
-    }
-    // A text that can no longer be read back (its file was cut or overwritten under this
-    // session): the EIO of that read, as a single-entry read reports it.
-    if (gone) for (const i of missing) if (this._objs[i] === undefined) this._obj(i);
+  /** A text that no longer parses: the EIO of this session's file (lib/errors.js). */
+  _changedUnderUs(err) {
+    return changedUnderUs(err, this.sessionFile ?? "");
   }
 
   _all() {
-    if (this._entriesArr === null) {
-      this._entriesArr = this._objsAt(this._native.nonSession(), true);
-    }
-    return this._entriesArr;
+    const c = this._cache;
+    if (c.entries === null) c.entries = this._objsAt(this._native.nonSession(), true);
+    return c.entries;
   }
 
   /** Adopt Rust's current entries after a load; JS objects already known can be given. */
   _adopt(objs) {
     this._resetCache();
-    if (objs) this._objs = objs.slice();
+    if (objs) this._cache.adopt(objs);
     this._syncLeafFromNative();
   }
 
@@ -379,7 +122,7 @@ class SessionManager {
     const key = this._native.leafKey();
     if (key === null || key === undefined) {
       this.leafId = null;
-    } else if (!key.startsWith("\u0000")) {
+    } else if (!isTaggedKey(key)) {
       this.leafId = key;
     } else {
       // A non-string id (hand-edited file): read its JS value from the entry that has it.
@@ -403,11 +146,7 @@ class SessionManager {
 
   /** The reference's id loop from try `first` on (100 tries, then a full UUID). */
   _generateIdFrom(first) {
-    for (let i = first; i < 100; i++) {
-      const id = crypto.randomUUID().slice(0, 8);
-      if (!this._idTaken(id)) return id;
-    }
-    return crypto.randomUUID();
+    return drawFreshId((id) => this._idTaken(id), first);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -473,7 +212,7 @@ class SessionManager {
       this._adopt(entries);
     } else {
       this.newSession(options);
-      const all = [this._objs[0], ...entries];
+      const all = [this._cache.objs[0], ...entries];
       this._native.replaceLines(all.map(stringifyEntry).join("\n"));
       this._adopt(all);
     }
@@ -483,26 +222,16 @@ class SessionManager {
     if (options?.id !== undefined) assertValidSessionId(options.id);
     this.sessionId = options?.id ?? native.uuidv7();
     const timestamp = nowStamp();
-    const header = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id: this.sessionId,
-      timestamp,
-      cwd: this.cwd,
-      parentSession: options?.parentSession,
-    };
+    const header = sessionHeader(this.sessionId, timestamp, this.cwd, options?.parentSession);
     this._shells.settle();
     this._native.replaceLines(stringifyEntry(header));
     this._resetCache();
-    this._objs[0] = header;
+    this._cache.objs[0] = header;
     // Only the header, which has no place in the id index.
-    this._idsComplete = true;
+    this._cache.idsComplete = true;
     this.leafId = null;
     this._native.setLeaf(null);
-    if (this.persist) {
-      const fileTimestamp = timestamp.replace(/[:.]/g, "-");
-      this.sessionFile = join(this.getSessionDir(), `${fileTimestamp}_${this.sessionId}.jsonl`);
-    }
+    if (this.persist) this.sessionFile = sessionFileName(this.getSessionDir(), timestamp, this.sessionId);
     this._native.setFile(this.sessionFile ?? null, false);
     return this.sessionFile;
   }
@@ -565,31 +294,24 @@ class SessionManager {
     } catch (err) {
       throw fsError(err);
     }
-    this._objs[i] = entry;
-    if (this._entriesArr !== null) this._entriesArr.push(entry);
-    this._byIdCache.set(entry.id, entry);
+    this._cache.appended(i, entry);
     this.leafId = entry.id;
   }
 
   /**
    * An in-memory append of a type Rust indexes by fields alone (`FIELD_KINDS`): no native
-   * call now; the entry joins `_q` and is handed over by the next use of `_native`
-   * (`_flush`). A fresh id candidate is checked against `_byIdCache`, which holds every id of
-   * the session once `_completeIds` ran: one `set` that does not grow the map found it
-   * taken; the old id then maps to undefined (Rust is asked for its entry, which is what
-   * `getEntry` does for such a key) and the id is redrawn by the rest of the reference's
-   * loop. An unchecked id (`freshId` false: drawn by `_generateId`, or its full-UUID
-   * fallback) replaces, as the reference's `byId.set` does.
-   *
-   * What Rust indexes (kind, role, id, parent) is taken now, as a persisted append takes it
-   * from the line it writes: a field changed on the object later is not seen by Rust's walks
-   * (the reference's in-memory walks read the live objects). Gathering it here, in a small
-   * function every append runs, keeps the hand-over a copy: a loop over 10,000 objects in
-   * `_flush`, run once per batch, mostly ran before V8 had optimized it (~0.4 µs an entry).
+   * call now; the entry joins the append queue and is handed over by the next use of
+   * `_native` (`_flush`). A fresh id candidate is checked against the cache's `byId`, which
+   * holds every id of the session once `_completeIds` ran: one `set` that does not grow the
+   * map found it taken; the old id then maps to undefined (Rust is asked for its entry, which
+   * is what `getEntry` does for such a key) and the id is redrawn by the rest of the
+   * reference's loop. An unchecked id (`freshId` false: drawn by `_generateId`, or its
+   * full-UUID fallback) replaces, as the reference's `byId.set` does.
    */
   _queue(entry, freshId, kind, role) {
-    if (!this._idsComplete) this._completeIds();
-    const byId = this._byIdCache;
+    const cache = this._cache;
+    if (!cache.idsComplete) this._completeIds();
+    const byId = cache.byId;
     const size = byId.size;
     byId.set(entry.id, entry);
     if (freshId && byId.size === size) {
@@ -597,26 +319,8 @@ class SessionManager {
       entry.id = this._generateIdFrom(1);
       byId.set(entry.id, entry);
     }
-    const q = this._q;
-    const k = q.length;
-    if (k === this._qKinds.length) this._sizeQueue(k * 2);
-    this._qKinds[k] = kind;
-    this._qRoles[k] = role;
-    const ids = this._qIds;
-    const p = entry.parentId;
-    if (p === null) this._qParents[k] = -1;
-    else if (k > 0 && p === ids[k - 1]) this._qParents[k] = -2;
-    else this._qParents[k] = this._qParentKeys.push(keyOf(p)) - 1;
-    if (k === 0) this._qAnchor = p === null ? null : keyOf(p);
-    else if (this._qParents[k] !== -2) this._qChain = false;
-    // The reference's walk ends at a falsy parentId (0, "", false, undefined), Rust's plan for
-    // such a leaf does not: those queues are handed over for a context.
-    if (p !== null && !p) this._qChain = false;
-    if (kind === FIELD_KINDS.thinking_level_change) this._qThinking = k;
-    else if (kind === FIELD_KINDS.model_change || (kind === FIELD_KINDS.message && role === ROLE_ASSISTANT)) this._qModel = k;
-    ids.push(keyOf(entry.id));
-    q.push(entry);
-    if (this._entriesArr !== null) this._entriesArr.push(entry);
+    this._appends.push(entry, kind, role);
+    if (cache.entries !== null) cache.entries.push(entry);
     this.leafId = entry.id;
   }
 
@@ -645,18 +349,19 @@ class SessionManager {
    */
   _restoreTexts() {
     const indices = this._native.neededTexts();
-    const lines = Array.from(indices, (k) => (this._objs[k] === undefined ? null : stringifyEntry(this._objs[k])));
+    const objs = this._cache.objs;
+    const lines = Array.from(indices, (k) => (objs[k] === undefined ? null : stringifyEntry(objs[k])));
     this._native.restoreTexts(Array.from(indices), lines);
   }
 
   /** A new entry's common fields; its id is the first, unchecked candidate (`_appendEntry(e, true)`). */
   _base(type) {
-    return { type, id: crypto.randomUUID().slice(0, 8), parentId: this.leafId, timestamp: nowStamp() };
+    return { type, id: drawShortId(), parentId: this.leafId, timestamp: nowStamp() };
   }
 
   appendMessage(message) {
     // One literal (not `_base` + a property): the object is built in its final shape.
-    const entry = { type: "message", id: crypto.randomUUID().slice(0, 8), parentId: this.leafId, timestamp: nowStamp(), message };
+    const entry = { type: "message", id: drawShortId(), parentId: this.leafId, timestamp: nowStamp(), message };
     if (this.persist) this._appendEntry(entry, true, FIELD_KINDS.message, messageRole(message));
     else this._queue(entry, true, FIELD_KINDS.message, objectRole(message));
     return entry.id;
@@ -782,12 +487,13 @@ class SessionManager {
   }
 
   getEntry(id) {
-    const cached = this._byIdCache.get(id);
+    const byId = this._cache.byId;
+    const cached = byId.get(id);
     if (cached !== undefined) return cached;
     const i = this._native.indexOf(keyOf(id));
     if (i < 0) return undefined;
     const o = this._obj(i);
-    if (typeof id === "string") this._byIdCache.set(id, o);
+    if (typeof id === "string") byId.set(id, o);
     return o;
   }
 
@@ -825,10 +531,10 @@ class SessionManager {
     const core = this._native;
     const leaf = core.leafKey() ?? null;
     const n = core.length;
-    const c = this._branchCache;
+    const c = this._cache.branch;
     if (c !== null && c.leaf === leaf && c.n === n) return c.arr.slice();
     const arr = this._objsAt(core.branch(null), true);
-    this._branchCache = { leaf, n, arr };
+    this._cache.branch = { leaf, n, arr };
     return arr.slice();
   }
 
@@ -854,9 +560,10 @@ class SessionManager {
     let plan = this._queuedPlan();
     // The queue as it is now (nothing below hands it over: `_obj` and `_objsAt` read through
     // `_core`; taken first all the same).
-    const q = plan === null ? null : this._q;
-    const qThinking = this._qThinking;
-    const qModel = this._qModel;
+    const appends = this._appends;
+    const q = plan === null ? null : appends.entries;
+    const qThinking = appends.lastThinking;
+    const qModel = appends.lastModel;
     if (plan === null) plan = this._native.contextPlan();
     let selected = this._objsAt(plan.indices);
     const rustCount = selected.length;
@@ -880,29 +587,12 @@ class SessionManager {
   }
 
   /**
-   * Rust's context plan for the leaf the queued appends started from, when they extend it
-   * as they are: then the context is that plan followed by the queued entries, and nothing
-   * is handed over (a run of in-memory appends and a context, pi's turn, costs no batch).
-   * That holds when the queue is one chain (each entry's parent the one before), its first
-   * entry's parent is Rust's leaf and an entry of Rust's (or null: a path of queued entries
-   * only), and no selected `context_edit` targets a queued id. Queued entries are never
-   * compactions, labels or edits (not field kinds), so they cannot change what is selected
-   * before them; they come after it on the path and are all selected, and the last
-   * thinking-level and model entries among them win (`getSessionContextSettings`).
-   * `null` otherwise (the caller hands the queue over and asks again).
+   * Rust's context plan for the leaf the queued appends started from, when they extend it as
+   * they are (the context is then that plan followed by the queued entries, and nothing is
+   * handed over); `null` otherwise (`AppendQueue.plan`).
    */
   _queuedPlan() {
-    if (this._q.length === 0 || !this._qChain) return null;
-    const core = this._core;
-    const anchor = this._qAnchor;
-    if (core.leafKey() !== anchor || (anchor !== null && core.indexOf(anchor) < 0)) return null;
-    const plan = core.contextPlan();
-    const targets = plan.editTargets;
-    if (targets.length !== 0) {
-      const queuedIds = new Set(this._qIds);
-      if (targets.some((t) => queuedIds.has(t))) return null;
-    }
-    return plan;
+    return this._appends.plan(this._core);
   }
 
   getHeader() {
@@ -992,14 +682,7 @@ class SessionManager {
     const previousSessionFile = this.sessionFile;
     const newSessionId = native.uuidv7();
     const timestamp = nowStamp();
-    const header = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id: newSessionId,
-      timestamp,
-      cwd: this.cwd,
-      parentSession: this.persist ? previousSessionFile : undefined,
-    };
+    const header = sessionHeader(newSessionId, timestamp, this.cwd, this.persist ? previousSessionFile : undefined);
     // Fast route: Rust splices parentId (and a relabelled firstKeptEntryId) into the lines,
     // which are already in JSON.stringify form, without materializing the path (src/branch.rs).
     // Only for a path none of whose objects JS has handed out: the reference spreads the
@@ -1009,8 +692,9 @@ class SessionManager {
     const path = this._native.branch(from);
     if (path.length === 0) throw new Error(`Entry ${leafId} not found`);
     let untouched = true;
+    const objs = this._cache.objs;
     for (const i of path) {
-      if (this._objs[i] !== undefined) {
+      if (objs[i] !== undefined) {
         untouched = false;
         break;
       }
@@ -1025,8 +709,7 @@ class SessionManager {
       this._branchFromObjects(leafId, header);
     }
     if (this.persist) {
-      const fileTimestamp = timestamp.replace(/[:.]/g, "-");
-      const newSessionFile = join(this.getSessionDir(), `${fileTimestamp}_${newSessionId}.jsonl`);
+      const newSessionFile = sessionFileName(this.getSessionDir(), timestamp, newSessionId);
       this.sessionFile = newSessionFile;
       this._native.setFile(newSessionFile, false);
       // Same rule as the first flush: write now only if the path holds a conversation.
@@ -1075,12 +758,7 @@ class SessionManager {
     let parentId = pathWithoutLabels[pathWithoutLabels.length - 1]?.id || null;
     for (const { targetId, label, timestamp: labelTimestamp } of labelsToWrite) {
       // The reference's generateId over the path's ids: 100 tries, then a whole UUID unchecked.
-      let id;
-      for (let i = 0; i < 100 && id === undefined; i++) {
-        const c = drawLabelId(false);
-        if (!pathEntryIds.has(c)) id = c;
-      }
-      if (id === undefined) id = drawLabelId(true);
+      const id = drawFreshId((c) => pathEntryIds.has(c));
       pathEntryIds.add(id);
       labelEntries.push({ type: "label", id, parentId, timestamp: labelTimestamp, targetId, label });
       parentId = id;
@@ -1135,16 +813,8 @@ class SessionManager {
     if (options?.id !== undefined) assertValidSessionId(options.id);
     const newSessionId = options?.id ?? native.uuidv7();
     const timestamp = nowStamp();
-    const fileTimestamp = timestamp.replace(/[:.]/g, "-");
-    const newSessionFile = join(dir, `${fileTimestamp}_${newSessionId}.jsonl`);
-    const newHeader = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id: newSessionId,
-      timestamp,
-      cwd: resolvedTargetCwd,
-      parentSession: resolvedSourcePath,
-    };
+    const newSessionFile = sessionFileName(dir, timestamp, newSessionId);
+    const newHeader = sessionHeader(newSessionId, timestamp, resolvedTargetCwd, resolvedSourcePath);
     fsCall(() => source.forkInto(newSessionFile, stringifyEntry(newHeader)));
     return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true);
   }
@@ -1162,4 +832,4 @@ class SessionManager {
   }
 }
 
-module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId, fsCall };
+module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId };

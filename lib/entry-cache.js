@@ -1,0 +1,126 @@
+"use strict";
+// The entry objects a SessionManager has handed out or been given, by Rust's entry index, so
+// repeated calls return the very same objects (the reference's object identity). Entries are
+// parsed from Rust's texts lazily, once, many in one batch.
+const { parseEntries } = require("./materialize.js");
+
+class EntryCache {
+  /**
+   * `core`: the NativeSession whose texts are read (never a hand-over of queued appends:
+   * every index asked for comes from a Rust answer). `shells`: lib/lazy-entries.js `Shells`.
+   * `changedUnderUs(err)`: maps a text that no longer parses to the session's EIO.
+   */
+  constructor(core, shells, changedUnderUs) {
+    this.core = core;
+    this.shells = shells;
+    this.changedUnderUs = changedUnderUs;
+    this.reset(0);
+  }
+
+  /** Forget every object; Rust now holds `length` entries (of which nothing is parsed). */
+  reset(length) {
+    /** The current leaf's branch: `{ leaf, n, arr }` (see SessionManager `_leafBranch`). */
+    this.branch = null;
+    // Unfilled entries move to a retired copy before Rust's entries are replaced
+    // (`Shells.settle`); one left here would read another entry's text, so it is cut off.
+    this.shells.detach();
+    /**
+     * Entry index -> object (sparse). Sized to the entries up front: an empty array written
+     * first at an index past ~1,024 turns into a slow dictionary-mode array in V8.
+     */
+    this.objs = new Array(length);
+    /** getEntries() result once fully materialized (copied on return). */
+    this.entries = null;
+    /**
+     * id -> entry object for ids already looked up or appended. With `idsComplete`, it also
+     * has every other id of the session (as a key whose value is undefined), so a fresh id
+     * candidate is checked without asking Rust.
+     */
+    this.byId = new Map();
+    this.idsComplete = false;
+  }
+
+  /** Known objects for the first entries (a load from objects: same objects handed back). */
+  adopt(objs) {
+    this.objs = objs.slice();
+  }
+
+  /** Give `byId` every id key Rust holds (`keys`, once per load). */
+  completeIds(keys) {
+    for (const k of keys) if (!this.byId.has(k)) this.byId.set(k, undefined);
+    this.idsComplete = true;
+  }
+
+  /** An entry appended at index `i` (its id already drawn and checked). */
+  appended(i, entry) {
+    this.objs[i] = entry;
+    if (this.entries !== null) this.entries.push(entry);
+    this.byId.set(entry.id, entry);
+  }
+
+  /** Entries Rust took at `start`, `start + 1`, ... (queued appends handed over). */
+  placeRun(start, entries) {
+    const objs = this.objs;
+    for (let k = 0; k < entries.length; k++) objs[start + k] = entries[k];
+  }
+
+  /** The object of Rust's entry `i`, parsed whole if not known yet. */
+  obj(i) {
+    let o = this.objs[i];
+    if (o === undefined) {
+      const text = this.core.line(i);
+      // No text: it could not be read back (its file was cut or overwritten under us).
+      if (text == null) throw this.changedUnderUs(new SyntaxError("entry text could not be read back"));
+      try {
+        o = JSON.parse(text);
+      } catch (err) {
+        throw this.changedUnderUs(err);
+      }
+      this.objs[i] = o;
+    }
+    return o;
+  }
+
+  /**
+   * Objects for entry indices, making the missing ones in one batch. With `lazy` (what the
+   * public getters hand out), entries with heavy values come as shells whose heavy values are
+   * parsed when first read (lib/lazy-entries.js); without it (the context, which reads every
+   * selected message), objects are parsed whole and shells among them filled.
+   */
+  objsAt(indices, lazy = false) {
+    const missing = [];
+    const shells = this.shells;
+    const check = !lazy && shells.groups.size > 0;
+    let unfilled = false;
+    for (const i of indices) {
+      const o = this.objs[i];
+      if (o === undefined) missing.push(i);
+      else if (check && shells.unfilled(o)) unfilled = true;
+    }
+    if (missing.length > 0) this.parseBatch(missing, lazy);
+    const out = new Array(indices.length);
+    for (let k = 0; k < indices.length; k++) out[k] = this.objs[indices[k]];
+    if (unfilled) shells.fill(out);
+    return out;
+  }
+
+  parseBatch(missing, lazy = false) {
+    const want = Uint32Array.from(missing);
+    let gone = false;
+    const put = (k, o) => {
+      if (o === null) gone = true;
+      else this.objs[want[k]] = o;
+    };
+    try {
+      if (lazy && this.shells.enabled) this.shells.make(want, put);
+      else parseEntries(this.core, want, put);
+    } catch (err) {
+      throw this.changedUnderUs(err);
+    }
+    // A text that can no longer be read back (its file was cut or overwritten under this
+    // session): the EIO of that read, as a single-entry read reports it.
+    if (gone) for (const i of missing) if (this.objs[i] === undefined) this.obj(i);
+  }
+}
+
+module.exports = { EntryCache };
