@@ -598,7 +598,12 @@ export declare class SessionManager {
   /** Create an in-memory session (no file persistence), optionally from entries held outside the filesystem. */
   static inMemory(cwd?: string, options?: NewSessionOptions, entries?: FileEntry[]): SessionManager;
   /** Fork a session from another project directory into the current project. */
-  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+  static forkFrom(
+    sourcePath: string,
+    targetCwd: string,
+    sessionDir?: string,
+    options?: NewSessionOptions,
+  ): SessionManager;
   /** Find an exact session ID without loading transcript bodies. */
   static findById(cwd: string, id: string, sessionDir?: string): string | undefined;
   /** List all sessions for a directory. */

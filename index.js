@@ -33,9 +33,13 @@ function loadEntriesFromFile(filePath) {
   const { count } = fsCall(() => s.loadFile(resolved));
   if (count === 0) return [];
   const out = new Array(count);
-  parseEntries(s, Uint32Array.from({ length: count }, (_, i) => i), (k, o) => {
-    out[k] = o;
-  });
+  parseEntries(
+    s,
+    Uint32Array.from({ length: count }, (_, i) => i),
+    (k, o) => {
+      out[k] = o;
+    },
+  );
   return out;
 }
 

@@ -5,7 +5,29 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ref, nat, tmp, normalizer, j } from "./helpers.mjs";
 
-const GARBAGE = [undefined, null, 0, 1, -1, NaN, "", "x", "zzzzzzzz", true, false, {}, [], [1], { content: 5 }, () => 1, Symbol.for("s"), 10n, "\ud83d", "a\nb", "../../etc/passwd"];
+const GARBAGE = [
+  undefined,
+  null,
+  0,
+  1,
+  -1,
+  NaN,
+  "",
+  "x",
+  "zzzzzzzz",
+  true,
+  false,
+  {},
+  [],
+  [1],
+  { content: 5 },
+  () => 1,
+  Symbol.for("s"),
+  10n,
+  "\ud83d",
+  "a\nb",
+  "../../etc/passwd",
+];
 
 function outcome(fn) {
   try {
@@ -20,15 +42,37 @@ function outcome(fn) {
 function seed(SM, dir) {
   const sm = SM.create("/tmp/bad-input-cwd", dir);
   const a = sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
-  sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "yo" }], provider: "p", model: "m", timestamp: 2 });
+  sm.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "yo" }],
+    provider: "p",
+    model: "m",
+    timestamp: 2,
+  });
   sm.appendLabelChange(a, "L");
   return sm;
 }
 
 const METHODS = [
-  "setSessionFile", "newSession", "appendMessage", "appendThinkingLevelChange", "appendModelChange", "appendUsage",
-  "appendCompaction", "appendCustomEntry", "appendSessionInfo", "appendCustomMessageEntry", "appendContextEdit",
-  "getEntry", "getChildren", "getLabel", "appendLabelChange", "getBranch", "branch", "branchWithSummary", "createBranchedSession",
+  "setSessionFile",
+  "newSession",
+  "appendMessage",
+  "appendThinkingLevelChange",
+  "appendModelChange",
+  "appendUsage",
+  "appendCompaction",
+  "appendCustomEntry",
+  "appendSessionInfo",
+  "appendCustomMessageEntry",
+  "appendContextEdit",
+  "getEntry",
+  "getChildren",
+  "getLabel",
+  "appendLabelChange",
+  "getBranch",
+  "branch",
+  "branchWithSummary",
+  "createBranchedSession",
 ];
 
 describe("bad input", () => {
@@ -37,21 +81,28 @@ describe("bad input", () => {
     for (const m of METHODS) {
       for (const g of GARBAGE) {
         for (const arity of [1, 2]) {
-          const da = tmp(), db = tmp();
-          const A = seed(ref.SessionManager, da), B = seed(nat.SessionManager, db);
+          const da = tmp(),
+            db = tmp();
+          const A = seed(ref.SessionManager, da),
+            B = seed(nat.SessionManager, db);
           const args = arity === 1 ? [g] : [g, g];
           if (m === "setSessionFile" && typeof g === "string" && g) continue; // would touch cwd-relative paths
           const oa = outcome(() => A[m](...args));
           const ob = outcome(() => B[m](...args));
-          const na = normalizer(), nb = normalizer();
-          const sa = na(j(oa).replaceAll(da, "<d>")), sb = nb(j(ob).replaceAll(db, "<d>"));
+          const na = normalizer(),
+            nb = normalizer();
+          const sa = na(j(oa).replaceAll(da, "<d>")),
+            sb = nb(j(ob).replaceAll(db, "<d>"));
           // After the call both managers must still be consistent with each other.
           const stA = na(j([A.getEntries(), A.getLeafId(), outcome(() => A.buildSessionContext())]));
           let stB = nb(j([B.getEntries(), B.getLeafId(), outcome(() => B.buildSessionContext())]));
           // Where the reference's buildSessionContext crashes on an entry it accepted (e.g. a
           // message entry without a message), ours may return a context instead: allowed.
           if (stA.includes('"err":"Cannot read properties') && !stB.includes('"err"')) stB = stA;
-          if (sa !== sb || stA !== stB) mismatches.push(`${m}(${String(typeof g === "symbol" ? "symbol" : typeof g === "bigint" ? "bigint" : j(g))} x${arity}): ref ${sa} | native ${sb}${stA !== stB ? " (state differs)" : ""}`);
+          if (sa !== sb || stA !== stB)
+            mismatches.push(
+              `${m}(${String(typeof g === "symbol" ? "symbol" : typeof g === "bigint" ? "bigint" : j(g))} x${arity}): ref ${sa} | native ${sb}${stA !== stB ? " (state differs)" : ""}`,
+            );
         }
       }
     }
@@ -59,7 +110,19 @@ describe("bad input", () => {
   });
 
   test("free functions: same outcome for every garbage argument", () => {
-    const fns = ["assertValidSessionId", "migrateSessionEntries", "parseSessionEntries", "getLatestCompactionEntry", "sessionEntryToContextMessages", "buildContextEntries", "projectContextEntry", "buildSessionProjection", "buildSessionContext", "loadEntriesFromFile", "findMostRecentSession"];
+    const fns = [
+      "assertValidSessionId",
+      "migrateSessionEntries",
+      "parseSessionEntries",
+      "getLatestCompactionEntry",
+      "sessionEntryToContextMessages",
+      "buildContextEntries",
+      "projectContextEntry",
+      "buildSessionProjection",
+      "buildSessionContext",
+      "loadEntriesFromFile",
+      "findMostRecentSession",
+    ];
     const mismatches = [];
     for (const f of fns) {
       for (const g of GARBAGE) {
@@ -85,8 +148,16 @@ describe("bad input", () => {
     };
     for (let k = 0; k < 40; k++) {
       const f = join(d, `g${k}.jsonl`);
-      const head = k % 2 ? '{"type":"session","version":3,"id":"g","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}\n' : "";
-      writeFileSync(f, Buffer.concat([Buffer.from(head), rnd(500 + k * 37, k + 1), Buffer.from('\n{"type":"message","id":"m","parentId":"m"}\n')]));
+      const head =
+        k % 2 ? '{"type":"session","version":3,"id":"g","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}\n' : "";
+      writeFileSync(
+        f,
+        Buffer.concat([
+          Buffer.from(head),
+          rnd(500 + k * 37, k + 1),
+          Buffer.from('\n{"type":"message","id":"m","parentId":"m"}\n'),
+        ]),
+      );
       const oa = outcome(() => ref.loadEntriesFromFile(f).length);
       const ob = outcome(() => nat.loadEntriesFromFile(f).length);
       expect(ob).toEqual(oa);
@@ -105,7 +176,9 @@ describe("raw binding", () => {
     const require = createRequire(import.meta.url);
     const binding = require("../lib/native.js");
     const s = new binding.NativeSession(true);
-    s.replaceLines('{"type":"session","id":"s","version":3}\n{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}');
+    s.replaceLines(
+      '{"type":"session","id":"s","version":3}\n{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}',
+    );
     const proto = Object.getOwnPropertyNames(binding.NativeSession.prototype).filter((n) => n !== "constructor");
     expect(proto.length).toBeGreaterThan(15);
     let calls = 0;
@@ -113,7 +186,11 @@ describe("raw binding", () => {
       const desc = Object.getOwnPropertyDescriptor(binding.NativeSession.prototype, name);
       if (typeof desc.value !== "function") continue;
       for (const g of GARBAGE) {
-        if (["loadFile", "writeExclusive", "forkInto", "rewrite", "append", "setFile"].includes(name) && typeof g === "string") continue;
+        if (
+          ["loadFile", "writeExclusive", "forkInto", "rewrite", "append", "setFile"].includes(name) &&
+          typeof g === "string"
+        )
+          continue;
         try {
           s[name](g, g);
         } catch (e) {

@@ -10,7 +10,11 @@ import { makeOut } from "../lib/cli/util.mjs";
 const BIN = join(root, "bin", "pi-session.mjs");
 const SAMPLE = join(root, "examples", "sample-store", "sessions");
 const SAMPLE_DIR = join(SAMPLE, "--home-user-demo--");
-const sampleFile = (prefix) => join(SAMPLE_DIR, readdirSync(SAMPLE_DIR).find((f) => f.startsWith(prefix)));
+const sampleFile = (prefix) =>
+  join(
+    SAMPLE_DIR,
+    readdirSync(SAMPLE_DIR).find((f) => f.startsWith(prefix)),
+  );
 const agentDir = tmp("psn-cli-agent-");
 
 function cli(args, { env = {}, cwd = root } = {}) {
@@ -138,7 +142,11 @@ describe("ls", () => {
     }
     expect(all.data).toHaveLength(2);
     // a sessions root given as DIR behaves like the store
-    expect(json(["ls", join(agent, "sessions"), "--all"]).data.map((s) => s.id).sort()).toEqual(all.data.map((s) => s.id).sort());
+    expect(
+      json(["ls", join(agent, "sessions"), "--all"])
+        .data.map((s) => s.id)
+        .sort(),
+    ).toEqual(all.data.map((s) => s.id).sort());
     expect(json(["ls", join(agent, "sessions"), "--cwd", proj]).data.map((s) => s.id)).toEqual([a.header.id]);
     // nothing there: empty list, not an error, and no directory created
     const empty = tmp("psn-cli-empty-");
@@ -203,7 +211,11 @@ describe("show", () => {
     const sm = ref.SessionManager.open(file);
     expect(sm.getTree()).toHaveLength(2);
     const r = cli(["show", file, "--tree"]);
-    const body = r.out.slice(r.out.indexOf("Tree\n") + 5).trimEnd().split("\n").map((l) => l.slice(10));
+    const body = r.out
+      .slice(r.out.indexOf("Tree\n") + 5)
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.slice(10));
     expect(body).toEqual([
       // several roots: listed flat (pi's virtual root), the one holding the leaf first
       "• user: second root ← leaf",
@@ -233,7 +245,10 @@ describe("show", () => {
     b.user("new question");
     const file = b.write(tmp("psn-cli-ctx-"));
     const r = cli(["show", file, "--context"]);
-    const heads = r.out.slice(r.out.indexOf("Context\n")).split("\n").filter((l) => /^ {2}\d /.test(l));
+    const heads = r.out
+      .slice(r.out.indexOf("Context\n"))
+      .split("\n")
+      .filter((l) => /^ {2}\d /.test(l));
     expect(heads.map((l) => l.replace(/ [0-9a-f]{8}/, ""))).toEqual([
       "  1 compactionSummary [compaction summary]",
       "  2 user [kept]",
@@ -252,7 +267,13 @@ describe("show", () => {
     expect(data.context).toEqual(JSON.parse(JSON.stringify(sm.buildSessionContext())));
     expect(data.stats.messages).toEqual({ user: 4, assistant: 5, toolResult: 1 });
     expect(data.tree.map((n) => n.id)).toEqual(sm.getEntries().map((e) => e.id)); // one branch
-    expect(data.tree[0]).toEqual({ id: sm.getEntries()[0].id, type: "model_change", parentId: null, label: null, children: [sm.getEntries()[1].id] });
+    expect(data.tree[0]).toEqual({
+      id: sm.getEntries()[0].id,
+      type: "model_change",
+      parentId: null,
+      label: null,
+      children: [sm.getEntries()[1].id],
+    });
     const branched = json(["show", sampleFile("2026-01-05"), "--tree"]).data.tree;
     expect(branched.find((n) => n.id === "1237126e").children).toEqual(["ff2fe033", "8fe27daa"]);
     expect(branched.find((n) => n.id === "cabceda1").label).toBe("chosen");
@@ -268,7 +289,9 @@ describe("show", () => {
     const viaStore = cli(["show", "019b9b10"], { env: { PI_CODING_AGENT_DIR: dirname(SAMPLE) } });
     expect(viaStore.code).toBe(0);
     expect(viaStore.out).toContain("019b9b10-0000-7e00-8c00-5f6a7b8c9a04");
-    expect(cli(["export", "019b9b10", "--format", "md"], { env: { PI_CODING_AGENT_DIR: dirname(SAMPLE) } }).out).toContain("# Session 019b9b10");
+    expect(
+      cli(["export", "019b9b10", "--format", "md"], { env: { PI_CODING_AGENT_DIR: dirname(SAMPLE) } }).out,
+    ).toContain("# Session 019b9b10");
     const amb = cli(["show", "019b", "--dir", SAMPLE]);
     expect(amb.code).toBe(2);
     expect(amb.err).toContain("ambiguous");
@@ -286,7 +309,13 @@ describe("show", () => {
 describe("check", () => {
   const H = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
   const m = (id, parentId, text = "x") =>
-    JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } });
+    JSON.stringify({
+      type: "message",
+      id,
+      parentId,
+      timestamp: "2026-01-01T00:00:01.000Z",
+      message: { role: "user", content: text, timestamp: 1 },
+    });
   const write = (lines, raw) => {
     const f = join(tmp("psn-cli-check-"), "s.jsonl");
     writeFileSync(f, raw ?? `${lines.join("\n")}\n`);
@@ -305,17 +334,110 @@ describe("check", () => {
       [[H, m("a", null), "{not json", m("b", "a")], [["malformed", 3]]],
       [[H, m("a", null), "42", m("b", "a")], [["not-an-entry", 3]]],
       [[m("a", null), H], [["header", 1]]],
-      [[H, m("a", null), JSON.stringify({ type: "message", parentId: "a", message: { role: "user", content: "x" } })], [["missing-id", 3]]],
-      [[H, m("a", null), m("b", "a"), m("a", "b")], [["cycle", 3], ["duplicate-id", 4]]],
+      [
+        [H, m("a", null), JSON.stringify({ type: "message", parentId: "a", message: { role: "user", content: "x" } })],
+        [["missing-id", 3]],
+      ],
+      [
+        [H, m("a", null), m("b", "a"), m("a", "b")],
+        [
+          ["cycle", 3],
+          ["duplicate-id", 4],
+        ],
+      ],
       [[H, m("a", null), m("b", "zzz")], [["dangling-parent", 3]]],
       [[H, m("a", "b"), m("b", "a")], [["cycle", 2]]],
       [[H, m("a", "a")], [["cycle", 2]]],
-      [[H, m("a", null), JSON.stringify({ type: "label", id: "l", parentId: "a", timestamp: "t", targetId: "nope", label: "x" })], [["label-target", 3]]],
-      [[H, m("a", null), JSON.stringify({ type: "context_edit", id: "c", parentId: "a", timestamp: "t", targetId: "nope", replacement: null })], [["context-edit-target", 3]]],
-      [[H, m("a", null), m("b", "a"), m("side", "a"), JSON.stringify({ type: "compaction", id: "k", parentId: "b", timestamp: "t", summary: "s", firstKeptEntryId: "side", tokensBefore: 1 })], [["compaction-first-kept", 5]]],
-      [[H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", firstKeptEntryId: "gone", tokensBefore: 1 })], [["compaction-first-kept", 3]]],
-      [[H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", tokensBefore: 1, retainedTail: [{ role: "user", content: "x" }, 7] })], [["retained-tail", 3]]],
-      [[H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", firstKeptEntryId: "a", tokensBefore: 1, retainedTail: {} })], [["retained-tail", 3]]],
+      [
+        [
+          H,
+          m("a", null),
+          JSON.stringify({ type: "label", id: "l", parentId: "a", timestamp: "t", targetId: "nope", label: "x" }),
+        ],
+        [["label-target", 3]],
+      ],
+      [
+        [
+          H,
+          m("a", null),
+          JSON.stringify({
+            type: "context_edit",
+            id: "c",
+            parentId: "a",
+            timestamp: "t",
+            targetId: "nope",
+            replacement: null,
+          }),
+        ],
+        [["context-edit-target", 3]],
+      ],
+      [
+        [
+          H,
+          m("a", null),
+          m("b", "a"),
+          m("side", "a"),
+          JSON.stringify({
+            type: "compaction",
+            id: "k",
+            parentId: "b",
+            timestamp: "t",
+            summary: "s",
+            firstKeptEntryId: "side",
+            tokensBefore: 1,
+          }),
+        ],
+        [["compaction-first-kept", 5]],
+      ],
+      [
+        [
+          H,
+          m("a", null),
+          JSON.stringify({
+            type: "compaction",
+            id: "k",
+            parentId: "a",
+            timestamp: "t",
+            summary: "s",
+            firstKeptEntryId: "gone",
+            tokensBefore: 1,
+          }),
+        ],
+        [["compaction-first-kept", 3]],
+      ],
+      [
+        [
+          H,
+          m("a", null),
+          JSON.stringify({
+            type: "compaction",
+            id: "k",
+            parentId: "a",
+            timestamp: "t",
+            summary: "s",
+            tokensBefore: 1,
+            retainedTail: [{ role: "user", content: "x" }, 7],
+          }),
+        ],
+        [["retained-tail", 3]],
+      ],
+      [
+        [
+          H,
+          m("a", null),
+          JSON.stringify({
+            type: "compaction",
+            id: "k",
+            parentId: "a",
+            timestamp: "t",
+            summary: "s",
+            firstKeptEntryId: "a",
+            tokensBefore: 1,
+            retainedTail: {},
+          }),
+        ],
+        [["retained-tail", 3]],
+      ],
     ];
     for (const [lines, expected] of cases) {
       const f = write(lines);
@@ -326,7 +448,19 @@ describe("check", () => {
     }
   });
   it("a retainedTail compaction needs no firstKeptEntryId", () => {
-    const f = write([H, m("a", null), JSON.stringify({ type: "compaction", id: "k", parentId: "a", timestamp: "t", summary: "s", tokensBefore: 1, retainedTail: [{ role: "user", content: "x" }] })]);
+    const f = write([
+      H,
+      m("a", null),
+      JSON.stringify({
+        type: "compaction",
+        id: "k",
+        parentId: "a",
+        timestamp: "t",
+        summary: "s",
+        tokensBefore: 1,
+        retainedTail: [{ role: "user", content: "x" }],
+      }),
+    ]);
     expect(problems(f)).toEqual([]);
   });
   it("torn tail and missing final newline", () => {
@@ -410,7 +544,12 @@ describe("repair", () => {
     expect(readFileSync(r.data.backup, "utf8")).toBe(original);
   });
   it("--move-malformed: malformed middle lines go to the sidecar with their line numbers", () => {
-    const lines = [H, '{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}', "{broken", '{"type":"custom","id":"b","parentId":"a","timestamp":"t","customType":"x"}'];
+    const lines = [
+      H,
+      '{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}',
+      "{broken",
+      '{"type":"custom","id":"b","parentId":"a","timestamp":"t","customType":"x"}',
+    ];
     const { f } = setup(`${lines.join("\n")}\n`);
     const plain = json(["repair", f, "--dry-run"]);
     expect(plain.data.actions).toEqual([]);
@@ -421,10 +560,14 @@ describe("repair", () => {
   });
   it("a file that changes during the repair is left alone (nothing pi appended is lost, nothing left behind)", async () => {
     const { repairFile } = await import("../lib/cli/repair.mjs");
-    const { d, f } = setup(`${H}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}\n{"type":"cus`);
+    const { d, f } = setup(
+      `${H}\n{"type":"custom","id":"a","parentId":null,"timestamp":"t","customType":"x"}\n{"type":"cus`,
+    );
     const appended = '\n{"type":"custom","id":"b","parentId":"a","timestamp":"t","customType":"y"}\n';
     const original = readFileSync(f, "utf8");
-    expect(() => repairFile(f, { backup: true, beforeReplace: () => appendFileSync(f, appended) })).toThrow(/changed during the repair/);
+    expect(() => repairFile(f, { backup: true, beforeReplace: () => appendFileSync(f, appended) })).toThrow(
+      /changed during the repair/,
+    );
     expect(readFileSync(f, "utf8")).toBe(original + appended);
     expect(readdirSync(d)).toEqual(["s.jsonl"]);
   });
@@ -449,7 +592,13 @@ describe("search", () => {
     const { code, data } = json(["search", "trailing comma", SAMPLE, "--all"]);
     expect(code).toBe(0);
     const hit = data.find((h) => h.entryId === "cabceda1");
-    expect(hit).toMatchObject({ role: "assistant", onActiveBranch: true, match: "text", sessionId: "019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01", cwd: "/home/user/demo" });
+    expect(hit).toMatchObject({
+      role: "assistant",
+      onActiveBranch: true,
+      match: "text",
+      sessionId: "019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01",
+      cwd: "/home/user/demo",
+    });
     expect(hit.snippet).toBe("Now `parse()` throws `SyntaxError: «trailing» «comma» at 3:14` instead of crashing.");
     for (const k of ["sessionPath", "timestamp", "score"]) expect(hit).toHaveProperty(k);
     // Best first.
@@ -466,7 +615,9 @@ describe("search", () => {
     const paged = json(["search", "trailing", SAMPLE, "--all", "--limit", "1000", "--offset", "1"]).data;
     expect(paged).toEqual(all.slice(1));
     const branches = json(["search", "a*", SAMPLE, "--all", "--all-branches", "--limit", "1000"]).data;
-    expect(branches.length).toBeGreaterThanOrEqual(json(["search", "a*", SAMPLE, "--all", "--limit", "1000"]).data.length);
+    expect(branches.length).toBeGreaterThanOrEqual(
+      json(["search", "a*", SAMPLE, "--all", "--limit", "1000"]).data.length,
+    );
     // Scan options do not mix with ranked ones.
     const bad = cli(["search", "x", SAMPLE, "--literal", "--role", "user"]);
     expect(bad.code).toBe(2);
@@ -477,8 +628,13 @@ describe("search", () => {
     const agent = dirname(SAMPLE);
     for (const mode of [[], ["--literal"]]) {
       expect(json(["search", "trailing", ...mode], { env: { PI_CODING_AGENT_DIR: agent }, cwd: "/" }).code).toBe(1);
-      expect(json(["search", "trailing", "--cwd", "/home/user/demo", ...mode], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
-      expect(json(["search", "trailing", "--all", ...mode], { env: { PI_CODING_AGENT_DIR: agent } }).data.length).toBeGreaterThan(3);
+      expect(
+        json(["search", "trailing", "--cwd", "/home/user/demo", ...mode], { env: { PI_CODING_AGENT_DIR: agent } }).data
+          .length,
+      ).toBeGreaterThan(3);
+      expect(
+        json(["search", "trailing", "--all", ...mode], { env: { PI_CODING_AGENT_DIR: agent } }).data.length,
+      ).toBeGreaterThan(3);
     }
   });
   it("--literal: every matching line in file order, smart case; --regex; multi-line text", () => {
@@ -488,13 +644,22 @@ describe("search", () => {
     expect(r.out).toMatch(/cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/);
     const { data } = json(["search", "^src/b\\.ts", SAMPLE, "--all", "--regex"]);
     expect(data).toHaveLength(1);
-    expect(data[0]).toMatchObject({ role: "toolResult", line: 2, matches: [[0, 8]], sessionId: "019b9a02-7f00-7d55-a1b2-4e5f60718a03" });
+    expect(data[0]).toMatchObject({
+      role: "toolResult",
+      line: 2,
+      matches: [[0, 8]],
+      sessionId: "019b9a02-7f00-7d55-a1b2-4e5f60718a03",
+    });
     expect(json(["search", "CACHE", SAMPLE, "--all", "--literal"]).data).toHaveLength(0);
     expect(json(["search", "cache", SAMPLE, "--all", "--literal"]).data.length).toBeGreaterThan(0);
     expect(json(["search", "CACHE", SAMPLE, "--all", "--literal", "-i"]).data.length).toBeGreaterThan(0);
     // compaction and branch summaries are searched too
-    expect(json(["search", "language service rename", SAMPLE, "--all", "--literal"]).data.map((h) => h.role)).toContain("branch_summary");
-    expect(json(["search", "language service rename", SAMPLE, "--all"]).data.map((h) => h.role)).toContain("branch_summary");
+    expect(json(["search", "language service rename", SAMPLE, "--all", "--literal"]).data.map((h) => h.role)).toContain(
+      "branch_summary",
+    );
+    expect(json(["search", "language service rename", SAMPLE, "--all"]).data.map((h) => h.role)).toContain(
+      "branch_summary",
+    );
   });
 });
 
@@ -556,7 +721,10 @@ describe("export", () => {
   });
   it("--format jsonl-branch: createBranchedSession semantics, written to OUT", () => {
     const { dir } = tempStore();
-    const src = join(dir, readdirSync(dir).find((f) => f.startsWith("2026-01-05")));
+    const src = join(
+      dir,
+      readdirSync(dir).find((f) => f.startsWith("2026-01-05")),
+    );
     const before = readFileSync(src);
     const outDir = tmp("psn-cli-branch-");
     const out = join(outDir, "branch.jsonl");
@@ -580,60 +748,124 @@ describe("export", () => {
 describe("search engines agree (Rust literal scan vs JS RegExp)", async () => {
   const { searchFiles } = await import("../lib/cli/search.mjs");
   const native = (await import("node:module")).createRequire(import.meta.url)("../lib/native.js");
-  it.skipIf(typeof native.checkSearchFiles !== "function")("on random sessions with escapes, folding and surrogates", () => {
-    let seed = 12345;
-    const rnd = (n) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
-    const alphabet = ["a", "A", "b", "ß", "ẞ", "σ", "ς", "Σ", "ſ", "s", "S", "k", "K", "\u212a", "İ", "ı", "i", "😀", "\u{10400}", "\u{10428}", "\n", " ", '"', "\\", "/", "\t", "\ud800", "é", "É"];
-    const word = () => Array.from({ length: 1 + rnd(12) }, () => alphabet[rnd(alphabet.length)]).join("");
-    const d = tmp("psn-cli-search-");
-    const files = [];
-    for (let f = 0; f < 6; f++) {
-      const lines = [JSON.stringify({ type: "session", version: 3, id: `s${f}`, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })];
-      for (let i = 0; i < 60; i++) {
-        const k = rnd(8);
-        const id = `e${f}_${i}`;
-        let e;
-        if (k === 0) e = { type: "message", id, message: { role: "user", content: word() } };
-        else if (k === 1) e = { type: "message", id, message: { role: "assistant", content: [{ type: "text", text: word() }, { type: "toolCall", name: word() }, { type: "text", text: word() }] } };
-        else if (k === 2) e = { type: "message", id, message: { role: "toolResult", content: [{ type: "text", text: word() }] } };
-        else if (k === 3) e = { type: "message", id, message: { role: "bashExecution", command: word(), output: word() } };
-        else if (k === 4) e = { type: "custom_message", id, customType: rnd(2) ? "n" : 5, content: word() };
-        else if (k === 5) e = { type: rnd(2) ? "compaction" : "branch_summary", id, summary: word() };
-        else if (k === 6) e = { type: "label", id, label: word() };
-        else e = { type: "message", message: { role: "user", content: [{ type: "text", text: word() }, { type: "image" }] } };
-        let line = JSON.stringify(e);
-        if (rnd(10) === 0) line = line.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`).replace(/\\\\u00/g, "\\\\u00"); // \u escapes
-        if (rnd(10) === 0) line = line.replaceAll("/", "\\/");
-        try {
-          JSON.parse(line);
-        } catch {
-          line = JSON.stringify(e);
+  it.skipIf(typeof native.checkSearchFiles !== "function")(
+    "on random sessions with escapes, folding and surrogates",
+    () => {
+      let seed = 12345;
+      const rnd = (n) => {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        return seed % n;
+      };
+      const alphabet = [
+        "a",
+        "A",
+        "b",
+        "ß",
+        "ẞ",
+        "σ",
+        "ς",
+        "Σ",
+        "ſ",
+        "s",
+        "S",
+        "k",
+        "K",
+        "\u212a",
+        "İ",
+        "ı",
+        "i",
+        "😀",
+        "\u{10400}",
+        "\u{10428}",
+        "\n",
+        " ",
+        '"',
+        "\\",
+        "/",
+        "\t",
+        "\ud800",
+        "é",
+        "É",
+      ];
+      const word = () => Array.from({ length: 1 + rnd(12) }, () => alphabet[rnd(alphabet.length)]).join("");
+      const d = tmp("psn-cli-search-");
+      const files = [];
+      for (let f = 0; f < 6; f++) {
+        const lines = [
+          JSON.stringify({
+            type: "session",
+            version: 3,
+            id: `s${f}`,
+            timestamp: "2026-01-01T00:00:00.000Z",
+            cwd: "/w",
+          }),
+        ];
+        for (let i = 0; i < 60; i++) {
+          const k = rnd(8);
+          const id = `e${f}_${i}`;
+          let e;
+          if (k === 0) e = { type: "message", id, message: { role: "user", content: word() } };
+          else if (k === 1)
+            e = {
+              type: "message",
+              id,
+              message: {
+                role: "assistant",
+                content: [
+                  { type: "text", text: word() },
+                  { type: "toolCall", name: word() },
+                  { type: "text", text: word() },
+                ],
+              },
+            };
+          else if (k === 2)
+            e = { type: "message", id, message: { role: "toolResult", content: [{ type: "text", text: word() }] } };
+          else if (k === 3)
+            e = { type: "message", id, message: { role: "bashExecution", command: word(), output: word() } };
+          else if (k === 4) e = { type: "custom_message", id, customType: rnd(2) ? "n" : 5, content: word() };
+          else if (k === 5) e = { type: rnd(2) ? "compaction" : "branch_summary", id, summary: word() };
+          else if (k === 6) e = { type: "label", id, label: word() };
+          else
+            e = {
+              type: "message",
+              message: { role: "user", content: [{ type: "text", text: word() }, { type: "image" }] },
+            };
+          let line = JSON.stringify(e);
+          if (rnd(10) === 0)
+            line = line.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`).replace(/\\\\u00/g, "\\\\u00"); // \u escapes
+          if (rnd(10) === 0) line = line.replaceAll("/", "\\/");
+          try {
+            JSON.parse(line);
+          } catch {
+            line = JSON.stringify(e);
+          }
+          if (rnd(30) === 0) line = "{torn";
+          lines.push(line);
         }
-        if (rnd(30) === 0) line = "{torn";
-        lines.push(line);
+        const p = join(d, `f${f}.jsonl`);
+        writeFileSync(p, `${lines.join("\n")}\n`);
+        files.push({ path: p, id: `s${f}`, name: undefined });
       }
-      const p = join(d, `f${f}.jsonl`);
-      writeFileSync(p, `${lines.join("\n")}\n`);
-      files.push({ path: p, id: `s${f}`, name: undefined });
-    }
-    files.push({ path: join(d, "missing.jsonl"), id: "x" });
-    let compared = 0;
-    for (let q = 0; q < 150; q++) {
-      const query = Array.from({ length: 1 + rnd(3) }, () => alphabet[rnd(alphabet.length - 3)]).join("").replace(/\n/g, "");
-      if (!query) continue;
-      for (const icase of [false, true]) {
-        const a = searchFiles(files, { query, icase });
-        const b = searchFiles(files, { query, icase, engine: "js" });
-        expect(a, `${JSON.stringify(query)} icase=${icase}`).toEqual(b);
-        compared += a.length;
+      files.push({ path: join(d, "missing.jsonl"), id: "x" });
+      let compared = 0;
+      for (let q = 0; q < 150; q++) {
+        const query = Array.from({ length: 1 + rnd(3) }, () => alphabet[rnd(alphabet.length - 3)])
+          .join("")
+          .replace(/\n/g, "");
+        if (!query) continue;
+        for (const icase of [false, true]) {
+          const a = searchFiles(files, { query, icase });
+          const b = searchFiles(files, { query, icase, engine: "js" });
+          expect(a, `${JSON.stringify(query)} icase=${icase}`).toEqual(b);
+          compared += a.length;
+        }
       }
-    }
-    expect(compared).toBeGreaterThan(100);
-    expect(searchFiles(files, { query: "a", limit: 3 })).toEqual(searchFiles(files, { query: "a", limit: 3, engine: "js" }));
-  });
+      expect(compared).toBeGreaterThan(100);
+      expect(searchFiles(files, { query: "a", limit: 3 })).toEqual(
+        searchFiles(files, { query: "a", limit: 3, engine: "js" }),
+      );
+    },
+  );
 });
 
 describe("check engines agree (Rust line pass vs JS)", async () => {

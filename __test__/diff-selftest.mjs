@@ -8,26 +8,26 @@ const config = defaultConfig();
 const skip = parseSkip();
 let bad = 0;
 {
-	const mods = await loadModules({ DIFF_IMPL: "reference" });
-	const t = performance.now();
-	for (let s = 0; s < seeds; s++) runSequence(s, mods, config, skip);
-	console.log(`reference vs reference: ${seeds} seeds pass (${Math.round(performance.now() - t)} ms)`);
+  const mods = await loadModules({ DIFF_IMPL: "reference" });
+  const t = performance.now();
+  for (let s = 0; s < seeds; s++) runSequence(s, mods, config, skip);
+  console.log(`reference vs reference: ${seeds} seeds pass (${Math.round(performance.now() - t)} ms)`);
 }
 for (const m of MUTANTS) {
-	if (REQUIRES[m] && skip.has(REQUIRES[m])) {
-		console.log(`skipped ${m} (needs check "${REQUIRES[m]}", disabled by DIFF_SKIP)`);
-		continue;
-	}
-	const mods = await loadModules({ DIFF_IMPL: `mutant:${m}` });
-	let caught;
-	for (let s = 0; s < seeds && !caught; s++) {
-		try {
-			runSequence(s, mods, config, skip);
-		} catch (e) {
-			caught = { seed: s, msg: String(e.message).split("\n").slice(0, 4).join(" | ") };
-		}
-	}
-	if (!caught) bad++;
-	console.log(`${caught ? "CAUGHT " : "MISSED!"} ${m}${caught ? ` at seed ${caught.seed}: ${caught.msg}` : ""}`);
+  if (REQUIRES[m] && skip.has(REQUIRES[m])) {
+    console.log(`skipped ${m} (needs check "${REQUIRES[m]}", disabled by DIFF_SKIP)`);
+    continue;
+  }
+  const mods = await loadModules({ DIFF_IMPL: `mutant:${m}` });
+  let caught;
+  for (let s = 0; s < seeds && !caught; s++) {
+    try {
+      runSequence(s, mods, config, skip);
+    } catch (e) {
+      caught = { seed: s, msg: String(e.message).split("\n").slice(0, 4).join(" | ") };
+    }
+  }
+  if (!caught) bad++;
+  console.log(`${caught ? "CAUGHT " : "MISSED!"} ${m}${caught ? ` at seed ${caught.seed}: ${caught.msg}` : ""}`);
 }
 process.exit(bad ? 1 : 0);

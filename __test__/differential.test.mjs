@@ -12,18 +12,18 @@ import { EXPORT_NAMES, defaultConfig, isPersistedSeed, loadModules, parseSkip, r
 let mods;
 let loadError;
 try {
-	mods = await loadModules();
+  mods = await loadModules();
 } catch (error) {
-	loadError = error;
+  loadError = error;
 }
 
 const config = defaultConfig();
 const skip = parseSkip();
 const base = Number(process.env.FUZZ_SEED_BASE ?? 0);
 const seeds =
-	process.env.DIFF_SEED !== undefined
-		? process.env.DIFF_SEED.split(",").map((s) => Number(s.trim()))
-		: Array.from({ length: config.sequences }, (_, i) => base + i);
+  process.env.DIFF_SEED !== undefined
+    ? process.env.DIFF_SEED.split(",").map((s) => Number(s.trim()))
+    : Array.from({ length: config.sequences }, (_, i) => base + i);
 
 // The worker reads vitest's RPC replies in the event loop's poll phase. Thousands of
 // synchronous tests in a row (FUZZ_SEQUENCES=5000: minutes) never reach it, and vitest's
@@ -31,31 +31,31 @@ const seeds =
 // onTaskUpdate"). A turn of the event loop every second lets the replies through.
 let lastTurn = Date.now();
 afterEach(async () => {
-	if (Date.now() - lastTurn < 1000) return;
-	await new Promise((resolve) => setImmediate(resolve));
-	lastTurn = Date.now();
+  if (Date.now() - lastTurn < 1000) return;
+  await new Promise((resolve) => setImmediate(resolve));
+  lastTurn = Date.now();
 });
 
 describe(`differential SessionManager (B = ${mods?.implName ?? "../index.js"})`, () => {
-	if (loadError) {
-		it("loads the implementation under test", () => {
-			throw loadError;
-		});
-		return;
-	}
+  if (loadError) {
+    it("loads the implementation under test", () => {
+      throw loadError;
+    });
+    return;
+  }
 
-	it("exports the same names as the reference module", () => {
-		const missing = EXPORT_NAMES.filter((n) => !(n in mods.impl));
-		expect(missing, `missing exports in ${mods.implName}`).toEqual([]);
-		expect(mods.impl.CURRENT_SESSION_VERSION).toBe(mods.ref.CURRENT_SESSION_VERSION);
-		for (const n of EXPORT_NAMES) expect(typeof mods.impl[n], n).toBe(typeof mods.ref[n]);
-	});
+  it("exports the same names as the reference module", () => {
+    const missing = EXPORT_NAMES.filter((n) => !(n in mods.impl));
+    expect(missing, `missing exports in ${mods.implName}`).toEqual([]);
+    expect(mods.impl.CURRENT_SESSION_VERSION).toBe(mods.ref.CURRENT_SESSION_VERSION);
+    for (const n of EXPORT_NAMES) expect(typeof mods.impl[n], n).toBe(typeof mods.ref[n]);
+  });
 
-	for (const seed of seeds) {
-		const kind = isPersistedSeed(seed, config) ? "persisted" : "memory";
-		it(`seed ${seed} (${kind})`, () => {
-			const r = runSequence(seed, mods, config, skip);
-			if (config.verbose) console.log(JSON.stringify(r));
-		}, 120_000);
-	}
+  for (const seed of seeds) {
+    const kind = isPersistedSeed(seed, config) ? "persisted" : "memory";
+    it(`seed ${seed} (${kind})`, () => {
+      const r = runSequence(seed, mods, config, skip);
+      if (config.verbose) console.log(JSON.stringify(r));
+    }, 120_000);
+  }
 });

@@ -17,11 +17,21 @@ function makeBigDir() {
   mkdirSync(dir);
   const body = "x".repeat(2000);
   for (let f = 0; f < 150; f++) {
-    const lines = [JSON.stringify({ type: "session", version: 3, id: `s${f}`, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/w" })];
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: `s${f}`, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/w" }),
+    ];
     let parent = null;
     for (let i = 0; i < 400; i++) {
       const id = `${f}-${i}`;
-      lines.push(JSON.stringify({ type: "message", id, parentId: parent, timestamp: "2025-01-01T00:00:01.000Z", message: { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: body }], timestamp: 1 + i } }));
+      lines.push(
+        JSON.stringify({
+          type: "message",
+          id,
+          parentId: parent,
+          timestamp: "2025-01-01T00:00:01.000Z",
+          message: { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: body }], timestamp: 1 + i },
+        }),
+      );
       parent = id;
     }
     writeFileSync(join(dir, `2025-01-01T00-00-00-000Z_s${f}.jsonl`), lines.join("\n") + "\n");
@@ -92,10 +102,15 @@ test("an abort from inside onProgress stops the pass and rejects with the reason
       let calls = 0;
       let err = null;
       try {
-        await SM.list("/w", dir, () => {
-          calls++;
-          if (calls === 1) controller.abort(reason);
-        }, controller.signal);
+        await SM.list(
+          "/w",
+          dir,
+          () => {
+            calls++;
+            if (calls === 1) controller.abort(reason);
+          },
+          controller.signal,
+        );
       } catch (e) {
         err = e;
       }

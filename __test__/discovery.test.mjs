@@ -25,7 +25,14 @@ const ts = (i) => new Date(Date.UTC(2024, 0, 1) + i * 60000).toISOString();
 const line = (o) => JSON.stringify(o);
 const hdr = (id, extra = {}) => line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/proj/a", ...extra });
 const msg = (role, content, extra = {}, msgExtra = {}) =>
-  line({ type: "message", id: "m", parentId: null, timestamp: ts(5), ...extra, message: { role, content, ...msgExtra } });
+  line({
+    type: "message",
+    id: "m",
+    parentId: null,
+    timestamp: ts(5),
+    ...extra,
+    message: { role, content, ...msgExtra },
+  });
 
 /** Serialize with key order, undefined-valued keys and Dates (incl. invalid) kept. */
 function norm(v) {
@@ -46,66 +53,156 @@ let unreadableBlocks = false;
 function writeCorpus(dir, n = 0) {
   fs.mkdirSync(dir, { recursive: true });
   const files = {
-    "a-normal.jsonl": [
-      hdr("normal", { parentSession: "/p/parent.jsonl" }),
-      msg("user", "hello world"),
-      msg("assistant", [{ type: "text", text: "hi" }, { type: "thinking", thinking: "x" }, { type: "text", text: "there" }], { timestamp: ts(9) }),
-      line({ type: "session_info", name: "  My Session \u00a0" }),
-      msg("toolResult", [{ type: "text", text: "tool out" }]),
-    ].join("\n") + "\n",
-    "b-invalid-lines.jsonl": ["", "{bad json", hdr("inv"), "not json", msg("user", "q1"), "{\"type\":", msg("assistant", "a1")].join("\n"),
+    "a-normal.jsonl":
+      [
+        hdr("normal", { parentSession: "/p/parent.jsonl" }),
+        msg("user", "hello world"),
+        msg(
+          "assistant",
+          [
+            { type: "text", text: "hi" },
+            { type: "thinking", thinking: "x" },
+            { type: "text", text: "there" },
+          ],
+          { timestamp: ts(9) },
+        ),
+        line({ type: "session_info", name: "  My Session \u00a0" }),
+        msg("toolResult", [{ type: "text", text: "tool out" }]),
+      ].join("\n") + "\n",
+    "b-invalid-lines.jsonl": [
+      "",
+      "{bad json",
+      hdr("inv"),
+      "not json",
+      msg("user", "q1"),
+      '{"type":',
+      msg("assistant", "a1"),
+    ].join("\n"),
     "c-empty.jsonl": "",
     "d-header-only.jsonl": hdr("hdronly") + "\n",
-    "e-huge-header.jsonl": hdr("huge", { cwd: "/proj/" + "x".repeat(1_200_000) }) + "\n" + msg("user", "after huge") + "\n",
+    "e-huge-header.jsonl":
+      hdr("huge", { cwd: "/proj/" + "x".repeat(1_200_000) }) + "\n" + msg("user", "after huge") + "\n",
     "f-notheader.jsonl": line({ type: "message", message: { role: "user", content: "x" } }) + "\n" + hdr("late") + "\n",
-    "g-info-clear.jsonl": [hdr("clear"), line({ type: "session_info", name: "first" }), line({ type: "session_info", name: null }), msg("user", "u")].join("\n"),
-    "g2-info-empty.jsonl": [hdr("clear2"), line({ type: "session_info", name: "first" }), line({ type: "session_info", name: "   " })].join("\n"),
-    "g3-info-missing.jsonl": [hdr("clear3"), line({ type: "session_info", name: "first" }), line({ type: "session_info" })].join("\n"),
+    "g-info-clear.jsonl": [
+      hdr("clear"),
+      line({ type: "session_info", name: "first" }),
+      line({ type: "session_info", name: null }),
+      msg("user", "u"),
+    ].join("\n"),
+    "g2-info-empty.jsonl": [
+      hdr("clear2"),
+      line({ type: "session_info", name: "first" }),
+      line({ type: "session_info", name: "   " }),
+    ].join("\n"),
+    "g3-info-missing.jsonl": [
+      hdr("clear3"),
+      line({ type: "session_info", name: "first" }),
+      line({ type: "session_info" }),
+    ].join("\n"),
     "g4-info-number.jsonl": [hdr("badname"), line({ type: "session_info", name: 5 })].join("\n"),
     "g5-info-bom.jsonl": [hdr("bomname"), line({ type: "session_info", name: "\ufeffN\u0085" })].join("\n"),
-    "h-no-ts.jsonl": [hdr("nots"), line({ type: "message", message: { role: "user", content: "no ts" } }), line({ type: "message", message: { role: "assistant", content: "x", timestamp: 1700000000123 } })].join("\n"),
-    "h2-weird-ts.jsonl": [hdr("weirdts"), msg("user", "x", { timestamp: "2024/03/04 10:00" }), msg("assistant", "y", { timestamp: "2024-03-05T00:00:00+02:00" }), msg("user", "z", { timestamp: 1e12 }), msg("user", "w", { timestamp: "2021-02-30T00:00:00Z" })].join("\n"),
-    "h3-bad-header-ts.jsonl": [hdr("badhts", { timestamp: "garbage" }), msg("user", "x", { timestamp: "nope" })].join("\n"),
+    "h-no-ts.jsonl": [
+      hdr("nots"),
+      line({ type: "message", message: { role: "user", content: "no ts" } }),
+      line({ type: "message", message: { role: "assistant", content: "x", timestamp: 1700000000123 } }),
+    ].join("\n"),
+    "h2-weird-ts.jsonl": [
+      hdr("weirdts"),
+      msg("user", "x", { timestamp: "2024/03/04 10:00" }),
+      msg("assistant", "y", { timestamp: "2024-03-05T00:00:00+02:00" }),
+      msg("user", "z", { timestamp: 1e12 }),
+      msg("user", "w", { timestamp: "2021-02-30T00:00:00Z" }),
+    ].join("\n"),
+    "h3-bad-header-ts.jsonl": [hdr("badhts", { timestamp: "garbage" }), msg("user", "x", { timestamp: "nope" })].join(
+      "\n",
+    ),
     "h4-no-header-ts.jsonl": [line({ type: "session", id: "nohts" })].join("\n"),
     "h5-ts-object.jsonl": [hdr("tsobj"), msg("user", "x", { timestamp: { toString: 1 } })].join("\n"),
     // A message timestamp of 1e400 (Infinity once parsed): `modified` is an Invalid Date, and the
     // listing's sort comparator then answers NaN for it, so the order is whatever the reference's
     // sort makes of its input order. (Until session 12 this line stringified 1e400, which wrote
     // `"timestamp":null`; that case stays as h7-null-ts.)
-    "h6-inf.jsonl": [hdr("inf"), msg("user", "x", {}, { timestamp: 1 }).replace('"timestamp":1}', '"timestamp":1e400}')].join("\n"),
+    "h6-inf.jsonl": [
+      hdr("inf"),
+      msg("user", "x", {}, { timestamp: 1 }).replace('"timestamp":1}', '"timestamp":1e400}'),
+    ].join("\n"),
     "h7-null-ts.jsonl": [hdr("nullts"), msg("user", "x", {}, { timestamp: null })].join("\n"),
     "i-content-null.jsonl": [hdr("cnull"), msg("user", null)].join("\n"),
     "i2-content-obj.jsonl": [hdr("cobj"), msg("user", { a: 1 })].join("\n"),
     "i3-block-null.jsonl": [hdr("bnull"), msg("user", [null])].join("\n"),
-    "i4-blocks.jsonl": [hdr("blocks"), msg("user", [{ type: "text", text: 1e21 }, { type: "text" }, { type: "text", text: [1, null, [true, "q"], {}] }, "str", 5, { type: "text", text: null }, { type: "text", text: -0 }])].join("\n"),
-    "i5-nocontent.jsonl": [hdr("nocontent"), line({ type: "message", message: { role: "user" } }), line({ type: "message", message: "str" }), msg("user", ""), msg("assistant", "first is assistant"), msg("user", [])].join("\n"),
+    "i4-blocks.jsonl": [
+      hdr("blocks"),
+      msg("user", [
+        { type: "text", text: 1e21 },
+        { type: "text" },
+        { type: "text", text: [1, null, [true, "q"], {}] },
+        "str",
+        5,
+        { type: "text", text: null },
+        { type: "text", text: -0 },
+      ]),
+    ].join("\n"),
+    "i5-nocontent.jsonl": [
+      hdr("nocontent"),
+      line({ type: "message", message: { role: "user" } }),
+      line({ type: "message", message: "str" }),
+      msg("user", ""),
+      msg("assistant", "first is assistant"),
+      msg("user", []),
+    ].join("\n"),
     "i6-msg-missing.jsonl": [hdr("msgmissing"), line({ type: "message" })].join("\n"),
     "i7-block-tostring.jsonl": [hdr("bts"), msg("user", [{ type: "text", text: { toString: 1 } }])].join("\n"),
     "j-falsy-first.jsonl": ["null", "0", '""', "false", hdr("falsy"), msg("user", "ok")].join("\n"),
     "j2-truthy-first.jsonl": ["1", hdr("truthy")].join("\n"),
-    "k-crlf.jsonl": [hdr("crlf"), msg("user", "line1"), msg("assistant", "line2")].join("\r\n") + "\r" + msg("user", "cr") + "\r",
-    "k2-utf8.jsonl": Buffer.concat([Buffer.from(hdr("utf8") + "\n"), Buffer.from(msg("user", "bad ") .slice(0, -3)), Buffer.from([0xff, 0xe2, 0x82]), Buffer.from('"}}\n'), Buffer.from(msg("user", "x").replace('"x"', '"\\ud83d lone \\u00e9"'))]),
+    "k-crlf.jsonl":
+      [hdr("crlf"), msg("user", "line1"), msg("assistant", "line2")].join("\r\n") + "\r" + msg("user", "cr") + "\r",
+    "k2-utf8.jsonl": Buffer.concat([
+      Buffer.from(hdr("utf8") + "\n"),
+      Buffer.from(msg("user", "bad ").slice(0, -3)),
+      Buffer.from([0xff, 0xe2, 0x82]),
+      Buffer.from('"}}\n'),
+      Buffer.from(msg("user", "x").replace('"x"', '"\\ud83d lone \\u00e9"')),
+    ]),
     "l-othercwd.jsonl": [hdr("othercwd", { cwd: "/proj/b" }), msg("user", "b")].join("\n"),
     "l2-nocwd.jsonl": [line({ type: "session", id: "nocwd", timestamp: ts(1) }), msg("user", "nocwd")].join("\n"),
-    "m-dupkeys.jsonl": ['{"type":"session","id":"d1","id":"d2","timestamp":"' + ts(2) + '","cwd":"/proj/a"}', '{"type":"x","type":"message","message":{"role":"user","content":"dup"}}'].join("\n"),
-    "n-id-number.jsonl": [line({ type: "session", id: 42, timestamp: ts(3), cwd: "/proj/a" }), msg("user", "num id")].join("\n"),
+    "m-dupkeys.jsonl": [
+      '{"type":"session","id":"d1","id":"d2","timestamp":"' + ts(2) + '","cwd":"/proj/a"}',
+      '{"type":"x","type":"message","message":{"role":"user","content":"dup"}}',
+    ].join("\n"),
+    "n-id-number.jsonl": [
+      line({ type: "session", id: 42, timestamp: ts(3), cwd: "/proj/a" }),
+      msg("user", "num id"),
+    ].join("\n"),
     "o-array-first.jsonl": ["[1]", hdr("arr")].join("\n"),
     "notes.txt": "hello",
     "session.json": hdr("json-ext"),
   };
   for (let i = 0; i < n; i++) {
-    files[`gen-${String(i).padStart(3, "0")}.jsonl`] = [hdr(`gen${i}`, { timestamp: ts(i) }), msg("user", `q${i}`, { timestamp: ts(i + 1) }), msg("assistant", [{ type: "text", text: `a${i}` }], { timestamp: ts(i * 7 % 13) })].join("\n") + "\n";
+    files[`gen-${String(i).padStart(3, "0")}.jsonl`] =
+      [
+        hdr(`gen${i}`, { timestamp: ts(i) }),
+        msg("user", `q${i}`, { timestamp: ts(i + 1) }),
+        msg("assistant", [{ type: "text", text: `a${i}` }], { timestamp: ts((i * 7) % 13) }),
+      ].join("\n") + "\n";
   }
   for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), content);
   fs.mkdirSync(path.join(dir, "p-dir.jsonl"), { recursive: true });
-  try { fs.symlinkSync(path.join(dir, "missing-target"), path.join(dir, "q-dangling.jsonl")); } catch {}
+  try {
+    fs.symlinkSync(path.join(dir, "missing-target"), path.join(dir, "q-dangling.jsonl"));
+  } catch {}
   const unreadable = path.join(dir, "r-unreadable.jsonl");
   fs.writeFileSync(unreadable, hdr("unreadable") + "\n" + msg("user", "secret") + "\n");
   fs.chmodSync(unreadable, 0o000);
-  try { fs.readFileSync(unreadable); } catch { unreadableBlocks = true; }
+  try {
+    fs.readFileSync(unreadable);
+  } catch {
+    unreadableBlocks = true;
+  }
   for (const name of fs.readdirSync(dir)) {
     const p = path.join(dir, name);
-    try { fs.utimesSync(p, PAST + name.length, PAST + name.length); } catch {}
+    try {
+      fs.utimesSync(p, PAST + name.length, PAST + name.length);
+    } catch {}
   }
   return dir;
 }
@@ -141,10 +238,14 @@ beforeAll(() => {
   writeCorpus(path.join(ROOT, "outside"), 120);
   fs.symlinkSync(path.join(ROOT, "outside"), path.join(sessions, "--linked--"));
   fs.writeFileSync(path.join(sessions, "stray.jsonl"), hdr("stray"));
-  if (!unreadableBlocks) console.log("note: running as root, chmod 000 does not block reads; unreadable-file case is not exercised as unreadable");
+  if (!unreadableBlocks)
+    console.log(
+      "note: running as root, chmod 000 does not block reads; unreadable-file case is not exercised as unreadable",
+    );
 });
 
-afterAll(() => { if (process.env.KEEP) return;
+afterAll(() => {
+  if (process.env.KEEP) return;
   delete process.env.PI_SESSION_NATIVE_NO_INDEX;
   fs.rmSync(ROOT, { recursive: true, force: true });
 });
@@ -154,7 +255,8 @@ for (const mode of ["index", "no-index"]) {
     beforeAll(() => {
       if (mode === "no-index") process.env.PI_SESSION_NATIVE_NO_INDEX = "1";
       else delete process.env.PI_SESSION_NATIVE_NO_INDEX;
-      for (const d of [CUSTOM, BIG, path.join(AGENT, "sessions", "--proj-a--"), path.join(ROOT, "outside")]) fs.rmSync(idx(d), { force: true });
+      for (const d of [CUSTOM, BIG, path.join(AGENT, "sessions", "--proj-a--"), path.join(ROOT, "outside")])
+        fs.rmSync(idx(d), { force: true });
     });
 
     for (const pass of ["cold", "warm"]) {
@@ -175,7 +277,8 @@ for (const mode of ["index", "no-index"]) {
         expect(norm(b.result)).toEqual(norm(a.result));
         expect(shape(b.calls)).toEqual(shape(a.calls));
         expect(b.calls.length).toBeGreaterThan(60);
-        for (const c of b.calls) if (c.partial) expect(c.partial).toEqual([...c.partial].sort((x, y) => y.modified - x.modified));
+        for (const c of b.calls)
+          if (c.partial) expect(c.partial).toEqual([...c.partial].sort((x, y) => y.modified - x.modified));
       });
 
       it(`listAll default (symlinked dirs) and custom (${pass})`, async () => {
@@ -198,7 +301,10 @@ for (const mode of ["index", "no-index"]) {
     it("changed files after a warm index", async () => {
       const p = path.join(CUSTOM, "a-normal.jsonl");
       const before = fs.readFileSync(p);
-      fs.appendFileSync(p, msg("user", "appended", { timestamp: ts(99) }) + "\n" + line({ type: "session_info", name: "renamed" }) + "\n");
+      fs.appendFileSync(
+        p,
+        msg("user", "appended", { timestamp: ts(99) }) + "\n" + line({ type: "session_info", name: "renamed" }) + "\n",
+      );
       fs.utimesSync(p, PAST + 5, PAST + 5);
       const same = path.join(CUSTOM, "g-info-clear.jsonl");
       const content = fs.readFileSync(same, "utf8").replace('"u"', '"v"'); // same size
@@ -224,7 +330,20 @@ for (const mode of ["index", "no-index"]) {
 
 describe("headers, findById, findMostRecentSession, continueRecent", () => {
   it("findById matches the reference", () => {
-    for (const id of ["normal", "huge", "late", "falsy", "crlf", "othercwd", "nocwd", "d2", "d1", "unreadable", "json-ext", "missing"]) {
+    for (const id of [
+      "normal",
+      "huge",
+      "late",
+      "falsy",
+      "crlf",
+      "othercwd",
+      "nocwd",
+      "d2",
+      "d1",
+      "unreadable",
+      "json-ext",
+      "missing",
+    ]) {
       for (const cwd of ["/proj/a", "/proj/b"]) {
         expect(disc.findById(cwd, id, CUSTOM)).toBe(SessionManager.findById(cwd, id, CUSTOM));
       }
@@ -251,12 +370,21 @@ describe("headers, findById, findMostRecentSession, continueRecent", () => {
     expect(disc.readSessionHeader(path.join(CUSTOM, "n-id-number.jsonl"))).toBe(null);
     const huge = path.join(CUSTOM, "e-huge-header.jsonl");
     let err;
-    try { disc.readSessionHeader(huge); } catch (e) { err = e; }
+    try {
+      disc.readSessionHeader(huge);
+    } catch (e) {
+      err = e;
+    }
     expect(err).toBeInstanceOf(Error);
     expect(err.name).toBe("SessionHeaderScanLimitError");
     expect(err.message).toBe(`Session header exceeds 1048576-byte scan limit: ${huge}`);
     expect(() => disc.readSessionHeader(path.join(CUSTOM, "nope.jsonl"))).toThrow(/ENOENT/);
-    try { disc.readSessionHeader(path.join(CUSTOM, "nope.jsonl")); } catch (e) { expect(e.code).toBe("ENOENT"); expect(e.syscall).toBe("open"); }
+    try {
+      disc.readSessionHeader(path.join(CUSTOM, "nope.jsonl"));
+    } catch (e) {
+      expect(e.code).toBe("ENOENT");
+      expect(e.syscall).toBe("open");
+    }
     expect(() => disc.readSessionHeader(path.join(CUSTOM, "p-dir.jsonl"))).toThrow(/EISDIR/);
     // exactly at the limit, with and without a final newline
     const exact = path.join(ROOT, "exact.jsonl");
@@ -291,15 +419,28 @@ describe("index: appended files are resumed from their indexed size", () => {
     const dir = fs.mkdtempSync(path.join(ROOT, "resume-"));
     const f = path.join(dir, "s.jsonl");
     const big = "word ".repeat(2000);
-    const lines = [hdr("grow"), msg("assistant", big), msg("user", [{ type: "text", text: "first \ud83d q" }], { timestamp: ts(7) }), line({ type: "session_info", name: "before" })];
+    const lines = [
+      hdr("grow"),
+      msg("assistant", big),
+      msg("user", [{ type: "text", text: "first \ud83d q" }], { timestamp: ts(7) }),
+      line({ type: "session_info", name: "before" }),
+    ];
     fs.writeFileSync(f, lines.join("\n") + "\n");
     fs.writeFileSync(path.join(dir, "other.jsonl"), hdr("other") + "\n" + msg("user", "o") + "\n");
     for (const p of [f, path.join(dir, "other.jsonl")]) fs.utimesSync(p, PAST, PAST);
-    const same = async () => expect(norm(await disc.list("/proj/a", dir))).toEqual(norm(await SessionManager.list("/proj/a", dir)));
+    const same = async () =>
+      expect(norm(await disc.list("/proj/a", dir))).toEqual(norm(await SessionManager.list("/proj/a", dir)));
 
     expect(listInChild(dir).resumed).toBe(0); // writes the index
     // pi appends: a user message, a name clear and a new name, more text.
-    fs.appendFileSync(f, [msg("user", "appended", { timestamp: ts(50) }), line({ type: "session_info", name: null }), msg("assistant", [{ type: "text", text: "more" }], { timestamp: "2024/05/06 07:08" })].join("\n") + "\n");
+    fs.appendFileSync(
+      f,
+      [
+        msg("user", "appended", { timestamp: ts(50) }),
+        line({ type: "session_info", name: null }),
+        msg("assistant", [{ type: "text", text: "more" }], { timestamp: "2024/05/06 07:08" }),
+      ].join("\n") + "\n",
+    );
     fs.utimesSync(f, PAST + 10, PAST + 10);
     const grown = listInChild(dir);
     expect(grown.resumed).toBe(1);
@@ -341,7 +482,10 @@ describe("a record that cannot become a JS value", () => {
     const dir = fs.mkdtempSync(path.join(ROOT, "unconv-"));
     for (let i = 0; i < 25; i++) {
       const id = i === 7 ? "unconv" : `ok${i}`;
-      fs.writeFileSync(path.join(dir, `s${String(i).padStart(2, "0")}.jsonl`), [hdr(id, { timestamp: ts(i) }), msg("user", `q${i}`, { timestamp: ts(i + 1) })].join("\n") + "\n");
+      fs.writeFileSync(
+        path.join(dir, `s${String(i).padStart(2, "0")}.jsonl`),
+        [hdr(id, { timestamp: ts(i) }), msg("user", `q${i}`, { timestamp: ts(i + 1) })].join("\n") + "\n",
+      );
     }
     const code = `
       const d = require(${JSON.stringify(path.resolve("lib/discovery.js"))});
@@ -401,7 +545,8 @@ describe("real fixtures", () => {
     }
     delete process.env.PI_SESSION_NATIVE_NO_INDEX;
     const dir = fs.mkdtempSync(path.join(ROOT, "real-"));
-    for (const f of fs.readdirSync(FIX).filter((f) => f.endsWith(".jsonl"))) fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
+    for (const f of fs.readdirSync(FIX).filter((f) => f.endsWith(".jsonl")))
+      fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
     for (let i = 0; i < 2; i++) {
       const a = await SessionManager.listAll(dir);
       const b = await disc.listAll(dir);
@@ -411,11 +556,22 @@ describe("real fixtures", () => {
     }
     // Settled, indexed, then grown as pi grows them: the listing resumes each file from the
     // index and still equals the reference (active, then settled again).
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).map((f) => path.join(dir, f));
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => path.join(dir, f));
     for (const f of files) fs.utimesSync(f, PAST, PAST);
     expect(norm(await disc.listAll(dir))).toEqual(norm(await SessionManager.listAll(dir)));
     for (const f of files) {
-      fs.appendFileSync(f, [msg("user", [{ type: "text", text: "appended \u00e9 \ud83d\ude00" }], { timestamp: new Date().toISOString() }), line({ type: "session_info", name: " resumed " })].join("\n") + "\n");
+      fs.appendFileSync(
+        f,
+        [
+          msg("user", [{ type: "text", text: "appended \u00e9 \ud83d\ude00" }], {
+            timestamp: new Date().toISOString(),
+          }),
+          line({ type: "session_info", name: " resumed " }),
+        ].join("\n") + "\n",
+      );
     }
     expect(norm(await disc.listAll(dir))).toEqual(norm(await SessionManager.listAll(dir)));
     for (const f of files) fs.utimesSync(f, PAST + 60, PAST + 60);

@@ -55,7 +55,8 @@ function checkFile(file, repaired = 0) {
     try {
       o = JSON.parse(l);
     } catch {
-      if (++malformed > repaired) throw new Error(`${file}: line ${i + 1} of ${lines.length} is not JSON: ${l.slice(0, 80)}`);
+      if (++malformed > repaired)
+        throw new Error(`${file}: line ${i + 1} of ${lines.length} is not JSON: ${l.slice(0, 80)}`);
       continue;
     }
     if (header === null) header = o;
@@ -141,7 +142,9 @@ describe("durability", () => {
       fs.rmSync(dir, { recursive: true, force: true });
     };
     await Promise.all(Array.from({ length: PARALLEL }, (_, w) => worker(w)));
-    console.log(`[durability] ${kills} kills, ${acked} acknowledged entries checked, ${torn} torn tails (unacknowledged appends cut by the kill), ${stray} leftover temp files, ${Date.now() - t0} ms`);
+    console.log(
+      `[durability] ${kills} kills, ${acked} acknowledged entries checked, ${torn} torn tails (unacknowledged appends cut by the kill), ${stray} leftover temp files, ${Date.now() - t0} ms`,
+    );
     expect(kills).toBe(KILLS);
   }, 600_000);
 
@@ -262,7 +265,13 @@ describe("durability", () => {
     seed.appendMessage(user("one"));
     const file = seed.getSessionFile();
     const sm = nat.SessionManager.open(file, dir, "/tmp");
-    const other = JSON.stringify({ type: "custom", customType: "other", id: "0ther000", parentId: null, timestamp: "t" });
+    const other = JSON.stringify({
+      type: "custom",
+      customType: "other",
+      id: "0ther000",
+      parentId: null,
+      timestamp: "t",
+    });
     fs.appendFileSync(file, `${other}\n`);
     const before = fs.readFileSync(file, "utf8");
     const id = sm.appendCustomEntry("k", {});
@@ -325,7 +334,9 @@ describe("durability", () => {
     const cut = fs.readFileSync(file, "utf8");
     const one = sm.appendCustomEntry("k", { n: 1 });
     const two = sm.appendCustomEntry("k", { n: 2 });
-    expect(fs.readFileSync(file, "utf8")).toBe(`${cut}\n${JSON.stringify(sm.getEntry(one))}\n${JSON.stringify(sm.getEntry(two))}\n`);
+    expect(fs.readFileSync(file, "utf8")).toBe(
+      `${cut}\n${JSON.stringify(sm.getEntry(one))}\n${JSON.stringify(sm.getEntry(two))}\n`,
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -366,7 +377,11 @@ describe("durability", () => {
       } catch (e) {
         err = e;
       }
-      const out = { code: err?.code, message: err?.message.replace(dir, "<dir>").replace(/[^/]+\.jsonl/, "<f>"), n: sm.getEntries().length };
+      const out = {
+        code: err?.code,
+        message: err?.message.replace(dir, "<dir>").replace(/[^/]+\.jsonl/, "<f>"),
+        n: sm.getEntries().length,
+      };
       fs.rmSync(dir, { recursive: true, force: true });
       return out;
     };
@@ -384,9 +399,22 @@ describe("durability", () => {
       }
       // "nobody" must be able to read this checkout (a clone inside a 0700 temp dir is not).
       try {
-        execFileSync(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", `require(${JSON.stringify(join(root, "index.js"))})`], { stdio: "ignore" });
+        execFileSync(
+          setpriv,
+          [
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            process.execPath,
+            "-e",
+            `require(${JSON.stringify(join(root, "index.js"))})`,
+          ],
+          { stdio: "ignore" },
+        );
       } catch {
-        console.warn(`[skip] running as root and user "nobody" cannot read ${root}: cannot test a read-only directory without root's override`);
+        console.warn(
+          `[skip] running as root and user "nobody" cannot read ${root}: cannot test a read-only directory without root's override`,
+        );
         ctx.skip();
         return;
       }
@@ -411,7 +439,11 @@ console.log(JSON.stringify({ blocked: ok, entries: sm2.getEntries().length, line
 `,
       );
       fs.chmodSync(script, 0o644);
-      const out = execFileSync(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, script], { encoding: "utf8" });
+      const out = execFileSync(
+        setpriv,
+        ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, script],
+        { encoding: "utf8" },
+      );
       const r = JSON.parse(out.trim().split("\n").pop());
       expect(r.blocked).toBe(true); // the directory really is read-only for this user
       expect(r.entries).toBe(2);
@@ -441,17 +473,34 @@ console.log(JSON.stringify({ blocked: ok, entries: sm2.getEntries().length, line
     sm.appendMessage(user("start"));
     const file = sm.getSessionFile();
     // Writer A's line, caught half-written by B's load (B's load repairs it with a newline).
-    const line = JSON.stringify({ type: "custom", customType: "c", data: { tag: "a", i: 0 }, id: "aaaa0000", parentId: null, timestamp: new Date().toISOString() });
+    const line = JSON.stringify({
+      type: "custom",
+      customType: "c",
+      data: { tag: "a", i: 0 },
+      id: "aaaa0000",
+      parentId: null,
+      timestamp: new Date().toISOString(),
+    });
     const before = fs.readFileSync(file, "utf8");
     fs.writeFileSync(file, before + line.slice(0, 40));
     const b = nat.SessionManager.open(file);
     // What the race leaves on disk: A's whole line, then B's repair newline (same inode).
     fs.writeFileSync(file, `${before}${line}\n\n`);
     b.appendCustomEntry("c", { tag: "b", i: 0 });
-    const lines = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
-    const tags = lines.map((l) => JSON.parse(l)).filter((o) => o.type === "custom").map((o) => o.data.tag);
+    const lines = fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.trim());
+    const tags = lines
+      .map((l) => JSON.parse(l))
+      .filter((o) => o.type === "custom")
+      .map((o) => o.data.tag);
     expect(tags).toEqual(["a", "b"]);
-    expect(ref.SessionManager.open(file).getEntries().filter((e) => e.type === "custom")).toHaveLength(2);
+    expect(
+      ref.SessionManager.open(file)
+        .getEntries()
+        .filter((e) => e.type === "custom"),
+    ).toHaveLength(2);
   });
 
   it("two processes append 10,000 entries each to one file: all present, every line JSON", async () => {

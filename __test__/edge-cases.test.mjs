@@ -10,7 +10,8 @@ const msg = (id, parent, role, content, extra = "") =>
 
 /** Write bytes to two files, open with both managers, compare all state and the files. */
 function both(bytes, name = "s.jsonl") {
-  const da = tmp(), db = tmp();
+  const da = tmp(),
+    db = tmp();
   writeFileSync(join(da, name), bytes);
   writeFileSync(join(db, name), bytes);
   let ea, eb, a, b;
@@ -25,11 +26,23 @@ function both(bytes, name = "s.jsonl") {
     eb = e.message.replace(db, "<dir>");
   }
   expect(eb).toBe(ea);
-  const fa = readFileSync(join(da, name)), fb = readFileSync(join(db, name));
-  const na = normalizer(), nb = normalizer();
+  const fa = readFileSync(join(da, name)),
+    fb = readFileSync(join(db, name));
+  const na = normalizer(),
+    nb = normalizer();
   expect(nb(fb.toString("latin1"))).toBe(na(fa.toString("latin1")));
   if (!a) return {};
-  for (const m of ["getEntries", "getTree", "buildSessionContext", "buildContextEntries", "getHeader", "getLeafId", "getEntryCount", "getSessionName", "getBranch"]) {
+  for (const m of [
+    "getEntries",
+    "getTree",
+    "buildSessionContext",
+    "buildContextEntries",
+    "getHeader",
+    "getLeafId",
+    "getEntryCount",
+    "getSessionName",
+    "getBranch",
+  ]) {
     expect(nb(j(b[m]())), m).toBe(na(j(a[m]())));
   }
   expect(nb(j(nat.loadEntriesFromFile(join(db, name))))).toBe(na(j(ref.loadEntriesFromFile(join(da, name)))));
@@ -38,14 +51,24 @@ function both(bytes, name = "s.jsonl") {
 
 describe("tolerant reading", () => {
   test("malformed and blank lines are skipped", () => {
-    both([H, "", "   ", "{bad json", msg("a", null, "user", "hi"), "[1,2", msg("b", "a", "assistant", [])].join("\n") + "\n");
+    both(
+      [H, "", "   ", "{bad json", msg("a", null, "user", "hi"), "[1,2", msg("b", "a", "assistant", [])].join("\n") +
+        "\n",
+    );
   });
   test("invalid UTF-8 decodes to U+FFFD like StringDecoder", () => {
-    const parts = [Buffer.from(H + "\n"), Buffer.from('{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x'), Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82, 0xf0, 0x9f, 0x98]), Buffer.from('y"}}\n')];
+    const parts = [
+      Buffer.from(H + "\n"),
+      Buffer.from('{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x'),
+      Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82, 0xf0, 0x9f, 0x98]),
+      Buffer.from('y"}}\n'),
+    ];
     both(Buffer.concat(parts));
   });
   test("lone surrogate escapes load (not dropped as malformed)", () => {
-    const { b } = both([H, msg("a", null, "user", "cut \ud83d emoji"), msg("b", "a", "user", "\udc00 low")].join("\n") + "\n");
+    const { b } = both(
+      [H, msg("a", null, "user", "cut \ud83d emoji"), msg("b", "a", "user", "\udc00 low")].join("\n") + "\n",
+    );
     expect(b.getEntries()).toHaveLength(2);
   });
   test("CRLF line endings", () => {
@@ -67,14 +90,23 @@ describe("tolerant reading", () => {
     both([H, "null", "0", '""', "false", "5", '"str"', "[1]", "true", msg("a", null, "user", "hi")].join("\n") + "\n");
   });
   test("duplicate keys, integer-like keys, __proto__", () => {
-    both([H, '{"type":"message","id":"a","id":"b","parentId":null,"timestamp":"t","message":{"role":"user","content":"x","10":1,"2":2,"__proto__":{"p":1}}}'].join("\n") + "\n");
+    both(
+      [
+        H,
+        '{"type":"message","id":"a","id":"b","parentId":null,"timestamp":"t","message":{"role":"user","content":"x","10":1,"2":2,"__proto__":{"p":1}}}',
+      ].join("\n") + "\n",
+    );
   });
   test("missing parents are orphans/roots", () => {
-    both([H, msg("a", null, "user", "hi"), msg("b", "zz", "user", "orphan"), msg("c", "b", "assistant", [])].join("\n") + "\n");
+    both(
+      [H, msg("a", null, "user", "hi"), msg("b", "zz", "user", "orphan"), msg("c", "b", "assistant", [])].join("\n") +
+        "\n",
+    );
   });
   test("deep chain", () => {
     const lines = [H];
-    for (let i = 0; i < 1000; i++) lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i}`));
+    for (let i = 0; i < 1000; i++)
+      lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i}`));
     both(lines.join("\n") + "\n");
   });
   test("duplicate ids (latest wins in byId, first position kept)", () => {
@@ -86,7 +118,10 @@ describe("cycles terminate (the reference would hang)", () => {
   test("parent cycle and self-parent", () => {
     const d = tmp();
     const f = join(d, "c.jsonl");
-    writeFileSync(f, [H, msg("a", "b", "user", "x"), msg("b", "a", "user", "y"), msg("c", "c", "user", "z")].join("\n") + "\n");
+    writeFileSync(
+      f,
+      [H, msg("a", "b", "user", "x"), msg("b", "a", "user", "y"), msg("c", "c", "user", "z")].join("\n") + "\n",
+    );
     const s = nat.SessionManager.open(f);
     expect(s.getBranch("a").map((e) => e.id)).toEqual(["b", "a"]);
     expect(s.getBranch("c").map((e) => e.id)).toEqual(["c"]);
@@ -110,12 +145,22 @@ describe("migration", () => {
     both(v1.join("\n") + "\n");
   });
   test("v2 file: hookMessage -> custom only", () => {
-    both(['{"type":"session","version":2,"id":"v2","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}', msg("a", null, "hookMessage", "h")].join("\n") + "\n");
+    both(
+      [
+        '{"type":"session","version":2,"id":"v2","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}',
+        msg("a", null, "hookMessage", "h"),
+      ].join("\n") + "\n",
+    );
   });
   test("migrateSessionEntries mutates in place", () => {
-    const mk = () => [{ type: "session", id: "x", version: 2 }, { type: "message", id: "a", parentId: null, message: { role: "hookMessage" } }];
-    const a = mk(), b = mk();
-    const ka = a[1], kb = b[1];
+    const mk = () => [
+      { type: "session", id: "x", version: 2 },
+      { type: "message", id: "a", parentId: null, message: { role: "hookMessage" } },
+    ];
+    const a = mk(),
+      b = mk();
+    const ka = a[1],
+      kb = b[1];
     ref.migrateSessionEntries(a);
     nat.migrateSessionEntries(b);
     expect(b).toEqual(a);
@@ -126,39 +171,118 @@ describe("migration", () => {
 
 describe("context building", () => {
   const comp = (id, parent, fields) =>
-    JSON.stringify({ type: "compaction", id, parentId: parent, timestamp: "2025-01-01T00:01:00.000Z", summary: "sum", tokensBefore: 10, ...fields });
+    JSON.stringify({
+      type: "compaction",
+      id,
+      parentId: parent,
+      timestamp: "2025-01-01T00:01:00.000Z",
+      summary: "sum",
+      tokensBefore: 10,
+      ...fields,
+    });
   test("compaction with firstKeptEntryId, system messages dropped from kept range", () => {
-    both([H, msg("a", null, "user", "1"), msg("bb", "a", "system", "sys"), msg("ccc", "bb", "assistant", []), comp("k", "ccc", { firstKeptEntryId: "a" }), msg("d", "k", "user", "after")].join("\n") + "\n");
+    both(
+      [
+        H,
+        msg("a", null, "user", "1"),
+        msg("bb", "a", "system", "sys"),
+        msg("ccc", "bb", "assistant", []),
+        comp("k", "ccc", { firstKeptEntryId: "a" }),
+        msg("d", "k", "user", "after"),
+      ].join("\n") + "\n",
+    );
   });
   test("compaction without firstKeptEntryId, with missing id, with its own id", () => {
     both([H, msg("a", null, "user", "1"), comp("k", "a", {}), msg("d", "k", "user", "after")].join("\n") + "\n");
-    both([H, msg("a", null, "user", "1"), comp("k", "a", { firstKeptEntryId: "nope" }), msg("d", "k", "user", "after")].join("\n") + "\n");
+    both(
+      [
+        H,
+        msg("a", null, "user", "1"),
+        comp("k", "a", { firstKeptEntryId: "nope" }),
+        msg("d", "k", "user", "after"),
+      ].join("\n") + "\n",
+    );
     both([H, msg("a", null, "user", "1"), comp("k", "a", { firstKeptEntryId: "k" })].join("\n") + "\n");
   });
   test("compaction systemMessage checkpoint and two compactions", () => {
     const sys = { role: "system", content: "prompt", timestamp: 5 };
-    both([H, msg("a", null, "user", "1"), comp("k1", "a", { firstKeptEntryId: "a", systemMessage: sys }), msg("b", "k1", "user", "2"), comp("k2", "b", { firstKeptEntryId: "a" }), msg("c", "k2", "user", "3")].join("\n") + "\n");
+    both(
+      [
+        H,
+        msg("a", null, "user", "1"),
+        comp("k1", "a", { firstKeptEntryId: "a", systemMessage: sys }),
+        msg("b", "k1", "user", "2"),
+        comp("k2", "b", { firstKeptEntryId: "a" }),
+        msg("c", "k2", "user", "3"),
+      ].join("\n") + "\n",
+    );
   });
   test("context edits: latest wins per target, null omits, string on assistant", () => {
-    const edit = (id, parent, target, replacement) => JSON.stringify({ type: "context_edit", id, parentId: parent, timestamp: "2025-01-01T00:02:00.000Z", targetId: target, replacement });
-    both([H, msg("a", null, "user", "1"), msg("b", "a", "assistant", [{ type: "text", text: "x" }]), edit("e1", "b", "a", { content: "new" }), edit("e2", "e1", "a", { content: "newer" }), edit("e3", "e2", "b", { content: "s" }), edit("e4", "e3", "zz", null)].join("\n") + "\n");
+    const edit = (id, parent, target, replacement) =>
+      JSON.stringify({
+        type: "context_edit",
+        id,
+        parentId: parent,
+        timestamp: "2025-01-01T00:02:00.000Z",
+        targetId: target,
+        replacement,
+      });
+    both(
+      [
+        H,
+        msg("a", null, "user", "1"),
+        msg("b", "a", "assistant", [{ type: "text", text: "x" }]),
+        edit("e1", "b", "a", { content: "new" }),
+        edit("e2", "e1", "a", { content: "newer" }),
+        edit("e3", "e2", "b", { content: "s" }),
+        edit("e4", "e3", "zz", null),
+      ].join("\n") + "\n",
+    );
     both([H, msg("a", null, "user", "1"), edit("e1", "a", "a", null)].join("\n") + "\n");
   });
   test("model and thinking level come from the whole path", () => {
-    both([H, '{"type":"thinking_level_change","id":"t","parentId":null,"timestamp":"x","thinkingLevel":"high"}', '{"type":"model_change","id":"m","parentId":"t","timestamp":"x","provider":"p","modelId":"q"}', msg("a", "m", "user", "1"), comp("k", "a", { firstKeptEntryId: "k" })].join("\n") + "\n");
+    both(
+      [
+        H,
+        '{"type":"thinking_level_change","id":"t","parentId":null,"timestamp":"x","thinkingLevel":"high"}',
+        '{"type":"model_change","id":"m","parentId":"t","timestamp":"x","provider":"p","modelId":"q"}',
+        msg("a", "m", "user", "1"),
+        comp("k", "a", { firstKeptEntryId: "k" }),
+      ].join("\n") + "\n",
+    );
   });
   test("null content, custom_message, branch_summary", () => {
-    both([H, '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":null}}', '{"type":"custom_message","id":"c","parentId":"a","timestamp":"2025-01-01T00:00:00.000Z","customType":"x","content":"cc","display":false}', '{"type":"branch_summary","id":"bs","parentId":"c","timestamp":"2025-01-01T00:00:00.000Z","fromId":"a","summary":"went"}', '{"type":"branch_summary","id":"bs2","parentId":"bs","timestamp":"t","fromId":"a","summary":""}'].join("\n") + "\n");
+    both(
+      [
+        H,
+        '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":null}}',
+        '{"type":"custom_message","id":"c","parentId":"a","timestamp":"2025-01-01T00:00:00.000Z","customType":"x","content":"cc","display":false}',
+        '{"type":"branch_summary","id":"bs","parentId":"c","timestamp":"2025-01-01T00:00:00.000Z","fromId":"a","summary":"went"}',
+        '{"type":"branch_summary","id":"bs2","parentId":"bs","timestamp":"t","fromId":"a","summary":""}',
+      ].join("\n") + "\n",
+    );
   });
 });
 
 describe("retainedTail (the spec's checkpoint; deliberately not in the reference)", () => {
-  const tail = [{ role: "user", content: "latest request", timestamp: 7 }, { role: "assistant", content: [{ type: "text", text: "latest reply" }], provider: "p", model: "m", timestamp: 8 }];
+  const tail = [
+    { role: "user", content: "latest request", timestamp: 7 },
+    { role: "assistant", content: [{ type: "text", text: "latest reply" }], provider: "p", model: "m", timestamp: 8 },
+  ];
   const lines = [
     H,
     msg("a", null, "user", "old 1"),
     msg("b", "a", "assistant", []),
-    JSON.stringify({ type: "compaction", id: "k", parentId: "b", timestamp: "2025-01-01T00:01:00.000Z", summary: "S", tokensBefore: 9, firstKeptEntryId: "a", retainedTail: tail }),
+    JSON.stringify({
+      type: "compaction",
+      id: "k",
+      parentId: "b",
+      timestamp: "2025-01-01T00:01:00.000Z",
+      summary: "S",
+      tokensBefore: 9,
+      firstKeptEntryId: "a",
+      retainedTail: tail,
+    }),
     msg("c", "k", "user", "after"),
   ];
   test("context is summary + retained messages + entries after; nothing older walked", () => {
@@ -171,15 +295,40 @@ describe("retainedTail (the spec's checkpoint; deliberately not in the reference
     expect(msgs[1].content).toBe("latest request");
     expect(msgs[3].content).toBe("after");
     const entries = s.getEntries();
-    expect(nat.buildSessionContext(entries).messages.map((m) => m.role)).toEqual(["compactionSummary", "user", "assistant", "user"]);
+    expect(nat.buildSessionContext(entries).messages.map((m) => m.role)).toEqual([
+      "compactionSummary",
+      "user",
+      "assistant",
+      "user",
+    ]);
   });
   test("systemMessage + retainedTail, and a later plain compaction ends the checkpoint", () => {
     const sys = { role: "system", content: "P", timestamp: 1 };
-    const more = [...lines.slice(0, 3), JSON.stringify({ type: "compaction", id: "k", parentId: "b", timestamp: "2025-01-01T00:01:00.000Z", summary: "S", tokensBefore: 9, firstKeptEntryId: "a", retainedTail: tail, systemMessage: sys }), msg("c", "k", "user", "after")];
+    const more = [
+      ...lines.slice(0, 3),
+      JSON.stringify({
+        type: "compaction",
+        id: "k",
+        parentId: "b",
+        timestamp: "2025-01-01T00:01:00.000Z",
+        summary: "S",
+        tokensBefore: 9,
+        firstKeptEntryId: "a",
+        retainedTail: tail,
+        systemMessage: sys,
+      }),
+      msg("c", "k", "user", "after"),
+    ];
     const d = tmp();
     writeFileSync(join(d, "r.jsonl"), more.join("\n") + "\n");
     const s = nat.SessionManager.open(join(d, "r.jsonl"));
-    expect(s.buildSessionContext().messages.map((m) => m.role)).toEqual(["system", "compactionSummary", "user", "assistant", "user"]);
+    expect(s.buildSessionContext().messages.map((m) => m.role)).toEqual([
+      "system",
+      "compactionSummary",
+      "user",
+      "assistant",
+      "user",
+    ]);
     s.appendCompaction("S2", s.getLeafId(), 3);
     const roles = s.buildSessionContext().messages.map((m) => m.role);
     expect(roles).toEqual(["system", "compactionSummary", "user"]);
@@ -190,10 +339,24 @@ describe("file-backed entries (large files keep only byte ranges in memory)", ()
   test("same results as the reference with every file backed", () => {
     process.env.PI_SESSION_NATIVE_BACKED_MIN = "0";
     try {
-      both([H, "", "{bad json", msg("a", null, "user", "hi \ud83d"), msg("b", "a", "assistant", []), "5"].join("\n") + "\n");
-      const parts = [Buffer.from(H + "\n"), Buffer.from('{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('y"}}\r\n'), Buffer.from(msg("b", "a", "user", "z"))];
+      both(
+        [H, "", "{bad json", msg("a", null, "user", "hi \ud83d"), msg("b", "a", "assistant", []), "5"].join("\n") +
+          "\n",
+      );
+      const parts = [
+        Buffer.from(H + "\n"),
+        Buffer.from('{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x'),
+        Buffer.from([0xff, 0xc3, 0x28]),
+        Buffer.from('y"}}\r\n'),
+        Buffer.from(msg("b", "a", "user", "z")),
+      ];
       both(Buffer.concat(parts));
-      both(['{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}', '{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}'].join("\n") + "\n");
+      both(
+        [
+          '{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}',
+          '{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}',
+        ].join("\n") + "\n",
+      );
       both([msg("a", null, "user", "hi"), H].join("\n") + "\n");
     } finally {
       delete process.env.PI_SESSION_NATIVE_BACKED_MIN;
@@ -206,7 +369,8 @@ describe("file-backed entries (large files keep only byte ranges in memory)", ()
       const d = tmp();
       const f = join(d, "big.jsonl");
       const lines = [H];
-      for (let i = 0; i < 2000; i++) lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i} ${"x".repeat(200)}`));
+      for (let i = 0; i < 2000; i++)
+        lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i} ${"x".repeat(200)}`));
       writeFileSync(f, lines.join("\n") + "\n");
       const s = nat.SessionManager.open(f);
       unlinkSync(f);
@@ -264,7 +428,8 @@ describe("regressions (divergences found by the differential and bad-input suite
     expect(msgs[1]).toBe(msgs[0]);
   });
   test('review: getBranch("") is an empty path (only null/undefined mean the leaf)', () => {
-    const r = ref.SessionManager.inMemory("/tmp"), n = nat.SessionManager.inMemory("/tmp");
+    const r = ref.SessionManager.inMemory("/tmp"),
+      n = nat.SessionManager.inMemory("/tmp");
     for (const s of [r, n]) s.appendMessage({ role: "user", content: "x", timestamp: 1 });
     expect(n.getBranch("")).toEqual(r.getBranch(""));
     expect(n.getBranch(null).length).toBe(r.getBranch(null).length);
@@ -274,7 +439,16 @@ describe("regressions (divergences found by the differential and bad-input suite
 describe("materialization in batches (entry texts laid out by Rust, parsed per entry in JS)", () => {
   // Characters JSON carries raw in a file: accents, CJK, astral (surrogate pairs in JS),
   // U+2028/2029, a BOM-like U+FEFF, combining marks; plus escapes that must stay escapes.
-  const texts = ["café", "日本語のテキスト", "emoji 😀👍🏽", "line\u2028sep\u2029", "\ufeffbom", "e\u0301", "esc \\u00e9 \\ud83d", "plain ascii"];
+  const texts = [
+    "café",
+    "日本語のテキスト",
+    "emoji 😀👍🏽",
+    "line\u2028sep\u2029",
+    "\ufeffbom",
+    "e\u0301",
+    "esc \\u00e9 \\ud83d",
+    "plain ascii",
+  ];
   function session() {
     const lines = [H];
     let parent = null;
@@ -283,7 +457,10 @@ describe("materialization in batches (entry texts laid out by Rust, parsed per e
       const content = `${texts[i % texts.length]} #${i} ${"é".repeat(i % 7)}${"x".repeat(i % 50)}`;
       lines.push(msg(id, parent, i % 2 ? "assistant" : "user", content));
       if (i % 97 === 5) lines.push('{"bad": "ünïcode but not closed');
-      if (i % 131 === 7) lines.push(`{"type":"label","id":"l${i}","parentId":"${id}","timestamp":"2025-01-01T00:00:01.000Z","targetId":"${id}","label":"étiquette ${i}"}`);
+      if (i % 131 === 7)
+        lines.push(
+          `{"type":"label","id":"l${i}","parentId":"${id}","timestamp":"2025-01-01T00:00:01.000Z","targetId":"${id}","label":"étiquette ${i}"}`,
+        );
       parent = i % 131 === 7 ? `l${i}` : id;
       // A branch: every 50th entry continues from an older one.
       if (i % 50 === 49) parent = `m${i - 10}`;
@@ -304,7 +481,8 @@ describe("materialization in batches (entry texts laid out by Rust, parsed per e
           const bytes = session();
           both(bytes);
           // Each method first on a fresh session: partial materialization, then the rest.
-          const da = tmp(), db = tmp();
+          const da = tmp(),
+            db = tmp();
           writeFileSync(join(da, "s.jsonl"), bytes);
           writeFileSync(join(db, "s.jsonl"), bytes);
           for (const m of methods) {
@@ -330,7 +508,15 @@ describe("createBranchedSession on a session whose path was never materialized (
     const sm = ref.SessionManager.create("/w", dir);
     const u1 = sm.appendMessage({ role: "user", content: "first é 😀", timestamp: 1 });
     sm.appendLabelChange(u1, "start");
-    const a1 = sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok \"q\"\n" }], provider: "p", model: "m", usage: { input: 1, output: 2, cost: { total: 0.003 } }, stopReason: "stop", timestamp: 2 });
+    const a1 = sm.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: 'ok "q"\n' }],
+      provider: "p",
+      model: "m",
+      usage: { input: 1, output: 2, cost: { total: 0.003 } },
+      stopReason: "stop",
+      timestamp: 2,
+    });
     const l2 = sm.appendLabelChange(a1, "answer");
     sm.appendCompaction("summary", l2, 1234, { readFiles: ["a"] });
     sm.appendLabelChange(u1, "renamed");
@@ -345,7 +531,8 @@ describe("createBranchedSession on a session whose path was never materialized (
     const src = tmp();
     const { file, targets } = build(src);
     for (const target of targets) {
-      const da = tmp(), db = tmp();
+      const da = tmp(),
+        db = tmp();
       const a = ref.SessionManager.open(file, da);
       const b = nat.SessionManager.open(file, db);
       const orig = b._native.branchInto.bind(b._native);
@@ -354,7 +541,8 @@ describe("createBranchedSession on a session whose path was never materialized (
       const fa = a.createBranchedSession(target);
       const fb = b.createBranchedSession(target);
       expect(route, `text route for ${target}`).toBe(1);
-      const na = normalizer(), nb = normalizer();
+      const na = normalizer(),
+        nb = normalizer();
       expect(nb(readFileSync(fb, "utf8"))).toBe(na(readFileSync(fa, "utf8")));
       for (const m of ["getEntries", "getTree", "buildSessionContext", "getHeader", "getLeafId", "getSessionName"]) {
         expect(nb(j(b[m]())), m).toBe(na(j(a[m]())));
@@ -369,8 +557,12 @@ describe("createBranchedSession on a session whose path was never materialized (
     text[2] = text[2].replace('"type":', '"type": ');
     const edited = join(src, "edited.jsonl");
     writeFileSync(edited, text.join("\n"));
-    for (const [f, touch] of [[file, true], [edited, false]]) {
-      const da = tmp(), db = tmp();
+    for (const [f, touch] of [
+      [file, true],
+      [edited, false],
+    ]) {
+      const da = tmp(),
+        db = tmp();
       const a = ref.SessionManager.open(f, da);
       const b = nat.SessionManager.open(f, db);
       if (touch) b.getEntries();
@@ -380,7 +572,8 @@ describe("createBranchedSession on a session whose path was never materialized (
       const fa = a.createBranchedSession(targets[0]);
       const fb = b.createBranchedSession(targets[0]);
       expect(route).toBe(touch ? "not called" : 0);
-      const na = normalizer(), nb = normalizer();
+      const na = normalizer(),
+        nb = normalizer();
       expect(nb(readFileSync(fb, "utf8"))).toBe(na(readFileSync(fa, "utf8")));
       expect(nb(j(b.getEntries()))).toBe(na(j(a.getEntries())));
     }
@@ -393,10 +586,19 @@ describe("createBranchedSession on a session whose path was never materialized (
     expect(() => b.createBranchedSession("nope")).toThrow("Entry nope not found");
     expect(() => a.createBranchedSession("nope")).toThrow("Entry nope not found");
     const entries = ref.loadEntriesFromFile(file);
-    const ma = ref.SessionManager.inMemory("/w", undefined, entries.map((e) => ({ ...e })));
-    const mb = nat.SessionManager.inMemory("/w", undefined, entries.map((e) => ({ ...e })));
+    const ma = ref.SessionManager.inMemory(
+      "/w",
+      undefined,
+      entries.map((e) => ({ ...e })),
+    );
+    const mb = nat.SessionManager.inMemory(
+      "/w",
+      undefined,
+      entries.map((e) => ({ ...e })),
+    );
     expect(mb.createBranchedSession(mb.getLeafId())).toBe(ma.createBranchedSession(ma.getLeafId()));
-    const na = normalizer(), nb = normalizer();
+    const na = normalizer(),
+      nb = normalizer();
     expect(nb(j(mb.getEntries()))).toBe(na(j(ma.getEntries())));
   });
 });

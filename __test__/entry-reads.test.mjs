@@ -11,7 +11,7 @@ import { inspect } from "node:util";
 import { ref, nat, tmp, j } from "./helpers.mjs";
 
 const H = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}';
-const TEXTS = ["café", "日本語", "emoji 😀👍🏽", "line\u2028sep", "\ufeffbom", "esc \\u00e9", "plain", "q\"uote\\"];
+const TEXTS = ["café", "日本語", "emoji 😀👍🏽", "line\u2028sep", "\ufeffbom", "esc \\u00e9", "plain", 'q"uote\\'];
 
 /** A session with messages (string and block content), labels, custom entries, a compaction,
  * a branch, bad lines and one invalid UTF-8 byte. Ids are e0, e1, ... in file order. */
@@ -21,7 +21,15 @@ function sessionBytes() {
   let n = 0;
   const add = (o) => {
     const id = `e${n++}`;
-    lines.push(JSON.stringify({ type: o.type, id, parentId: parent, timestamp: `2025-01-01T00:00:${String(n % 60).padStart(2, "0")}.000Z`, ...o.rest }));
+    lines.push(
+      JSON.stringify({
+        type: o.type,
+        id,
+        parentId: parent,
+        timestamp: `2025-01-01T00:00:${String(n % 60).padStart(2, "0")}.000Z`,
+        ...o.rest,
+      }),
+    );
     parent = id;
     return id;
   };
@@ -30,22 +38,51 @@ function sessionBytes() {
     const id =
       i % 3 === 0
         ? add({ type: "message", rest: { message: { role: "user", content: t, timestamp: i } } })
-        : add({ type: "message", rest: { message: { role: "assistant", content: [{ type: "thinking", thinking: t }, { type: "text", text: t }], provider: "p", model: "m", usage: { input: i, output: 2, cost: { total: 0.5 } }, stopReason: "stop", timestamp: i } } });
+        : add({
+            type: "message",
+            rest: {
+              message: {
+                role: "assistant",
+                content: [
+                  { type: "thinking", thinking: t },
+                  { type: "text", text: t },
+                ],
+                provider: "p",
+                model: "m",
+                usage: { input: i, output: 2, cost: { total: 0.5 } },
+                stopReason: "stop",
+                timestamp: i,
+              },
+            },
+          });
     if (i % 41 === 3) add({ type: "label", rest: { targetId: id, label: `lab é ${i}` } });
     if (i % 53 === 7) add({ type: "custom", rest: { customType: "ext", data: { k: [1, 2.5, null, { z: "ü" }] } } });
-    if (i % 97 === 50) add({ type: "compaction", rest: { summary: `sum ${t}`, firstKeptEntryId: id, tokensBefore: 10, details: { readFiles: ["a"] } } });
+    if (i % 97 === 50)
+      add({
+        type: "compaction",
+        rest: { summary: `sum ${t}`, firstKeptEntryId: id, tokensBefore: 10, details: { readFiles: ["a"] } },
+      });
     if (i % 67 === 66) add({ type: "thinking_level_change", rest: { thinkingLevel: "high" } });
     if (i % 89 === 88) lines.push("{broken line é");
     // A side branch now and then.
     if (i % 70 === 69) parent = `e${n - 20}`;
   }
-  const bad = Buffer.from(JSON.stringify({ type: "message", id: `e${n}`, parentId: parent, timestamp: "2025-01-01T00:00:00.000Z", message: { role: "user", content: "x@y", timestamp: 1 } }));
+  const bad = Buffer.from(
+    JSON.stringify({
+      type: "message",
+      id: `e${n}`,
+      parentId: parent,
+      timestamp: "2025-01-01T00:00:00.000Z",
+      message: { role: "user", content: "x@y", timestamp: 1 },
+    }),
+  );
   bad[bad.indexOf("@")] = 0xff;
   return Buffer.concat([Buffer.from(lines.join("\n") + "\n"), bad, Buffer.from("\n")]);
 }
 
 function openBoth(bytes) {
-  const da = tmp(), db = tmp();
+  const da = tmp(),
+    db = tmp();
   writeFileSync(join(da, "s.jsonl"), bytes);
   writeFileSync(join(db, "s.jsonl"), bytes);
   return [ref.SessionManager.open(join(da, "s.jsonl")), nat.SessionManager.open(join(db, "s.jsonl"))];
@@ -84,7 +121,11 @@ function observe(sm, get) {
   o.clone = j(structuredClone(arr));
   o.keys = arr.map((e) => keyPaths(e).join(","));
   o.inspect = inspect(arr.slice(0, 5), { depth: 6 });
-  o.descriptors = arr.map((e) => Object.entries(Object.getOwnPropertyDescriptors(e)).map(([k, d]) => `${k}:${"value" in d}:${d.writable}:${d.enumerable}:${d.configurable}`).join(","));
+  o.descriptors = arr.map((e) =>
+    Object.entries(Object.getOwnPropertyDescriptors(e))
+      .map(([k, d]) => `${k}:${"value" in d}:${d.writable}:${d.enumerable}:${d.configurable}`)
+      .join(","),
+  );
   o.proto = arr.every((e) => Object.getPrototypeOf(e) === Object.prototype && Object.isExtensible(e));
   o.byId = arr.every((e) => sm.getEntry(e.id) === e);
   return o;
@@ -112,7 +153,14 @@ const configs = [
   { name: "piece=1", env: { PI_SESSION_NATIVE_TEXT_PIECE: "1" } },
   { name: "piece=97 batch=700", env: { PI_SESSION_NATIVE_TEXT_PIECE: "97", PI_SESSION_NATIVE_TEXT_BATCH: "700" } },
   { name: "batch=1", env: { PI_SESSION_NATIVE_TEXT_BATCH: "1" } },
-  { name: "backed, piece=300 batch=5000", env: { PI_SESSION_NATIVE_BACKED_MIN: "0", PI_SESSION_NATIVE_TEXT_PIECE: "300", PI_SESSION_NATIVE_TEXT_BATCH: "5000" } },
+  {
+    name: "backed, piece=300 batch=5000",
+    env: {
+      PI_SESSION_NATIVE_BACKED_MIN: "0",
+      PI_SESSION_NATIVE_TEXT_PIECE: "300",
+      PI_SESSION_NATIVE_TEXT_BATCH: "5000",
+    },
+  },
   { name: "backed", env: { PI_SESSION_NATIVE_BACKED_MIN: "0" } },
 ];
 
@@ -151,7 +199,12 @@ describe("every way of reading entries, native vs reference (issue 23)", () => {
         for (const w of Object.keys(ways)) expect(observe(b, ways[w](b)), w).toEqual(observe(a, ways[w](a)));
         for (const sm of [a, b]) {
           const branch = sm.getBranch();
-          sm._same = [branch.includes(sm._e[2]), branch.indexOf(sm._e[0]), sm.getEntries().indexOf(sm._e[1]), sm.getEntries().includes(sm._e[3])];
+          sm._same = [
+            branch.includes(sm._e[2]),
+            branch.indexOf(sm._e[0]),
+            sm.getEntries().indexOf(sm._e[1]),
+            sm.getEntries().includes(sm._e[3]),
+          ];
           // A caller's change to an entry object is seen by every later read.
           branch[5].extra = { é: 1 };
           sm._seen = [j(sm.getEntry(branch[5].id)), j(sm.getEntries().find((e) => e.id === branch[5].id))];
@@ -164,12 +217,45 @@ describe("every way of reading entries, native vs reference (issue 23)", () => {
     withEnv({ PI_SESSION_NATIVE_TEXT_PIECE: "50", PI_SESSION_NATIVE_TEXT_BATCH: "400" }, () => {
       const [a1, b1] = openBoth(bytes);
       const [a2, b2] = openBoth(bytes);
-      for (const [x, y] of [[a1, b1], [a2, b2]]) {
+      for (const [x, y] of [
+        [a1, b1],
+        [a2, b2],
+      ]) {
         x.appendMessage({ role: "user", content: `only in ${x === a1 ? 1 : 2}`, timestamp: 1 });
         y.appendMessage({ role: "user", content: `only in ${x === a1 ? 1 : 2}`, timestamp: 1 });
       }
-      const ra = [j(a1.getBranch("e100")), j(a2.getBranch("e120")), j(a1.getEntries().slice(-3).map((e) => e.message?.content)), j(a2.getEntries().slice(-3).map((e) => e.message?.content))];
-      const rb = [j(b1.getBranch("e100")), j(b2.getBranch("e120")), j(b1.getEntries().slice(-3).map((e) => e.message?.content)), j(b2.getEntries().slice(-3).map((e) => e.message?.content))];
+      const ra = [
+        j(a1.getBranch("e100")),
+        j(a2.getBranch("e120")),
+        j(
+          a1
+            .getEntries()
+            .slice(-3)
+            .map((e) => e.message?.content),
+        ),
+        j(
+          a2
+            .getEntries()
+            .slice(-3)
+            .map((e) => e.message?.content),
+        ),
+      ];
+      const rb = [
+        j(b1.getBranch("e100")),
+        j(b2.getBranch("e120")),
+        j(
+          b1
+            .getEntries()
+            .slice(-3)
+            .map((e) => e.message?.content),
+        ),
+        j(
+          b2
+            .getEntries()
+            .slice(-3)
+            .map((e) => e.message?.content),
+        ),
+      ];
       expect(rb).toEqual(ra);
     });
   });

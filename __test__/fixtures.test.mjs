@@ -9,7 +9,8 @@ const files = haveFixtures ? readdirSync(FIXTURES).filter((f) => f.endsWith(".js
 describe.skipIf(!haveFixtures)("real pi sessions", () => {
   for (const f of files) {
     test(`${f}: open, migrate, rewrite like the reference`, () => {
-      const da = tmp(), db = tmp();
+      const da = tmp(),
+        db = tmp();
       copyFileSync(join(FIXTURES, f), join(da, f));
       copyFileSync(join(FIXTURES, f), join(db, f));
       // The reference's v1 migration draws 8-hex ids without remembering the ones it drew
@@ -21,7 +22,8 @@ describe.skipIf(!haveFixtures)("real pi sessions", () => {
         a = ref.SessionManager.open(join(da, f));
       }
       const b = nat.SessionManager.open(join(db, f));
-      const na = normalizer(), nb = normalizer();
+      const na = normalizer(),
+        nb = normalizer();
       const la = readFileSync(join(da, f), "utf8").split("\n");
       const lb = readFileSync(join(db, f), "utf8").split("\n");
       expect(lb.length).toBe(la.length);
@@ -61,7 +63,8 @@ describe.skipIf(!haveFixtures)("real pi sessions", () => {
         nat.migrateSessionEntries(mb);
         if (distinct(ma) === distinct(mb)) break;
       }
-      const na = normalizer(), nb = normalizer();
+      const na = normalizer(),
+        nb = normalizer();
       expect(nb(j(mb))).toBe(na(j(ma)));
       const entries = ma.filter((e) => e.type !== "session");
       const entriesB = mb.filter((e) => e.type !== "session");
@@ -70,7 +73,9 @@ describe.skipIf(!haveFixtures)("real pi sessions", () => {
       expect(nb(j(nat.buildSessionProjection(entriesB)))).toBe(na(j(ref.buildSessionProjection(entries))));
       expect(nb(j(nat.getLatestCompactionEntry(entriesB)))).toBe(na(j(ref.getLatestCompactionEntry(entries))));
       for (let i = 0; i < entries.length; i += 7) {
-        expect(nb(j(nat.sessionEntryToContextMessages(entriesB[i])))).toBe(na(j(ref.sessionEntryToContextMessages(entries[i]))));
+        expect(nb(j(nat.sessionEntryToContextMessages(entriesB[i])))).toBe(
+          na(j(ref.sessionEntryToContextMessages(entries[i]))),
+        );
       }
     });
   }

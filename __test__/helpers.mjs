@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // pi's package index needs Node 22; its session-manager module itself loads on Node 20.
-export const ref = await import(join(root, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"));
+export const ref = await import(
+  join(root, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js")
+);
 export const nat = await import(join(root, "index.mjs"));
 
 export const FIXTURES = process.env.PI_SESSION_FIXTURES ?? join(root, "..", "shared", "fixtures", "pi-real");

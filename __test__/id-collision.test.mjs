@@ -69,7 +69,8 @@ function run(SM, persistDir, next, short) {
 }
 
 // A small pool of 8-char prefixes drawn in an order that repeats: later appends meet taken ids.
-const cycling = (n) => uuid(["aaaaaaaa", "aaaaaaaa", "bbbbbbbb", "aaaaaaaa", "cccccccc", "bbbbbbbb", "dddddddd"][n % 7] ?? "eeeeeeee", n);
+const cycling = (n) =>
+  uuid(["aaaaaaaa", "aaaaaaaa", "bbbbbbbb", "aaaaaaaa", "cccccccc", "bbbbbbbb", "dddddddd"][n % 7] ?? "eeeeeeee", n);
 const counting = (n) => uuid((0x10000000 + Math.floor(n / 3)).toString(16), n);
 
 describe("entry ids with a repeating randomUUID", () => {

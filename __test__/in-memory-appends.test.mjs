@@ -50,7 +50,10 @@ function shape(entries, ids) {
   return JSON.parse(
     JSON.stringify(entries, (k, v) => {
       if ((k === "timestamp" || k === "labelTimestamp") && (typeof v === "string" || v > 1e12)) return undefined;
-      if ((k === "id" || k === "parentId" || k === "targetId" || k === "firstKeptEntryId" || k === "fromId") && typeof v === "string")
+      if (
+        (k === "id" || k === "parentId" || k === "targetId" || k === "firstKeptEntryId" || k === "fromId") &&
+        typeof v === "string"
+      )
         return pos.has(v) ? `#${pos.get(v)}` : "?";
       return v;
     }),
@@ -60,10 +63,23 @@ function shape(entries, ids) {
 const messages = [
   { role: "user", content: "hello", timestamp: 1 },
   { role: "assistant", content: [{ type: "text", text: "hi" }], provider: "p", model: "m", timestamp: 2 },
-  { role: "toolResult", toolCallId: "t", toolName: "read", content: [{ type: "text", text: "x" }], isError: false, timestamp: 3 },
+  {
+    role: "toolResult",
+    toolCallId: "t",
+    toolName: "read",
+    content: [{ type: "text", text: "x" }],
+    isError: false,
+    timestamp: 3,
+  },
   { role: "bashExecution", command: "ls", output: "", exitCode: 0, timestamp: 4 },
   { content: "no role", timestamp: 5 },
-  { role: "user", content: "with toJSON", toJSON() { return { role: "assistant", content: "as json", timestamp: 6 }; } },
+  {
+    role: "user",
+    content: "with toJSON",
+    toJSON() {
+      return { role: "assistant", content: "as json", timestamp: 6 };
+    },
+  },
   { role: new String("user"), content: "boxed role", timestamp: 7 },
   ["an", "array"],
 ];
@@ -85,7 +101,8 @@ describe("in-memory appends by fields", () => {
     expect(shape(n.sm.getBranch(), n.ids)).toEqual(shape(r.sm.getBranch(), r.ids));
     expect(shape(n.sm.getTree(), n.ids)).toEqual(shape(r.sm.getTree(), r.ids));
     expect(n.sm.getSessionName()).toBe(r.sm.getSessionName());
-    for (const [i, id] of n.ids.entries()) expect(shape(n.sm.getEntry(id), n.ids)).toEqual(shape(r.sm.getEntry(r.ids[i]), r.ids));
+    for (const [i, id] of n.ids.entries())
+      expect(shape(n.sm.getEntry(id), n.ids)).toEqual(shape(r.sm.getEntry(r.ids[i]), r.ids));
   });
 
   it("createBranchedSession and branch over field-appended entries equal the reference", () => {
@@ -225,7 +242,8 @@ describe("queued in-memory appends", () => {
   it("10,000 queued appends are handed over in one call and read back in order", () => {
     const n = nat.SessionManager.inMemory("/tmp/mem");
     const ids = [];
-    for (let k = 0; k < 10_000; k++) ids.push(n.appendMessage({ role: k % 2 ? "assistant" : "user", content: `m${k}`, timestamp: k }));
+    for (let k = 0; k < 10_000; k++)
+      ids.push(n.appendMessage({ role: k % 2 ? "assistant" : "user", content: `m${k}`, timestamp: k }));
     expect(n._q.length).toBe(10_000);
     const branch = n.getBranch();
     expect(branch.map((e) => e.id)).toEqual(ids);
@@ -256,7 +274,14 @@ describe("queued in-memory appends", () => {
     // wrote, and as for entries already handed over), so the walks follow the parent it was
     // appended with (the reference's follow the live parentId 42, found nowhere); the
     // objects handed back are the caller's, changed; nothing throws.
-    const boom = new Proxy({}, { get() { throw new Error("no role here"); } });
+    const boom = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("no role here");
+        },
+      },
+    );
     const more = (sm) => {
       const c = sm.appendCustomEntry("k", {});
       sm.getEntry(c).type = "no-such-type";
@@ -358,8 +383,12 @@ describe("append timestamps and buildSessionContext's messages", () => {
       ]);
       // An invalid date throws as toISOString does, on both sides.
       now = Number.NaN;
-      expect(() => nat.SessionManager.inMemory("/tmp/mem").appendMessage({ role: "user", content: "x", timestamp: 1 })).toThrow(RangeError);
-      expect(() => ref.SessionManager.inMemory("/tmp/mem").appendMessage({ role: "user", content: "x", timestamp: 1 })).toThrow(RangeError);
+      expect(() =>
+        nat.SessionManager.inMemory("/tmp/mem").appendMessage({ role: "user", content: "x", timestamp: 1 }),
+      ).toThrow(RangeError);
+      expect(() =>
+        ref.SessionManager.inMemory("/tmp/mem").appendMessage({ role: "user", content: "x", timestamp: 1 }),
+      ).toThrow(RangeError);
     } finally {
       globalThis.Date = RealDate;
     }
@@ -421,7 +450,10 @@ describe("buildSessionContext over queued appends, without a hand-over", () => {
     const RealDate = installClock(() => Date.UTC(2026, 0, 2));
     try {
       const out = {};
-      for (const [name, SM] of [["ref", ref.SessionManager], ["nat", nat.SessionManager]]) {
+      for (const [name, SM] of [
+        ["ref", ref.SessionManager],
+        ["nat", nat.SessionManager],
+      ]) {
         const sm = SM.inMemory("/tmp/mem");
         const ids = [];
         steps(sm, ids);
@@ -448,12 +480,22 @@ describe("buildSessionContext over queued appends, without a hand-over", () => {
     }
   }
   const u = (text) => ({ role: "user", content: text, timestamp: 1 });
-  const a = (text, model = "m") => ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model, timestamp: 2 });
+  const a = (text, model = "m") => ({
+    role: "assistant",
+    content: [{ type: "text", text }],
+    provider: "p",
+    model,
+    timestamp: 2,
+  });
 
   it("a fresh session: messages, settings and custom messages, all queued", () => {
     const r = both((sm, ids) => {
       ids.push(sm.appendMessage(u("one")), sm.appendThinkingLevelChange("high"), sm.appendMessage(a("two", "m1")));
-      ids.push(sm.appendModelChange("prov", "m2"), sm.appendCustomEntry("k", { x: 1 }), sm.appendCustomMessageEntry("k", "shown", true));
+      ids.push(
+        sm.appendModelChange("prov", "m2"),
+        sm.appendCustomEntry("k", { x: 1 }),
+        sm.appendCustomMessageEntry("k", "shown", true),
+      );
       ids.push(sm.appendSessionInfo("name"), sm.appendMessage(u("three")));
     });
     expect(r.context.messages.length).toBe(4);
@@ -470,7 +512,11 @@ describe("buildSessionContext over queued appends, without a hand-over", () => {
       sm.appendContextEdit(ids[4], null);
       sm.appendThinkingLevelChange("low");
       // Queued from here on.
-      ids.push(sm.appendMessage(u("five")), sm.appendMessage(a("six")), sm.appendCustomMessageEntry("k", [{ type: "text", text: "c" }], false));
+      ids.push(
+        sm.appendMessage(u("five")),
+        sm.appendMessage(a("six")),
+        sm.appendCustomMessageEntry("k", [{ type: "text", text: "c" }], false),
+      );
     });
   });
 
@@ -497,7 +543,14 @@ describe("buildSessionContext over queued appends, without a hand-over", () => {
       header,
       { type: "message", id: "aaaaaaaa", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: u("one") },
       // An edit of an id that does not exist yet (a file may hold one).
-      { type: "context_edit", id: "bbbbbbbb", parentId: "aaaaaaaa", timestamp: "2026-01-01T00:00:02.000Z", targetId: "cccccccc", replacement: { content: "edited later" } },
+      {
+        type: "context_edit",
+        id: "bbbbbbbb",
+        parentId: "aaaaaaaa",
+        timestamp: "2026-01-01T00:00:02.000Z",
+        targetId: "cccccccc",
+        replacement: { content: "edited later" },
+      },
     ];
     crypto.randomUUID = () => "cccccccc-0000-4000-8000-000000000000";
     syncBuiltinESMExports();
@@ -549,31 +602,51 @@ describe("queued appends and every other operation, seeded random sequences", ()
             const { sm, ids } = side;
             const pick = () => (ids.length ? ids[x % ids.length] : null);
             const onBranch = () => {
-              const b = sm.getBranch().filter((e) => e.type === "message" && ["user", "assistant", "toolResult"].includes(e.message.role));
+              const b = sm
+                .getBranch()
+                .filter((e) => e.type === "message" && ["user", "assistant", "toolResult"].includes(e.message.role));
               return b.length ? b[x % b.length].id : null;
             };
             if (op < 30) ids.push(sm.appendMessage({ role: "user", content: `u${x}`, timestamp: x }));
-            else if (op < 50) ids.push(sm.appendMessage({ role: "assistant", content: [{ type: "text", text: `a${x}` }], provider: "p", model: `m${x % 3}`, timestamp: x }));
+            else if (op < 50)
+              ids.push(
+                sm.appendMessage({
+                  role: "assistant",
+                  content: [{ type: "text", text: `a${x}` }],
+                  provider: "p",
+                  model: `m${x % 3}`,
+                  timestamp: x,
+                }),
+              );
             else if (op < 55) ids.push(sm.appendThinkingLevelChange(["low", "high"][x % 2]));
             else if (op < 60) ids.push(sm.appendModelChange("q", `n${x % 4}`));
             else if (op < 64) ids.push(sm.appendCustomMessageEntry("k", `c${x}`, x % 2 === 0));
             else if (op < 67) ids.push(sm.appendCustomEntry("k", { x }));
             else if (op < 72 && pick() !== null) sm.branch(pick());
             else if (op < 74) sm.resetLeaf();
-            else if (op < 78 && onBranch() !== null) sm.appendContextEdit(onBranch(), x % 3 ? { content: `e${x}` } : null);
+            else if (op < 78 && onBranch() !== null)
+              sm.appendContextEdit(onBranch(), x % 3 ? { content: `e${x}` } : null);
             else if (op < 82 && onBranch() !== null) ids.push(sm.appendCompaction(`sum${x}`, onBranch(), x));
             else if (op < 85 && pick() !== null) ids.push(sm.branchWithSummary(pick(), `bs${x}`));
             else if (op < 88 && pick() !== null) ids.push(sm.appendLabelChange(pick(), `l${x}`));
           }
           const [r, n] = sides;
           if (op % 3 === 0 || op >= 88) {
-            const got = { ctx: shape(n.sm.buildSessionContext(), n.ids), entries: shape(n.sm.buildContextEntries(), n.ids) };
-            const want = { ctx: shape(r.sm.buildSessionContext(), r.ids), entries: shape(r.sm.buildContextEntries(), r.ids) };
+            const got = {
+              ctx: shape(n.sm.buildSessionContext(), n.ids),
+              entries: shape(n.sm.buildContextEntries(), n.ids),
+            };
+            const want = {
+              ctx: shape(r.sm.buildSessionContext(), r.ids),
+              entries: shape(r.sm.buildContextEntries(), r.ids),
+            };
             expect(got).toEqual(want);
           }
           if (op >= 95) expect(shape(n.sm.getBranch(), n.ids)).toEqual(shape(r.sm.getBranch(), r.ids));
         }
-        expect(shape(sides[1].sm.buildSessionProjection(), sides[1].ids)).toEqual(shape(sides[0].sm.buildSessionProjection(), sides[0].ids));
+        expect(shape(sides[1].sm.buildSessionProjection(), sides[1].ids)).toEqual(
+          shape(sides[0].sm.buildSessionProjection(), sides[0].ids),
+        );
       }
       expect(seen.without).toBeGreaterThan(1000);
     } finally {
@@ -587,7 +660,11 @@ describe("queued contexts: review findings (session 9)", () => {
   const H = { type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp/mem" };
   const at = (s) => `2026-01-01T00:00:0${s}.000Z`;
   const msg = (role, content, extra = {}) => ({ role, content, timestamp: 1, ...extra });
-  const show = (c) => ({ messages: c.messages.map((m) => m.content ?? m.summary), thinkingLevel: c.thinkingLevel, model: c.model });
+  const show = (c) => ({
+    messages: c.messages.map((m) => m.content ?? m.summary),
+    thinkingLevel: c.thinkingLevel,
+    model: c.model,
+  });
   const sides = [
     ["ref", ref.SessionManager],
     ["nat", nat.SessionManager],
@@ -597,7 +674,10 @@ describe("queued contexts: review findings (session 9)", () => {
     for (const id of [0, "", false, undefined]) {
       const out = {};
       for (const [name, SM] of sides) {
-        const sm = SM.inMemory("/tmp/mem", undefined, [H, { type: "message", id, parentId: null, timestamp: at(1), message: msg("user", "old") }]);
+        const sm = SM.inMemory("/tmp/mem", undefined, [
+          H,
+          { type: "message", id, parentId: null, timestamp: at(1), message: msg("user", "old") },
+        ]);
         sm.appendMessage(msg("user", "new"));
         out[name] = { ctx: show(sm.buildSessionContext()), entries: sm.buildContextEntries().length };
       }
@@ -613,8 +693,22 @@ describe("queued contexts: review findings (session 9)", () => {
       H,
       { type: "thinking_level_change", id: "t1", parentId: null, timestamp: at(1), thinkingLevel: "low" },
       { type: "message", id: "a1", parentId: "t1", timestamp: at(2), message: msg("user", "old") },
-      { type: "message", id: "a2", parentId: "a1", timestamp: at(3), message: msg("assistant", "old reply", { provider: "p", model: "m" }) },
-      { type: "compaction", id: "c1", parentId: "a2", timestamp: at(4), summary: "sum", firstKeptEntryId: "a2", tokensBefore: 5 },
+      {
+        type: "message",
+        id: "a2",
+        parentId: "a1",
+        timestamp: at(3),
+        message: msg("assistant", "old reply", { provider: "p", model: "m" }),
+      },
+      {
+        type: "compaction",
+        id: "c1",
+        parentId: "a2",
+        timestamp: at(4),
+        summary: "sum",
+        firstKeptEntryId: "a2",
+        tokensBefore: 5,
+      },
     ];
     writeFileSync(file, `${lines.map((e) => JSON.stringify(e)).join("\n")}\n`);
     const run = (SM, touch) => {
@@ -624,7 +718,11 @@ describe("queued contexts: review findings (session 9)", () => {
       sm.appendThinkingLevelChange("high");
       sm.appendModelChange("q", "new-model");
       sm.appendMessage(msg("user", "new"));
-      return { first: show(sm.buildSessionContext()), second: show(sm.buildSessionContext()), entries: sm.buildContextEntries().length };
+      return {
+        first: show(sm.buildSessionContext()),
+        second: show(sm.buildSessionContext()),
+        entries: sm.buildContextEntries().length,
+      };
     };
     // Nothing parsed; or only the selected entries parsed (the thinking entry Rust points at is not).
     const touchTwo = (sm) => {
@@ -644,8 +742,20 @@ describe("queued contexts: review findings (session 9)", () => {
 
   it("message getters are read in the reference's order (role first)", () => {
     const cases = [
-      { content: "x", timestamp: 1, get role() { throw new Error("role getter"); } },
-      { role: "custom", timestamp: 1, get content() { throw new Error("content getter"); } },
+      {
+        content: "x",
+        timestamp: 1,
+        get role() {
+          throw new Error("role getter");
+        },
+      },
+      {
+        role: "custom",
+        timestamp: 1,
+        get content() {
+          throw new Error("content getter");
+        },
+      },
     ];
     for (const make of [() => cases[0], () => cases[1]]) {
       const out = {};
@@ -691,7 +801,9 @@ describe("queued contexts: review findings (session 9)", () => {
           return 0;
         }
       };
-      expect(nat.SessionManager.inMemory("/tmp/mem").getHeader().timestamp).toBe(ref.SessionManager.inMemory("/tmp/mem").getHeader().timestamp);
+      expect(nat.SessionManager.inMemory("/tmp/mem").getHeader().timestamp).toBe(
+        ref.SessionManager.inMemory("/tmp/mem").getHeader().timestamp,
+      );
     } finally {
       RealDate.prototype.toISOString = realIso;
       globalThis.Date = RealDate;
@@ -699,7 +811,11 @@ describe("queued contexts: review findings (session 9)", () => {
   });
 
   it("a session whose last entry has a null id has a null leaf and an empty context", () => {
-    const entries = () => [H, { type: "message", id: "a", parentId: null, timestamp: at(1), message: msg("user", "a") }, { type: "message", id: null, parentId: "a", timestamp: at(2), message: msg("user", "b") }];
+    const entries = () => [
+      H,
+      { type: "message", id: "a", parentId: null, timestamp: at(1), message: msg("user", "a") },
+      { type: "message", id: null, parentId: "a", timestamp: at(2), message: msg("user", "b") },
+    ];
     const out = {};
     for (const [name, SM] of sides) {
       const sm = SM.inMemory("/tmp/mem", undefined, entries());

@@ -19,28 +19,84 @@ function sessionLines() {
   const ts = () => `2025-01-01T00:00:${String(n % 60).padStart(2, "0")}.000Z`;
   const add = (o) => {
     const id = `e${n++}`;
-    lines.push(JSON.stringify(typeof o === "function" ? o(id, parent) : { type: o.type, id, parentId: parent, timestamp: ts(), ...o.rest }));
+    lines.push(
+      JSON.stringify(
+        typeof o === "function" ? o(id, parent) : { type: o.type, id, parentId: parent, timestamp: ts(), ...o.rest },
+      ),
+    );
     parent = id;
     return id;
   };
   for (let i = 0; i < 120; i++) {
     const t = big((i * 53) % 700, `t${i}`);
-    const id = add({ type: "message", rest: { message: i % 2 ? { role: "user", content: t, timestamp: i } : { role: "assistant", content: [{ type: "text", text: t }], provider: "p", model: "m", usage: { input: i }, stopReason: "stop", timestamp: i } } });
-    if (i % 17 === 3) add({ type: "compaction", rest: { summary: big(300, "sum"), firstKeptEntryId: id, tokensBefore: 10, details: { readFiles: [big(200)] }, fromHook: false } });
+    const id = add({
+      type: "message",
+      rest: {
+        message:
+          i % 2
+            ? { role: "user", content: t, timestamp: i }
+            : {
+                role: "assistant",
+                content: [{ type: "text", text: t }],
+                provider: "p",
+                model: "m",
+                usage: { input: i },
+                stopReason: "stop",
+                timestamp: i,
+              },
+      },
+    });
+    if (i % 17 === 3)
+      add({
+        type: "compaction",
+        rest: {
+          summary: big(300, "sum"),
+          firstKeptEntryId: id,
+          tokensBefore: 10,
+          details: { readFiles: [big(200)] },
+          fromHook: false,
+        },
+      });
     if (i % 19 === 5) add({ type: "custom", rest: { customType: "ext", data: { k: big(400) } } });
     if (i % 23 === 7) add({ type: "branch_summary", rest: { fromId: id, summary: big(500, "bs") } });
-    if (i % 29 === 11) add({ type: "custom_message", rest: { customType: "cm", content: big(300), display: true, details: { a: [1, 2] } } });
+    if (i % 29 === 11)
+      add({
+        type: "custom_message",
+        rest: { customType: "cm", content: big(300), display: true, details: { a: [1, 2] } },
+      });
     if (i % 31 === 13) add({ type: "label", rest: { targetId: id, label: big(150, "long label") } });
     // Heavy key first, light keys after it, in an unusual order.
-    if (i % 37 === 17) add((id2, p) => ({ data: { blob: big(300) }, type: "custom", customType: "first", id: id2, parentId: p, timestamp: ts(), z: 1 }));
+    if (i % 37 === 17)
+      add((id2, p) => ({
+        data: { blob: big(300) },
+        type: "custom",
+        customType: "first",
+        id: id2,
+        parentId: p,
+        timestamp: ts(),
+        z: 1,
+      }));
     // Digit keys, __proto__, an escaped key: parsed whole (no shell).
-    if (i % 41 === 19) add((id2, p) => ({ type: "custom", id: id2, parentId: p, timestamp: ts(), 7: "seven", data: big(200) }));
-    if (i % 43 === 21) lines.push(`{"type":"custom","id":"p${i}","parentId":"${parent}","timestamp":"${ts()}","__proto__":{"x":1},"data":"${big(200)}"}`);
-    if (i % 47 === 23) lines.push(`{"type":"custom","id":"q${i}","parentId":"${parent}","timestamp":"${ts()}","data":"${big(200)}","\\u0061b":2}`);
+    if (i % 41 === 19)
+      add((id2, p) => ({ type: "custom", id: id2, parentId: p, timestamp: ts(), 7: "seven", data: big(200) }));
+    if (i % 43 === 21)
+      lines.push(
+        `{"type":"custom","id":"p${i}","parentId":"${parent}","timestamp":"${ts()}","__proto__":{"x":1},"data":"${big(200)}"}`,
+      );
+    if (i % 47 === 23)
+      lines.push(
+        `{"type":"custom","id":"q${i}","parentId":"${parent}","timestamp":"${ts()}","data":"${big(200)}","\\u0061b":2}`,
+      );
     // Duplicate keys (JSON.parse: first place, last value), heavy and light either way round,
     // and two message keys.
-    if (i % 53 === 29) lines.push(`{"type":"custom","id":"d${i}","parentId":"${parent}","data":{"k":"${big(200)}"},"timestamp":"${ts()}","data":"${big(150, "second")}","z":1,"z":{"w":"${big(140)}"}}`);
-    if (i % 59 === 31) lines.push(`{"type":"message","id":"m${i}","parentId":"${parent}","message":{"role":"user","content":"${big(300)}"},"timestamp":"${ts()}","message":{"role":"assistant","content":[{"type":"text","text":"${big(200, "two")}"}],"content":"x"}}`);
+    if (i % 53 === 29)
+      lines.push(
+        `{"type":"custom","id":"d${i}","parentId":"${parent}","data":{"k":"${big(200)}"},"timestamp":"${ts()}","data":"${big(150, "second")}","z":1,"z":{"w":"${big(140)}"}}`,
+      );
+    if (i % 59 === 31)
+      lines.push(
+        `{"type":"message","id":"m${i}","parentId":"${parent}","message":{"role":"user","content":"${big(300)}"},"timestamp":"${ts()}","message":{"role":"assistant","content":[{"type":"text","text":"${big(200, "two")}"}],"content":"x"}}`,
+      );
     if (i % 50 === 49) parent = `e${n - 15}`;
   }
   return lines;
@@ -69,14 +125,18 @@ function openBoth(bytes = BYTES, env = {}) {
 }
 
 /** Whether `o` has a key that is still an accessor. */
-const hasAccessor = (o) => o !== null && typeof o === "object" && Object.values(Object.getOwnPropertyDescriptors(o)).some((d) => d.get);
+const hasAccessor = (o) =>
+  o !== null && typeof o === "object" && Object.values(Object.getOwnPropertyDescriptors(o)).some((d) => d.get);
 /** How many entries of `arr` (or their messages) still have lazy keys. */
-const unfilledCount = (arr) => arr.filter((e) => hasAccessor(e) || hasAccessor(Object.getOwnPropertyDescriptor(e, "message")?.value)).length;
+const unfilledCount = (arr) =>
+  arr.filter((e) => hasAccessor(e) || hasAccessor(Object.getOwnPropertyDescriptor(e, "message")?.value)).length;
 
 /** The last message entry whose `message` is still lazy. */
-const lastLazyMessage = (arr) => arr.findLast((e) => e.type === "message" && hasAccessor(Object.getOwnPropertyDescriptor(e, "message").value));
+const lastLazyMessage = (arr) =>
+  arr.findLast((e) => e.type === "message" && hasAccessor(Object.getOwnPropertyDescriptor(e, "message").value));
 
-const keyPaths = (v, p = "") => (v && typeof v === "object" ? Object.keys(v).flatMap((k) => [`${p}.${k}`, ...keyPaths(v[k], `${p}.${k}`)]) : []);
+const keyPaths = (v, p = "") =>
+  v && typeof v === "object" ? Object.keys(v).flatMap((k) => [`${p}.${k}`, ...keyPaths(v[k], `${p}.${k}`)]) : [];
 
 /** Ways of reading an array of entries, each one the first thing done with it. */
 const ways = {
@@ -95,14 +155,16 @@ const ways = {
       for (const k in e) ks.push(k);
       return ks.join(",");
     }),
-  inOperator: (a) => a.map((e) => ["message", "summary", "data", "details", "nope"].map((k) => k in e && Object.hasOwn(e, k)).join()),
+  inOperator: (a) =>
+    a.map((e) => ["message", "summary", "data", "details", "nope"].map((k) => k in e && Object.hasOwn(e, k)).join()),
   some: (a) => a.some((e) => e.type === "thinking_level_change"),
   find: (a) => j(a.find((e) => e.type === "message" && e.message.role === "user")),
   findLast: (a) => j(a.findLast((e) => e.type === "message" && e.message.role === "assistant")),
   filter: (a) => j(a.filter((e) => e.type === "custom" || e.type === "compaction")),
   map: (a) => a.map((e) => (e.type === "message" ? typeof e.message.content : e.type)),
   reverseWalk: (a) => {
-    for (let k = a.length - 1; k >= 0; k--) if (a[k].type === "message" && a[k].message.role === "assistant") return j(a[k].message.usage);
+    for (let k = a.length - 1; k >= 0; k--)
+      if (a[k].type === "message" && a[k].message.role === "assistant") return j(a[k].message.usage);
     return null;
   },
   spread: (a) => a.map((e) => j({ ...e })),
@@ -116,7 +178,8 @@ const ways = {
   inspect: (a) => inspect(a.slice(0, 9), { depth: 6 }),
   inspectOne: (a) => inspect(a[a.length - 1]),
   inspectAll: (a) => inspect(a, { depth: 3, maxArrayLength: null }),
-  proto: (a) => a.every((e) => Object.getPrototypeOf(e) === Object.prototype && Object.isExtensible(e) && !Object.isFrozen(e)),
+  proto: (a) =>
+    a.every((e) => Object.getPrototypeOf(e) === Object.prototype && Object.isExtensible(e) && !Object.isFrozen(e)),
   // A second read of a lazily made field gives the very same object.
   strictEqual: (a) =>
     a.map((e) => {
@@ -175,12 +238,27 @@ describe("lazy entries: each way of reading, first, native vs reference (issue 2
     expect(unfilledCount(branch)).toBe(heavy);
     const e = lastLazyMessage(branch);
     const m = e.message;
-    expect(Object.getOwnPropertyDescriptor(e, "message")).toEqual({ value: m, writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(e, "message")).toEqual({
+      value: m,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
     const d0 = Object.getOwnPropertyDescriptor(m, "content");
-    expect([typeof d0.get, typeof d0.set, d0.enumerable, d0.configurable]).toEqual(["function", "function", true, true]);
+    expect([typeof d0.get, typeof d0.set, d0.enumerable, d0.configurable]).toEqual([
+      "function",
+      "function",
+      true,
+      true,
+    ]);
     expect(Object.getOwnPropertySymbols(m)).toEqual([inspect.custom]);
     void m.content;
-    expect(Object.getOwnPropertyDescriptor(m, "content")).toEqual({ value: m.content, writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(m, "content")).toEqual({
+      value: m.content,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
     expect(Object.getOwnPropertySymbols(m)).toEqual([]);
     expect(e.message).toBe(m);
     expect(unfilledCount(branch)).toBe(heavy - 1);
@@ -191,7 +269,13 @@ describe("lazy entries: each way of reading, first, native vs reference (issue 2
     const ba = a.getEntries();
     const bb = b.getEntries();
     JSON.stringify(bb);
-    const desc = (arr) => arr.map((e) => [Reflect.ownKeys(e).map(String), Object.entries(Object.getOwnPropertyDescriptors(e)).map(([k, d]) => `${k}:${"value" in d}:${d.writable}:${d.enumerable}:${d.configurable}`)]);
+    const desc = (arr) =>
+      arr.map((e) => [
+        Reflect.ownKeys(e).map(String),
+        Object.entries(Object.getOwnPropertyDescriptors(e)).map(
+          ([k, d]) => `${k}:${"value" in d}:${d.writable}:${d.enumerable}:${d.configurable}`,
+        ),
+      ]);
     expect(desc(bb)).toEqual(desc(ba));
     expect(unfilledCount(bb)).toBe(0);
   });
@@ -216,7 +300,12 @@ describe("lazy entries: each way of reading, first, native vs reference (issue 2
     const msgs = b.buildSessionContext().messages;
     const entries = b.buildContextEntries();
     for (const e of entries.filter((x) => x.type === "message")) expect(msgs).toContain(e.message);
-    expect(branch.filter((e) => e.type === "message").slice(-5).every((e) => msgs.includes(e.message))).toBe(true);
+    expect(
+      branch
+        .filter((e) => e.type === "message")
+        .slice(-5)
+        .every((e) => msgs.includes(e.message)),
+    ).toBe(true);
   });
 
   test("writes before the first read: assign, delete, define, freeze, seal, preventExtensions", () => {
@@ -236,7 +325,14 @@ describe("lazy entries: each way of reading, first, native vs reference (issue 2
       Object.freeze(arr[3]);
       Object.seal(arr[4]);
       Object.preventExtensions(arr[5]);
-      const out = arr.map((e) => [j(e), Object.keys(e).join(), Object.isFrozen(e), Object.isSealed(e), Object.isExtensible(e), j(e.message?.content)]);
+      const out = arr.map((e) => [
+        j(e),
+        Object.keys(e).join(),
+        Object.isFrozen(e),
+        Object.isSealed(e),
+        Object.isExtensible(e),
+        j(e.message?.content),
+      ]);
       // Writes to a frozen entry are refused as for a frozen data property (modules are strict).
       let threw = false;
       try {

@@ -13,14 +13,31 @@ beforeAll(() => {
   mkdirSync(dir);
   const body = "y".repeat(3000);
   for (let f = 0; f < N; f++) {
-    const lines = [JSON.stringify({ type: "session", version: 3, id: `s${f}`, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/w" })];
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: `s${f}`, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/w" }),
+    ];
     let parent = null;
     for (let i = 0; i < 30; i++) {
       const id = `${f}-${i}`;
-      lines.push(JSON.stringify({ type: "message", id, parentId: parent, timestamp: "2025-01-01T00:00:01.000Z", message: { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `${f} ${body}` }], timestamp: 1 + i } }));
+      lines.push(
+        JSON.stringify({
+          type: "message",
+          id,
+          parentId: parent,
+          timestamp: "2025-01-01T00:00:01.000Z",
+          message: {
+            role: i % 2 ? "assistant" : "user",
+            content: [{ type: "text", text: `${f} ${body}` }],
+            timestamp: 1 + i,
+          },
+        }),
+      );
       parent = id;
     }
-    writeFileSync(join(dir, `2025-01-01T00-00-${String(f % 60).padStart(2, "0")}-${String(f).padStart(3, "0")}Z_s${f}.jsonl`), lines.join("\n") + "\n");
+    writeFileSync(
+      join(dir, `2025-01-01T00-00-${String(f % 60).padStart(2, "0")}-${String(f).padStart(3, "0")}Z_s${f}.jsonl`),
+      lines.join("\n") + "\n",
+    );
   }
   process.env.PI_SESSION_NATIVE_NO_INDEX = "1";
 });
@@ -78,7 +95,9 @@ for (const [name, run] of Object.entries(runs)) {
     process.env.PI_SESSION_NATIVE_PROGRESS_MS = "0";
     const a = await calls(run(ref.SessionManager));
     const b = await calls(run(nat.SessionManager));
-    expect(b.seen.map((c) => [c.loaded, c.total, c.partial === undefined])).toEqual(a.seen.map((c) => [c.loaded, c.total, c.partial === undefined]));
+    expect(b.seen.map((c) => [c.loaded, c.total, c.partial === undefined])).toEqual(
+      a.seen.map((c) => [c.loaded, c.total, c.partial === undefined]),
+    );
   });
 
   test(`${name}: default interval: fewer calls on a slow callback, same first, last and result`, async () => {
@@ -108,8 +127,16 @@ for (const [name, run] of Object.entries(runs)) {
     for (const SM of [ref.SessionManager, nat.SessionManager]) {
       const c = new AbortController();
       const reason = new Error("stop");
-      const p = name === "list" ? SM.list("/w", dir, () => c.abort(reason), c.signal) : SM.listAll(dir, () => c.abort(reason), c.signal);
-      reasons.push(await p.then(() => null, (e) => e === reason));
+      const p =
+        name === "list"
+          ? SM.list("/w", dir, () => c.abort(reason), c.signal)
+          : SM.listAll(dir, () => c.abort(reason), c.signal);
+      reasons.push(
+        await p.then(
+          () => null,
+          (e) => e === reason,
+        ),
+      );
     }
     expect(reasons).toEqual([true, true]);
   });

@@ -3,7 +3,18 @@
 // index files, pathological queries.
 import { describe, it, expect } from "vitest";
 import { spawn, execFileSync } from "node:child_process";
-import { chmodSync, chownSync, lstatSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, mkdirSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  mkdirSync,
+} from "node:fs";
 import { join } from "node:path";
 import { nat, root, tmp } from "./helpers.mjs";
 
@@ -55,7 +66,15 @@ function scan(dir, needle) {
         if (!line.trim()) continue;
         const e = JSON.parse(line);
         const c = e.message?.content;
-        const t = typeof c === "string" ? c : Array.isArray(c) ? c.filter((b) => b.type === "text").map((b) => b.text).join("\n") : "";
+        const t =
+          typeof c === "string"
+            ? c
+            : Array.isArray(c)
+              ? c
+                  .filter((b) => b.type === "text")
+                  .map((b) => b.text)
+                  .join("\n")
+              : "";
         if (t.toLowerCase().includes(needle.toLowerCase())) out.push(`${path}#${e.id}`);
       }
     }
@@ -102,7 +121,9 @@ describe("searchSessions", () => {
     expect(byCwd.length).toBe(10);
     expect(byCwd.every((h) => h.cwd === "/proj/1")).toBe(true);
     expect(await searchSessions("walrus", { sessionDir: dir, roles: ["user"] })).toEqual([]);
-    expect((await searchSessions("walrus", { sessionDir: dir, tools: ["read"], branch: "all", limit: 1000 })).length).toBe(30);
+    expect(
+      (await searchSessions("walrus", { sessionDir: dir, tools: ["read"], branch: "all", limit: 1000 })).length,
+    ).toBe(30);
     expect(await searchSessions("walrus", { sessionDir: dir, tools: ["bash"] })).toEqual([]);
     expect(await searchSessions("walrus", { sessionDir: dir, since: Date.now() + 60_000 })).toEqual([]);
     expect((await searchSessions("walrus", { sessionDir: dir, until: new Date(Date.now() + 60_000) })).length).toBe(20);
@@ -124,7 +145,9 @@ describe("searchSessions", () => {
     // A prefix (uuid v7: the first 13 characters are the creation millisecond, which
     // sessions made in the same millisecond share): every session it names, that one among them.
     const prefix = f.sessionId.slice(0, 13);
-    const byId = (await searchSessions(prefix, { sessionDir: dir, limit: 1000 })).filter((h) => h.match === "sessionId");
+    const byId = (await searchSessions(prefix, { sessionDir: dir, limit: 1000 })).filter(
+      (h) => h.match === "sessionId",
+    );
     expect(byId.map((h) => h.sessionPath)).toContain(f.path);
     for (const h of byId) expect(h.sessionId.startsWith(prefix)).toBe(true);
   });

@@ -17,15 +17,19 @@ const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "psn-store-scale-"));
 process.env.PI_CODING_AGENT_DIR = path.join(ROOT, "agent");
 afterAll(() => fs.rmSync(ROOT, { recursive: true, force: true }));
 
-const { SessionManager: Ref } = await import("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
+const { SessionManager: Ref } = await import(
+  "../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
+);
 const native = require("../lib/native.js");
 const disc = require("../lib/discovery.js");
 
 const PAST = Date.now() / 1000 - 3600;
 const ts = (i) => new Date(Date.UTC(2024, 0, 1) + i * 60000).toISOString();
 const line = (o) => JSON.stringify(o);
-const hdr = (id, i, extra = {}) => line({ type: "session", version: 3, id, timestamp: ts(i), cwd: "/proj/a", ...extra });
-const msg = (role, content, i) => line({ type: "message", id: `m${i}`, parentId: null, timestamp: ts(i), message: { role, content } });
+const hdr = (id, i, extra = {}) =>
+  line({ type: "session", version: 3, id, timestamp: ts(i), cwd: "/proj/a", ...extra });
+const msg = (role, content, i) =>
+  line({ type: "message", id: `m${i}`, parentId: null, timestamp: ts(i), message: { role, content } });
 
 function write(dir, name, lines, age = 0) {
   const f = path.join(dir, name);
@@ -37,11 +41,38 @@ function write(dir, name, lines, age = 0) {
 /** A directory of sessions with every kind of text a SessionInfo can hold. */
 function store() {
   const dir = fs.mkdtempSync(path.join(ROOT, "s-"));
-  write(dir, "a.jsonl", [hdr("a", 0), msg("user", "first question", 1), msg("assistant", [{ type: "text", text: "an answer" }, { type: "image" }, { type: "text", text: "two" }], 2)]);
+  write(dir, "a.jsonl", [
+    hdr("a", 0),
+    msg("user", "first question", 1),
+    msg("assistant", [{ type: "text", text: "an answer" }, { type: "image" }, { type: "text", text: "two" }], 2),
+  ]);
   write(dir, "b.jsonl", [hdr("b", 3)], 1);
-  write(dir, "c.jsonl", [hdr("c", 4), msg("assistant", "only the assistant", 5), line({ type: "session_info", name: " named " })], 2);
-  write(dir, "d.jsonl", [hdr("d", 6, { parentSession: "/x/y.jsonl" }), msg("user", "lone \ud83d surrogate \u00e9 \u{1F600}", 7), msg("user", "second", 8)], 3);
-  write(dir, "e.jsonl", [hdr("e", 9), msg("toolResult", "tool text is not listed", 10), msg("user", [{ type: "text", text: "x".repeat(200_000) }], 11)], 4);
+  write(
+    dir,
+    "c.jsonl",
+    [hdr("c", 4), msg("assistant", "only the assistant", 5), line({ type: "session_info", name: " named " })],
+    2,
+  );
+  write(
+    dir,
+    "d.jsonl",
+    [
+      hdr("d", 6, { parentSession: "/x/y.jsonl" }),
+      msg("user", "lone \ud83d surrogate \u00e9 \u{1F600}", 7),
+      msg("user", "second", 8),
+    ],
+    3,
+  );
+  write(
+    dir,
+    "e.jsonl",
+    [
+      hdr("e", 9),
+      msg("toolResult", "tool text is not listed", 10),
+      msg("user", [{ type: "text", text: "x".repeat(200_000) }], 11),
+    ],
+    4,
+  );
   write(dir, "f.jsonl", [hdr("f", 12), msg("assistant", "before", 13), msg("user", "after the assistant", 14)], 5);
   return dir;
 }
@@ -75,7 +106,14 @@ describe("a lazily produced SessionInfo is the reference's for every use", () =>
     structuredClone: (l) => util.inspect(structuredClone(l)),
     "Object.keys order": (l) => JSON.stringify(l.map((s) => Object.keys(s))),
     "Object.entries": (l) => util.inspect(l.map((s) => Object.entries(s))),
-    "for...in": (l) => JSON.stringify(l.map((s) => { const k = []; for (const x in s) k.push(x, s[x]); return k; })),
+    "for...in": (l) =>
+      JSON.stringify(
+        l.map((s) => {
+          const k = [];
+          for (const x in s) k.push(x, s[x]);
+          return k;
+        }),
+      ),
     "util.inspect": (l) => util.inspect(l),
     "util.inspect, one object, colors": (l) => util.inspect(l[0], { colors: true }),
     "util.inspect, depth 0": (l) => util.inspect(l, { depth: 0 }),
@@ -83,13 +121,17 @@ describe("a lazily produced SessionInfo is the reference's for every use", () =>
     "util.inspect, showHidden": (l) => util.inspect(l, { showHidden: true }),
     "util.format %o": (l) => util.format("%o", l[1]),
     "console.log-like nesting": (l) => util.inspect({ sessions: l, n: l.length }, { depth: 4 }),
-    "property reads": (l) => JSON.stringify(l.map((s) => [s.firstMessage, s.allMessagesText.length, s.allMessagesText])),
+    "property reads": (l) =>
+      JSON.stringify(l.map((s) => [s.firstMessage, s.allMessagesText.length, s.allMessagesText])),
     "descriptors after a read": (l) =>
       JSON.stringify(
         l.map((s) => {
           void s.firstMessage;
           void s.allMessagesText;
-          return [Object.getOwnPropertyDescriptor(s, "firstMessage"), Object.getOwnPropertyDescriptor(s, "allMessagesText")];
+          return [
+            Object.getOwnPropertyDescriptor(s, "firstMessage"),
+            Object.getOwnPropertyDescriptor(s, "allMessagesText"),
+          ];
         }),
       ),
   };
@@ -138,7 +180,12 @@ describe("a lazily produced SessionInfo is the reference's for every use", () =>
     expect(frozen.allMessagesText).toBe(r[0].allMessagesText);
     const s = (await nat())[1];
     s.allMessagesText = "set before any read";
-    expect(Object.getOwnPropertyDescriptor(s, "allMessagesText")).toEqual({ value: "set before any read", writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(s, "allMessagesText")).toEqual({
+      value: "set before any read",
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
     expect(Object.keys(s)).toEqual(Object.keys(r[1]));
     expect(delete s.firstMessage).toBe(true);
     expect("firstMessage" in s).toBe(false);
@@ -160,23 +207,36 @@ describe("texts cost what the caller reads", () => {
     expect(await textReads(() => e.allMessagesText + e.allMessagesText)).toBe(0);
     expect(e.allMessagesText.length).toBe(200_000);
     // Sorting, filtering and counting as pi's picker does touch no text.
-    expect(await textReads(async () => (await nat()).filter((s) => s.name || s.messageCount > 0).sort((a, b) => b.modified - a.modified))).toBe(0);
+    expect(
+      await textReads(async () =>
+        (await nat()).filter((s) => s.name || s.messageCount > 0).sort((a, b) => b.modified - a.modified),
+      ),
+    ).toBe(0);
     // An empty text is a plain value from the start.
     const b = l.find((s) => s.id === "b");
-    expect(Object.getOwnPropertyDescriptor(b, "firstMessage")).toEqual({ value: "(no messages)", writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(b, "firstMessage")).toEqual({
+      value: "(no messages)",
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
     expect(Object.getOwnPropertyDescriptor(b, "allMessagesText").value).toBe("");
   });
 
   it("the index holds no text: far below 10% of the store, none of its words", async () => {
     const dir = fs.mkdtempSync(path.join(ROOT, "idx-"));
     const word = "walrus-unique-word";
-    for (let i = 0; i < 5; i++) write(dir, `s${i}.jsonl`, [hdr(`s${i}`, i), msg("user", `${word} `.repeat(20_000), i + 1)], i);
+    for (let i = 0; i < 5; i++)
+      write(dir, `s${i}.jsonl`, [hdr(`s${i}`, i), msg("user", `${word} `.repeat(20_000), i + 1)], i);
     // One session of a single long message (the issue's 300 MB case, small).
     write(dir, "long.jsonl", [hdr("long", 9), msg("user", "y".repeat(3_000_000), 10)], 9);
     const l = await disc.list("/proj/a", dir);
     expect(l.length).toBe(6);
     const idx = fs.readFileSync(path.join(dir, ".pi-session-index"));
-    const storeBytes = fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+    const storeBytes = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
     expect(idx.length).toBeLessThan(storeBytes / 1000);
     expect(idx.includes(word)).toBe(false);
     // From the index: the same objects and texts as the reference's.
@@ -250,7 +310,12 @@ describe("findById and continueRecent over many files (native batches)", () => {
     let first = hdr(id, i, { cwd });
     if (i % 13 === 5) first = first.replace(`"id":"${id}"`, `"id":"\\u0069d${i}"`);
     if (i % 17 === 9) first = line({ type: "message" });
-    write(dir, `f${String((i * 7919) % 700).padStart(3, "0")}-${i}.jsonl`, [first, msg("user", `q${i}`, i + 1)], (i * 37) % 500);
+    write(
+      dir,
+      `f${String((i * 7919) % 700).padStart(3, "0")}-${i}.jsonl`,
+      [first, msg("user", `q${i}`, i + 1)],
+      (i * 37) % 500,
+    );
   }
   const ids = ["id0", "id1", "id5", "id18", "id699", "dup0", "dup1", "dup4", "missing", "id9", "id22"];
   it("findById: the reference's file for every id, cwd filter on and off", () => {

@@ -61,7 +61,10 @@ describe("TypeScript declarations (index.d.ts)", () => {
       expect(errorLines.has(line), `no tsc error for negative.ts:${line}: ${text}\n${output}`).toBe(true);
     }
     // Only the intended errors: nothing else in the file (e.g. the import) may fail.
-    expect([...errorLines].every((l) => wrongCalls.some((w) => w.line === l)), output).toBe(true);
+    expect(
+      [...errorLines].every((l) => wrongCalls.some((w) => w.line === l)),
+      output,
+    ).toBe(true);
     expect(output).toMatch(/negative\.ts\(5,\d+\): error TS2345: Argument of type 'number' is not assignable/);
   });
 });
@@ -74,7 +77,9 @@ describe("binding.d.ts (the boundary's generated types, committed)", () => {
       return;
     }
     const diff = await new Promise((resolve) =>
-      execFile("git", ["diff", "--stat", "--", "binding.d.ts"], { cwd: root }, (err, stdout) => resolve(err ? `git failed: ${err.message}` : stdout)),
+      execFile("git", ["diff", "--stat", "--", "binding.d.ts"], { cwd: root }, (err, stdout) =>
+        resolve(err ? `git failed: ${err.message}` : stdout),
+      ),
     );
     expect(diff, "binding.d.ts differs from the committed one: commit the file `npm run build` wrote").toBe("");
   });

@@ -42,64 +42,70 @@ v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc");
 
 function withFile(fn) {
-	const dir = mkdtempSync(join(os.tmpdir(), "pi-append-floor-"));
-	const file = join(dir, "2025-06-01T09-00-00-000Z_01972ab8-2280-7fea-80db-57e26aa706a1.jsonl");
-	copyFileSync(SOURCE, file);
-	try {
-		return fn(dir, file);
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
+  const dir = mkdtempSync(join(os.tmpdir(), "pi-append-floor-"));
+  const file = join(dir, "2025-06-01T09-00-00-000Z_01972ab8-2280-7fea-80db-57e26aa706a1.jsonl");
+  copyFileSync(SOURCE, file);
+  try {
+    return fn(dir, file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function entries(each) {
-	let leaf = null;
-	const kept = [];
-	const t = performance.now();
-	for (const message of msgs) {
-		const e = { type: "message", id: crypto.randomUUID().slice(0, 8), parentId: leaf, timestamp: new Date().toISOString(), message };
-		each(JSON.stringify(e));
-		kept.push(e);
-		leaf = e.id;
-	}
-	return performance.now() - t;
+  let leaf = null;
+  const kept = [];
+  const t = performance.now();
+  for (const message of msgs) {
+    const e = {
+      type: "message",
+      id: crypto.randomUUID().slice(0, 8),
+      parentId: leaf,
+      timestamp: new Date().toISOString(),
+      message,
+    };
+    each(JSON.stringify(e));
+    kept.push(e);
+    leaf = e.id;
+  }
+  return performance.now() - t;
 }
 
 function appendMessages(sm) {
-	sm.getLeafId();
-	const t = performance.now();
-	for (const m of msgs) sm.appendMessage(m);
-	return performance.now() - t;
+  sm.getLeafId();
+  const t = performance.now();
+  for (const m of msgs) sm.appendMessage(m);
+  return performance.now() - t;
 }
 
 function native(fsync) {
-	const before = process.env.PI_SESSION_NATIVE_FSYNC;
-	process.env.PI_SESSION_NATIVE_FSYNC = fsync;
-	try {
-		return withFile((dir, file) => appendMessages(Native.open(file, dir)));
-	} finally {
-		if (before === undefined) delete process.env.PI_SESSION_NATIVE_FSYNC;
-		else process.env.PI_SESSION_NATIVE_FSYNC = before;
-	}
+  const before = process.env.PI_SESSION_NATIVE_FSYNC;
+  process.env.PI_SESSION_NATIVE_FSYNC = fsync;
+  try {
+    return withFile((dir, file) => appendMessages(Native.open(file, dir)));
+  } finally {
+    if (before === undefined) delete process.env.PI_SESSION_NATIVE_FSYNC;
+    else process.env.PI_SESSION_NATIVE_FSYNC = before;
+  }
 }
 
 const workloads = {
-	stringify: () => entries(() => {}),
-	"+ writeSync": () =>
-		withFile((_, file) => {
-			const fd = openSync(file, "a");
-			try {
-				return entries((line) => writeSync(fd, `${line}\n`));
-			} finally {
-				closeSync(fd);
-			}
-		}),
-	"+ appendFile": () => withFile((_, file) => entries((line) => appendFileSync(file, `${line}\n`))),
-	reference: () => withFile((dir, file) => appendMessages(Ref.open(file, dir))),
-	"reference mem": () => appendMessages(Ref.inMemory(os.tmpdir())),
-	"native mem": () => appendMessages(Native.inMemory(os.tmpdir())),
-	"native never": () => native("never"),
-	native: () => native("batch"),
+  stringify: () => entries(() => {}),
+  "+ writeSync": () =>
+    withFile((_, file) => {
+      const fd = openSync(file, "a");
+      try {
+        return entries((line) => writeSync(fd, `${line}\n`));
+      } finally {
+        closeSync(fd);
+      }
+    }),
+  "+ appendFile": () => withFile((_, file) => entries((line) => appendFileSync(file, `${line}\n`))),
+  reference: () => withFile((dir, file) => appendMessages(Ref.open(file, dir))),
+  "reference mem": () => appendMessages(Ref.inMemory(os.tmpdir())),
+  "native mem": () => appendMessages(Native.inMemory(os.tmpdir())),
+  "native never": () => native("never"),
+  native: () => native("batch"),
 };
 
 const samples = Object.fromEntries(Object.keys(workloads).map((k) => [k, []]));
@@ -109,15 +115,18 @@ const faults = Object.fromEntries(Object.keys(workloads).map((k) => [k, []]));
 const names = Object.keys(workloads);
 for (const n of names) workloads[n](); // warm-up
 for (let r = 0; r < rounds; r++) {
-	for (const n of r % 2 ? [...names].reverse() : names) {
-		gc();
-		const f0 = process.resourceUsage().minorPageFault;
-		samples[n].push(workloads[n]());
-		faults[n].push(process.resourceUsage().minorPageFault - f0);
-	}
+  for (const n of r % 2 ? [...names].reverse() : names) {
+    gc();
+    const f0 = process.resourceUsage().minorPageFault;
+    samples[n].push(workloads[n]());
+    faults[n].push(process.resourceUsage().minorPageFault - f0);
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const ref = median(samples.reference);
 console.log(`appendMessage x 10,000 (~2 KB), ${rounds} rounds, medians; node ${process.version}`);
 console.log("| workload | ms | / reference | minor page faults |\n|---|---:|---:|---:|");
-for (const n of names) console.log(`| ${n} | ${median(samples[n]).toFixed(0)} | ${(median(samples[n]) / ref).toFixed(2)}x | ${median(faults[n])} |`);
+for (const n of names)
+  console.log(
+    `| ${n} | ${median(samples[n]).toFixed(0)} | ${(median(samples[n]) / ref).toFixed(2)}x | ${median(faults[n])} |`,
+  );

@@ -28,39 +28,48 @@ const Ref = (await import(pathToFileURL(REF).href)).SessionManager;
 const msgs = makeMessages(10_000);
 
 function once(SM) {
-	let dir;
-	let sm;
-	if (mode === "mem") sm = SM.inMemory(os.tmpdir());
-	else {
-		dir = mkdtempSync(join(os.tmpdir(), "pi-append-rounds-"));
-		const file = join(dir, "2025-06-01T09-00-00-000Z_01972ab8-2280-7fea-80db-57e26aa706a1.jsonl");
-		copyFileSync(SOURCE, file);
-		sm = SM.open(file, dir);
-	}
-	try {
-		sm.getLeafId();
-		const t = performance.now();
-		for (const m of msgs) sm.appendMessage(m);
-		if (withContext) sm.buildSessionContext();
-		return performance.now() - t;
-	} finally {
-		if (dir) rmSync(dir, { recursive: true, force: true });
-	}
+  let dir;
+  let sm;
+  if (mode === "mem") sm = SM.inMemory(os.tmpdir());
+  else {
+    dir = mkdtempSync(join(os.tmpdir(), "pi-append-rounds-"));
+    const file = join(dir, "2025-06-01T09-00-00-000Z_01972ab8-2280-7fea-80db-57e26aa706a1.jsonl");
+    copyFileSync(SOURCE, file);
+    sm = SM.open(file, dir);
+  }
+  try {
+    sm.getLeafId();
+    const t = performance.now();
+    for (const m of msgs) sm.appendMessage(m);
+    if (withContext) sm.buildSessionContext();
+    return performance.now() - t;
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const ms = { native: [], reference: [] };
 for (let r = 0; r < rounds; r++) {
-	const order = r % 2 ? [["native", Native], ["reference", Ref]] : [["reference", Ref], ["native", Native]];
-	for (const [name, SM] of order) {
-		const t = once(SM);
-		if (r >= 4) ms[name].push(t);
-	}
+  const order =
+    r % 2
+      ? [
+          ["native", Native],
+          ["reference", Ref],
+        ]
+      : [
+          ["reference", Ref],
+          ["native", Native],
+        ];
+  for (const [name, SM] of order) {
+    const t = once(SM);
+    if (r >= 4) ms[name].push(t);
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const n = median(ms.native);
 const ref = median(ms.reference);
 console.log(
-	`appendMessage x 10,000 (${mode})${withContext ? " + buildSessionContext" : ""}, ${rounds - 4} rounds after 4 warm-up, node ${process.version}: ` +
-		`native ${n.toFixed(1)} ms, reference ${ref.toFixed(1)} ms, ratio ${(n / ref).toFixed(3)}x ` +
-		`(min ratio ${(Math.min(...ms.native) / Math.min(...ms.reference)).toFixed(3)}x)`,
+  `appendMessage x 10,000 (${mode})${withContext ? " + buildSessionContext" : ""}, ${rounds - 4} rounds after 4 warm-up, node ${process.version}: ` +
+    `native ${n.toFixed(1)} ms, reference ${ref.toFixed(1)} ms, ratio ${(n / ref).toFixed(3)}x ` +
+    `(min ratio ${(Math.min(...ms.native) / Math.min(...ms.reference)).toFixed(3)}x)`,
 );

@@ -58,21 +58,21 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
-	appendFileSync,
-	closeSync,
-	existsSync,
-	mkdirSync,
-	openSync,
-	readdirSync,
-	readFileSync,
-	readSync,
-	realpathSync,
-	renameSync,
-	rmSync,
-	statSync,
-	truncateSync,
-	utimesSync,
-	writeFileSync,
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
 } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -95,13 +95,15 @@ const DATA_VERSION = 1;
 // ---------------------------------------------------------------------------
 const argv = process.argv.slice(2);
 const opt = (f) => {
-	const i = argv.indexOf(f);
-	return i >= 0 ? argv[i + 1] : undefined;
+  const i = argv.indexOf(f);
+  return i >= 0 ? argv[i + 1] : undefined;
 };
 const opts = (f) => argv.flatMap((a, i) => (a === f && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
 const ROUNDS = Number(opt("--rounds") ?? 7);
 const VERSION_ROUNDS = Number(opt("--version-rounds") ?? ROUNDS * 3);
-const only = opts("--only").map((s) => s.toLowerCase()).filter((s) => s !== "pi-bin" && s !== "pi");
+const only = opts("--only")
+  .map((s) => s.toLowerCase())
+  .filter((s) => s !== "pi-bin" && s !== "pi");
 const DATA = resolve(opt("--data") ?? join(ROOT, "bench", "data", "pi-bin"));
 const BIG = argv.includes("--big");
 /**
@@ -110,32 +112,36 @@ const BIG = argv.includes("--big");
  * that itself contains "10k" selects them (`--only picker10k`, `--only 10k-warm`).
  */
 const wanted = (key) =>
-	key.includes("10k")
-		? BIG ? only.length === 0 || only.some((s) => key.includes(s)) : only.some((s) => s.includes("10k") && key.includes(s))
-		: only.length === 0 || only.some((s) => key.includes(s));
+  key.includes("10k")
+    ? BIG
+      ? only.length === 0 || only.some((s) => key.includes(s))
+      : only.some((s) => s.includes("10k") && key.includes(s))
+    : only.length === 0 || only.some((s) => key.includes(s));
 const BIG_ROUNDS = Number(opt("--big-rounds") ?? 3);
 const BIG_REF_ROUNDS = Math.min(BIG_ROUNDS, Number(opt("--big-ref-rounds") ?? 1));
 
 const node22 = findNode22();
 if (!node22) {
-	console.error("pi-bin bench: no Node >= 22.19 (pi 1.6.0 needs it). Run `node scripts/node22.mjs --ensure` or set PI_NODE22.");
-	process.exit(1);
+  console.error(
+    "pi-bin bench: no Node >= 22.19 (pi 1.6.0 needs it). Run `node scripts/node22.mjs --ensure` or set PI_NODE22.",
+  );
+  process.exit(1);
 }
 if (!existsSync(PI_BIN)) {
-	console.error(`pi-bin bench: ${PI_BIN} missing (devDependency @earendil-works/pi-coding-agent)`);
-	process.exit(1);
+  console.error(`pi-bin bench: ${PI_BIN} missing (devDependency @earendil-works/pi-coding-agent)`);
+  process.exit(1);
 }
 
 const GNU_TIME = (() => {
-	for (const t of ["/usr/bin/time", "/bin/time"]) {
-		const r = spawnSync(t, ["-f", "%M", "true"], { encoding: "utf8" });
-		if (r.status === 0 && /^\d+\s*$/.test(r.stderr)) return t;
-	}
-	return undefined;
+  for (const t of ["/usr/bin/time", "/bin/time"]) {
+    const r = spawnSync(t, ["-f", "%M", "true"], { encoding: "utf8" });
+    if (r.status === 0 && /^\d+\s*$/.test(r.stderr)) return t;
+  }
+  return undefined;
 })();
 const RSS_METHOD = GNU_TIME
-	? "peak RSS of whole processes: GNU time %M (ru_maxrss); picker: VmHWM when the list is drawn"
-	: "peak RSS: VmHWM polled every 5 ms (no GNU time: apt-get install time); picker: VmHWM when the list is drawn";
+  ? "peak RSS of whole processes: GNU time %M (ru_maxrss); picker: VmHWM when the list is drawn"
+  : "peak RSS: VmHWM polled every 5 ms (no GNU time: apt-get install time); picker: VmHWM when the list is drawn";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -146,47 +152,50 @@ const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-"
 const BASE_MS = Date.UTC(2025, 5, 1, 9, 0, 0);
 
 function detId(seed) {
-	const h = createHash("sha256").update(seed).digest("hex");
-	return h.slice(0, 8);
+  const h = createHash("sha256").update(seed).digest("hex");
+  return h.slice(0, 8);
 }
 /** uuid v7-shaped id from a time and a seed (deterministic). */
 function uuid7(ms, seed) {
-	const t = ms.toString(16).padStart(12, "0");
-	const h = createHash("sha256").update(seed).digest("hex");
-	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${h.slice(0, 3)}-${((parseInt(h[3], 16) & 3) | 8).toString(16)}${h.slice(4, 7)}-${h.slice(8, 20)}`;
+  const t = ms.toString(16).padStart(12, "0");
+  const h = createHash("sha256").update(seed).digest("hex");
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${h.slice(0, 3)}-${((parseInt(h[3], 16) & 3) | 8).toString(16)}${h.slice(4, 7)}-${h.slice(8, 20)}`;
 }
 const fileName = (ms, id) => `${new Date(ms).toISOString().replace(/[:.]/g, "-")}_${id}.jsonl`;
 
 /** The last JSONL entry of a file (reads the tail). */
 function lastEntry(file) {
-	const size = statSync(file).size;
-	const n = Math.min(size, 4 * MB);
-	const buf = Buffer.alloc(n);
-	const fd = openSync(file, "r");
-	readSync(fd, buf, 0, n, size - n);
-	closeSync(fd);
-	const lines = buf.toString("utf8").split("\n").filter((l) => l.trim());
-	return JSON.parse(lines[lines.length - 1]);
+  const size = statSync(file).size;
+  const n = Math.min(size, 4 * MB);
+  const buf = Buffer.alloc(n);
+  const fd = openSync(file, "r");
+  readSync(fd, buf, 0, n, size - n);
+  closeSync(fd);
+  const lines = buf
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.trim());
+  return JSON.parse(lines[lines.length - 1]);
 }
 
 function makeRootDirs(root) {
-	for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
-	return { root, home: join(root, "home"), agent: join(root, "agent"), project: realpathSync(join(root, "project")) };
+  for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
+  return { root, home: join(root, "home"), agent: join(root, "agent"), project: realpathSync(join(root, "project")) };
 }
 
 let manifest = { version: DATA_VERSION, sets: {} };
 const manifestPath = join(DATA, "manifest.json");
 try {
-	const m = JSON.parse(readFileSync(manifestPath, "utf8"));
-	if (m.version === DATA_VERSION) manifest = m;
+  const m = JSON.parse(readFileSync(manifestPath, "utf8"));
+  if (m.version === DATA_VERSION) manifest = m;
 } catch {}
 /** Writes the manifest merged with the one on disk (another run may have added a set meanwhile). */
 const saveManifest = () => {
-	try {
-		const m = JSON.parse(readFileSync(manifestPath, "utf8"));
-		if (m.version === DATA_VERSION) manifest.sets = { ...m.sets, ...manifest.sets };
-	} catch {}
-	writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 1)}\n`);
+  try {
+    const m = JSON.parse(readFileSync(manifestPath, "utf8"));
+    if (m.version === DATA_VERSION) manifest.sets = { ...m.sets, ...manifest.sets };
+  } catch {}
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 1)}\n`);
 };
 
 /**
@@ -196,31 +205,33 @@ const saveManifest = () => {
  * `pi -c` resumes it on the scripted provider.
  */
 function continueSet(name, bytes) {
-	const dirs = makeRootDirs(join(DATA, name));
-	const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
-	const rec = manifest.sets[name];
-	if (rec && rec.cwd === dirs.project && existsSync(rec.file) && statSync(rec.file).size >= rec.size) {
-		truncateSync(rec.file, rec.size);
-		return { ...dirs, file: rec.file, size: rec.size };
-	}
-	rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
-	mkdirSync(sessDir, { recursive: true });
-	const t = performance.now();
-	const tmp = join(sessDir, "gen.tmp");
-	const res = writeSession(tmp, { seed: `pi-bin-${name}`, targetBytes: bytes, cwd: dirs.project, startMs: BASE_MS });
-	const last = lastEntry(tmp);
-	const ms = res.lastMs + 60_000;
-	appendFileSync(
-		tmp,
-		`${JSON.stringify({ type: "model_change", id: detId(`${name}-mc`), parentId: last.id, timestamp: new Date(ms).toISOString(), provider: "scripted", modelId: "scripted-1" })}\n`,
-	);
-	const file = join(sessDir, fileName(BASE_MS, res.sessionId));
-	renameSync(tmp, file);
-	const size = statSync(file).size;
-	manifest.sets[name] = { cwd: dirs.project, file, size, entries: res.entries + 1 };
-	saveManifest();
-	console.log(`  generated ${name}: ${(size / MB).toFixed(1)} MB, ${res.entries + 1} entries, ${((performance.now() - t) / 1000).toFixed(1)} s`);
-	return { ...dirs, file, size };
+  const dirs = makeRootDirs(join(DATA, name));
+  const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
+  const rec = manifest.sets[name];
+  if (rec && rec.cwd === dirs.project && existsSync(rec.file) && statSync(rec.file).size >= rec.size) {
+    truncateSync(rec.file, rec.size);
+    return { ...dirs, file: rec.file, size: rec.size };
+  }
+  rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
+  mkdirSync(sessDir, { recursive: true });
+  const t = performance.now();
+  const tmp = join(sessDir, "gen.tmp");
+  const res = writeSession(tmp, { seed: `pi-bin-${name}`, targetBytes: bytes, cwd: dirs.project, startMs: BASE_MS });
+  const last = lastEntry(tmp);
+  const ms = res.lastMs + 60_000;
+  appendFileSync(
+    tmp,
+    `${JSON.stringify({ type: "model_change", id: detId(`${name}-mc`), parentId: last.id, timestamp: new Date(ms).toISOString(), provider: "scripted", modelId: "scripted-1" })}\n`,
+  );
+  const file = join(sessDir, fileName(BASE_MS, res.sessionId));
+  renameSync(tmp, file);
+  const size = statSync(file).size;
+  manifest.sets[name] = { cwd: dirs.project, file, size, entries: res.entries + 1 };
+  saveManifest();
+  console.log(
+    `  generated ${name}: ${(size / MB).toFixed(1)} MB, ${res.entries + 1} entries, ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
+  return { ...dirs, file, size };
 }
 
 const PICKER_MARK = "pibench newest session marker";
@@ -229,80 +240,108 @@ const PICKER_MARK = "pibench newest session marker";
  * with known text (set "picker": 1,000 sessions, ~200 MB; "picker10k": 10,000, ~2 GB).
  */
 function pickerSet(name, n) {
-	const dirs = makeRootDirs(join(DATA, name));
-	const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
-	const rec = manifest.sets[name];
-	if (rec && rec.cwd === dirs.project && existsSync(sessDir) && readdirSync(sessDir).filter((f) => f.endsWith(".jsonl")).length === n + 1) {
-		return { ...dirs, sessDir, bytes: rec.bytes, sessions: n + 1 };
-	}
-	rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
-	mkdirSync(sessDir, { recursive: true });
-	const t = performance.now();
-	let bytes = 0;
-	let x = 0x9e3779b9; // xorshift32: sizes and start times
-	const rnd = () => {
-		x ^= x << 13;
-		x >>>= 0;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		x >>>= 0;
-		return x / 4294967296;
-	};
-	// seeds: the 1,000-session set keeps its historical names (same files as before)
-	const seedPrefix = name === "picker" ? "picker" : name;
-	for (let i = 0; i < n; i++) {
-		const startMs = BASE_MS + Math.floor(rnd() * 60 * 86400_000);
-		const targetBytes = 120_000 + Math.floor(rnd() * 160_000);
-		const sessionId = uuid7(startMs, `${seedPrefix}-${i}`);
-		const file = join(sessDir, fileName(startMs, sessionId));
-		const res = writeSession(`${file}.tmp`, { seed: `pi-bin-${seedPrefix}-${i}`, targetBytes, cwd: dirs.project, startMs, sessionId });
-		renameSync(`${file}.tmp`, file);
-		utimesSync(file, new Date(res.lastMs), new Date(res.lastMs));
-		bytes += statSync(file).size;
-		if (n >= 5000 && (i + 1) % 1000 === 0) process.stdout.write(`  generating ${name}: ${i + 1}/${n} sessions, ${(bytes / MB).toFixed(0)} MB\r`);
-	}
-	// the newest session: known first message, newest times and mtime
-	const ms = BASE_MS + 90 * 86400_000;
-	const sessionId = uuid7(ms, "picker-marker");
-	const file = join(sessDir, fileName(ms, sessionId));
-	const u = detId("marker-u");
-	const a = detId("marker-a");
-	const iso = (d) => new Date(ms + d).toISOString();
-	const lines = [
-		{ type: "session", version: 3, id: sessionId, timestamp: iso(0), cwd: dirs.project },
-		{ type: "message", id: u, parentId: null, timestamp: iso(1000), message: { role: "user", content: [{ type: "text", text: PICKER_MARK }], timestamp: ms + 1000 } },
-		{
-			type: "message",
-			id: a,
-			parentId: u,
-			timestamp: iso(2000),
-			message: {
-				role: "assistant",
-				content: [{ type: "text", text: "ok" }],
-				api: "openai-completions",
-				provider: "scripted",
-				model: "scripted-1",
-				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-				stopReason: "stop",
-				timestamp: ms + 2000,
-			},
-		},
-	];
-	writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
-	utimesSync(file, new Date(ms + 2000), new Date(ms + 2000));
-	bytes += statSync(file).size;
-	manifest.sets[name] = { cwd: dirs.project, sessions: n + 1, bytes };
-	saveManifest();
-	console.log(`  generated ${name} store: ${n + 1} sessions, ${(bytes / MB).toFixed(0)} MB, ${((performance.now() - t) / 1000).toFixed(1)} s`);
-	return { ...dirs, sessDir, bytes, sessions: n + 1 };
+  const dirs = makeRootDirs(join(DATA, name));
+  const sessDir = join(dirs.agent, "sessions", encodeCwd(dirs.project));
+  const rec = manifest.sets[name];
+  if (
+    rec &&
+    rec.cwd === dirs.project &&
+    existsSync(sessDir) &&
+    readdirSync(sessDir).filter((f) => f.endsWith(".jsonl")).length === n + 1
+  ) {
+    return { ...dirs, sessDir, bytes: rec.bytes, sessions: n + 1 };
+  }
+  rmSync(join(dirs.agent, "sessions"), { recursive: true, force: true });
+  mkdirSync(sessDir, { recursive: true });
+  const t = performance.now();
+  let bytes = 0;
+  let x = 0x9e3779b9; // xorshift32: sizes and start times
+  const rnd = () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+  // seeds: the 1,000-session set keeps its historical names (same files as before)
+  const seedPrefix = name === "picker" ? "picker" : name;
+  for (let i = 0; i < n; i++) {
+    const startMs = BASE_MS + Math.floor(rnd() * 60 * 86400_000);
+    const targetBytes = 120_000 + Math.floor(rnd() * 160_000);
+    const sessionId = uuid7(startMs, `${seedPrefix}-${i}`);
+    const file = join(sessDir, fileName(startMs, sessionId));
+    const res = writeSession(`${file}.tmp`, {
+      seed: `pi-bin-${seedPrefix}-${i}`,
+      targetBytes,
+      cwd: dirs.project,
+      startMs,
+      sessionId,
+    });
+    renameSync(`${file}.tmp`, file);
+    utimesSync(file, new Date(res.lastMs), new Date(res.lastMs));
+    bytes += statSync(file).size;
+    if (n >= 5000 && (i + 1) % 1000 === 0)
+      process.stdout.write(`  generating ${name}: ${i + 1}/${n} sessions, ${(bytes / MB).toFixed(0)} MB\r`);
+  }
+  // the newest session: known first message, newest times and mtime
+  const ms = BASE_MS + 90 * 86400_000;
+  const sessionId = uuid7(ms, "picker-marker");
+  const file = join(sessDir, fileName(ms, sessionId));
+  const u = detId("marker-u");
+  const a = detId("marker-a");
+  const iso = (d) => new Date(ms + d).toISOString();
+  const lines = [
+    { type: "session", version: 3, id: sessionId, timestamp: iso(0), cwd: dirs.project },
+    {
+      type: "message",
+      id: u,
+      parentId: null,
+      timestamp: iso(1000),
+      message: { role: "user", content: [{ type: "text", text: PICKER_MARK }], timestamp: ms + 1000 },
+    },
+    {
+      type: "message",
+      id: a,
+      parentId: u,
+      timestamp: iso(2000),
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "ok" }],
+        api: "openai-completions",
+        provider: "scripted",
+        model: "scripted-1",
+        usage: {
+          input: 10,
+          output: 5,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 15,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+        stopReason: "stop",
+        timestamp: ms + 2000,
+      },
+    },
+  ];
+  writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+  utimesSync(file, new Date(ms + 2000), new Date(ms + 2000));
+  bytes += statSync(file).size;
+  manifest.sets[name] = { cwd: dirs.project, sessions: n + 1, bytes };
+  saveManifest();
+  console.log(
+    `  generated ${name} store: ${n + 1} sessions, ${(bytes / MB).toFixed(0)} MB, ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
+  return { ...dirs, sessDir, bytes, sessions: n + 1 };
 }
 
 function removeIndexes(agentDir) {
-	const base = join(agentDir, "sessions");
-	if (!existsSync(base)) return;
-	for (const d of readdirSync(base)) {
-		for (const f of readdirSync(join(base, d))) if (f.startsWith(".pi-session-index")) rmSync(join(base, d, f), { force: true });
-	}
+  const base = join(agentDir, "sessions");
+  if (!existsSync(base)) return;
+  for (const d of readdirSync(base)) {
+    for (const f of readdirSync(join(base, d)))
+      if (f.startsWith(".pi-session-index")) rmSync(join(base, d, f), { force: true });
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -310,134 +349,158 @@ function removeIndexes(agentDir) {
 // ---------------------------------------------------------------------------
 /** Environment of one run: nothing inherited that changes pi or the hook. */
 function piEnv(dirs, how, debug = false) {
-	const env = { ...process.env };
-	for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
-	Object.assign(env, { HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agent, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", NO_COLOR: "1" });
-	if (how === "native") env.PI_CODING_AGENT_BIN = PI_BIN;
-	if (debug) env.PI_SESSION_NATIVE_DEBUG = "1";
-	return env;
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
+  Object.assign(env, {
+    HOME: dirs.home,
+    PI_CODING_AGENT_DIR: dirs.agent,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    PI_TELEMETRY: "0",
+    NO_COLOR: "1",
+  });
+  if (how === "native") env.PI_CODING_AGENT_BIN = PI_BIN;
+  if (debug) env.PI_SESSION_NATIVE_DEBUG = "1";
+  return env;
 }
 const piArgv = (how, args) => (how === "native" ? [LAUNCHER, ...args] : [PI_BIN, ...args]);
 
 function readHwmKB(pid) {
-	try {
-		const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-		return m ? Number(m[1]) : undefined;
-	} catch {
-		return undefined;
-	}
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const TICK_MS = 1000 / (Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100);
 /** user + system CPU time of a live process from /proc/<pid>/stat (clock ticks, 10 ms). */
 function readCpuMs(pid) {
-	try {
-		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-		const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-		return (Number(f[11]) + Number(f[12])) * TICK_MS; // fields 14 and 15
-	} catch {
-		return undefined;
-	}
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * TICK_MS; // fields 14 and 15
+  } catch {
+    return undefined;
+  }
 }
 
 let seq = 0;
 /** One whole process, stdin /dev/null: { ms, rssMB, code, stdout, stderr }. */
 function runOnce(dirs, how, args, { debug = false, timeout = 600_000 } = {}) {
-	return new Promise((resolvePromise, reject) => {
-		const rssFile = join(os.tmpdir(), `pi-bin-bench-${process.pid}-${++seq}.rss`);
-		const cmd = GNU_TIME ? GNU_TIME : node22;
-		const cargs = GNU_TIME ? ["-f", "%M %U %S", "-o", rssFile, node22, ...piArgv(how, args)] : piArgv(how, args);
-		const t0 = process.hrtime.bigint();
-		const child = spawn(cmd, cargs, { cwd: dirs.project, env: piEnv(dirs, how, debug), stdio: ["ignore", "pipe", "pipe"] });
-		let stdout = "";
-		let stderr = "";
-		child.stdout.on("data", (d) => (stdout += d));
-		child.stderr.on("data", (d) => (stderr += d));
-		let polled = 0;
-		let lastCpuMs = NaN;
-		const poll = GNU_TIME
-			? undefined
-			: setInterval(() => {
-					const kb = readHwmKB(child.pid);
-					if (kb) polled = Math.max(polled, kb);
-					const c = readCpuMs(child.pid);
-					if (c !== undefined) lastCpuMs = c;
-				}, 5);
-		const killer = setTimeout(() => child.kill("SIGKILL"), timeout);
-		child.on("error", reject);
-		child.on("close", (code, signal) => {
-			const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-			clearTimeout(killer);
-			if (poll) clearInterval(poll);
-			let kb = polled;
-			let cpuMs = lastCpuMs;
-			if (GNU_TIME) {
-				try {
-					const [m, u, sy] = readFileSync(rssFile, "utf8").trim().split("\n").pop().split(" ").map(Number);
-					kb = m;
-					cpuMs = (u + sy) * 1000;
-				} catch {
-					kb = NaN;
-					cpuMs = NaN;
-				}
-				rmSync(rssFile, { force: true });
-			}
-			resolvePromise({ ms, rssMB: kb / 1024, cpuMs, code: signal ? 128 : code, stdout, stderr });
-		});
-	});
+  return new Promise((resolvePromise, reject) => {
+    const rssFile = join(os.tmpdir(), `pi-bin-bench-${process.pid}-${++seq}.rss`);
+    const cmd = GNU_TIME ? GNU_TIME : node22;
+    const cargs = GNU_TIME ? ["-f", "%M %U %S", "-o", rssFile, node22, ...piArgv(how, args)] : piArgv(how, args);
+    const t0 = process.hrtime.bigint();
+    const child = spawn(cmd, cargs, {
+      cwd: dirs.project,
+      env: piEnv(dirs, how, debug),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    let polled = 0;
+    let lastCpuMs = NaN;
+    const poll = GNU_TIME
+      ? undefined
+      : setInterval(() => {
+          const kb = readHwmKB(child.pid);
+          if (kb) polled = Math.max(polled, kb);
+          const c = readCpuMs(child.pid);
+          if (c !== undefined) lastCpuMs = c;
+        }, 5);
+    const killer = setTimeout(() => child.kill("SIGKILL"), timeout);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      clearTimeout(killer);
+      if (poll) clearInterval(poll);
+      let kb = polled;
+      let cpuMs = lastCpuMs;
+      if (GNU_TIME) {
+        try {
+          const [m, u, sy] = readFileSync(rssFile, "utf8").trim().split("\n").pop().split(" ").map(Number);
+          kb = m;
+          cpuMs = (u + sy) * 1000;
+        } catch {
+          kb = NaN;
+          cpuMs = NaN;
+        }
+        rmSync(rssFile, { force: true });
+      }
+      resolvePromise({ ms, rssMB: kb / 1024, cpuMs, code: signal ? 128 : code, stdout, stderr });
+    });
+  });
 }
 
 // tmux: one server for the whole run, one session per picker run
 const TMUX_SOCKET = `pi-bin-bench-${process.pid}`;
 const tmux = (...args) =>
-	new Promise((res, rej) => execFile("tmux", ["-L", TMUX_SOCKET, ...args], { encoding: "utf8" }, (e, out) => (e ? rej(e) : res(out))));
+  new Promise((res, rej) =>
+    execFile("tmux", ["-L", TMUX_SOCKET, ...args], { encoding: "utf8" }, (e, out) => (e ? rej(e) : res(out))),
+  );
 const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
 function pickerScript(dirs, how, debug) {
-	const env = piEnv(dirs, how, debug);
-	const keys = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY", "PI_CODING_AGENT_BIN", "PI_SESSION_NATIVE_DEBUG", "PATH"];
-	const script = join(dirs.root, `picker-${how}${debug ? "-debug" : ""}.sh`);
-	writeFileSync(
-		script,
-		[
-			"#!/bin/sh",
-			"unset NODE_OPTIONS",
-			...keys.filter((k) => env[k] !== undefined).map((k) => `export ${k}=${shq(env[k])}`),
-			"export TERM=xterm-256color",
-			`cd ${shq(dirs.project)}`,
-			`exec ${[node22, ...piArgv(how, ["-r"])].map(shq).join(" ")} 2>${shq(join(dirs.root, `picker-stderr-${how}.txt`))}`,
-			"",
-		].join("\n"),
-		{ mode: 0o755 },
-	);
-	return script;
+  const env = piEnv(dirs, how, debug);
+  const keys = [
+    "HOME",
+    "PI_CODING_AGENT_DIR",
+    "PI_OFFLINE",
+    "PI_SKIP_VERSION_CHECK",
+    "PI_TELEMETRY",
+    "PI_CODING_AGENT_BIN",
+    "PI_SESSION_NATIVE_DEBUG",
+    "PATH",
+  ];
+  const script = join(dirs.root, `picker-${how}${debug ? "-debug" : ""}.sh`);
+  writeFileSync(
+    script,
+    [
+      "#!/bin/sh",
+      "unset NODE_OPTIONS",
+      ...keys.filter((k) => env[k] !== undefined).map((k) => `export ${k}=${shq(env[k])}`),
+      "export TERM=xterm-256color",
+      `cd ${shq(dirs.project)}`,
+      `exec ${[node22, ...piArgv(how, ["-r"])].map(shq).join(" ")} 2>${shq(join(dirs.root, `picker-stderr-${how}.txt`))}`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  return script;
 }
 
 /** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, stderr }. */
 async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
-	if (dirs.sessions > 2000) timeout = Math.max(timeout, 2_400_000); // pi's own picker: ~15 min on 10,000 under load
-	const script = pickerScript(dirs, how, debug);
-	const name = `p${++seq}`;
-	const t0 = process.hrtime.bigint();
-	const pid = Number((await tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", name, "-P", "-F", "#{pane_pid}", script)).trim());
-	const end = Date.now() + timeout;
-	let screen = "";
-	try {
-		for (;;) {
-			screen = await tmux("capture-pane", "-p", "-t", name);
-			if (screen.includes(PICKER_MARK) && screen.includes("◉ Current Folder")) break;
-			if (Date.now() > end) throw new Error(`picker (${how}): list not drawn after ${timeout} ms:\n${screen}`);
-			await sleep(10);
-		}
-		const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-		const kb = readHwmKB(pid);
-		return { ms, rssMB: kb / 1024, cpuMs: readCpuMs(pid), screen, pid };
-	} finally {
-		await tmux("kill-session", "-t", name).catch(() => {});
-		// wait for the process to be gone before the next run
-		for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
-	}
+  if (dirs.sessions > 2000) timeout = Math.max(timeout, 2_400_000); // pi's own picker: ~15 min on 10,000 under load
+  const script = pickerScript(dirs, how, debug);
+  const name = `p${++seq}`;
+  const t0 = process.hrtime.bigint();
+  const pid = Number(
+    (await tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", name, "-P", "-F", "#{pane_pid}", script)).trim(),
+  );
+  const end = Date.now() + timeout;
+  let screen = "";
+  try {
+    for (;;) {
+      screen = await tmux("capture-pane", "-p", "-t", name);
+      if (screen.includes(PICKER_MARK) && screen.includes("◉ Current Folder")) break;
+      if (Date.now() > end) throw new Error(`picker (${how}): list not drawn after ${timeout} ms:\n${screen}`);
+      await sleep(10);
+    }
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const kb = readHwmKB(pid);
+    return { ms, rssMB: kb / 1024, cpuMs: readCpuMs(pid), screen, pid };
+  } finally {
+    await tmux("kill-session", "-t", name).catch(() => {});
+    // wait for the process to be gone before the next run
+    for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -447,9 +510,9 @@ const PROMPT = "Where did we leave off? One line.";
 const rows = [];
 
 function stat(a) {
-	const s = [...a].sort((x, y) => x - y);
-	const mid = s.length >> 1;
-	return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s[s.length - 1], n: s.length };
+  const s = [...a].sort((x, y) => x - y);
+  const mid = s.length >> 1;
+  return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s[s.length - 1], n: s.length };
 }
 
 /**
@@ -466,195 +529,255 @@ function stat(a) {
  * @param {{ before?: (how: string, warmUp: boolean) => unknown, check?: (how: string, r: any, timed?: boolean) => void, refRounds?: number, refFrom?: string }} [options]
  */
 async function measure(key, label, rounds, once, { before, check, refRounds = rounds, refFrom } = {}) {
-	if (!wanted(key)) return;
-	process.stdout.write(`  ${label}: `);
-	const samples = { ref: [], native: [] };
-	const fromRow = refFrom && rows.find((r) => r.key === refFrom);
-	if (fromRow) samples.ref = fromRow.samples.ref;
-	const refSkipped = refRounds < rounds || fromRow;
-	for (const how of refSkipped ? ["native"] : ["ref", "native"]) {
-		await before?.(how, true);
-		const r = await once(how, true);
-		check?.(how, r);
-	}
-	for (let i = 0; i < rounds; i++) {
-		for (const how of i % 2 ? ["native", "ref"] : ["ref", "native"]) {
-			if (how === "ref" && (fromRow || i >= refRounds)) continue;
-			await before?.(how, false);
-			const r = await once(how, refSkipped && how === "ref" && i === 0);
-			check?.(how, r, !(refSkipped && how === "ref" && i === 0));
-			samples[how].push({ ms: r.ms, cpuMs: r.cpuMs, rssMB: r.rssMB });
-		}
-		process.stdout.write(".");
-	}
-	if (!samples.ref.length) throw new Error(`${key}: no plain samples (refFrom ${refFrom} not measured?)`);
-	const row = { key, label, rounds: samples.ref.length === rounds ? rounds : `${samples.ref.length} / ${rounds}`, refShared: fromRow ? refFrom : undefined, samples };
-	for (const how of ["ref", "native"]) {
-		row[how] = { ms: stat(samples[how].map((s) => s.ms)), cpuMs: stat(samples[how].map((s) => s.cpuMs)), rssMB: stat(samples[how].map((s) => s.rssMB)) };
-	}
-	rows.push(row);
-	const f = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
-	console.log(` pi ${f(row.ref.ms)} ms, cpu ${row.ref.cpuMs.median.toFixed(0)} ms, ${f(row.ref.rssMB)} MB | pi-native ${f(row.native.ms)} ms, cpu ${row.native.cpuMs.median.toFixed(0)} ms, ${f(row.native.rssMB)} MB`);
+  if (!wanted(key)) return;
+  process.stdout.write(`  ${label}: `);
+  const samples = { ref: [], native: [] };
+  const fromRow = refFrom && rows.find((r) => r.key === refFrom);
+  if (fromRow) samples.ref = fromRow.samples.ref;
+  const refSkipped = refRounds < rounds || fromRow;
+  for (const how of refSkipped ? ["native"] : ["ref", "native"]) {
+    await before?.(how, true);
+    const r = await once(how, true);
+    check?.(how, r);
+  }
+  for (let i = 0; i < rounds; i++) {
+    for (const how of i % 2 ? ["native", "ref"] : ["ref", "native"]) {
+      if (how === "ref" && (fromRow || i >= refRounds)) continue;
+      await before?.(how, false);
+      const r = await once(how, refSkipped && how === "ref" && i === 0);
+      check?.(how, r, !(refSkipped && how === "ref" && i === 0));
+      samples[how].push({ ms: r.ms, cpuMs: r.cpuMs, rssMB: r.rssMB });
+    }
+    process.stdout.write(".");
+  }
+  if (!samples.ref.length) throw new Error(`${key}: no plain samples (refFrom ${refFrom} not measured?)`);
+  const row = {
+    key,
+    label,
+    rounds: samples.ref.length === rounds ? rounds : `${samples.ref.length} / ${rounds}`,
+    refShared: fromRow ? refFrom : undefined,
+    samples,
+  };
+  for (const how of ["ref", "native"]) {
+    row[how] = {
+      ms: stat(samples[how].map((s) => s.ms)),
+      cpuMs: stat(samples[how].map((s) => s.cpuMs)),
+      rssMB: stat(samples[how].map((s) => s.rssMB)),
+    };
+  }
+  rows.push(row);
+  const f = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
+  console.log(
+    ` pi ${f(row.ref.ms)} ms, cpu ${row.ref.cpuMs.median.toFixed(0)} ms, ${f(row.ref.rssMB)} MB | pi-native ${f(row.native.ms)} ms, cpu ${row.native.cpuMs.median.toFixed(0)} ms, ${f(row.native.rssMB)} MB`,
+  );
 }
 
 const served = (how, r) => {
-	const n = r.stderr.split(MARKER).length - 1;
-	if (how === "native" && n !== 1) throw new Error(`switched run did not serve the native session manager (marker ${n}x):\n${r.stderr}`);
-	if (how === "ref" && n !== 0) throw new Error(`plain run printed the marker:\n${r.stderr}`);
+  const n = r.stderr.split(MARKER).length - 1;
+  if (how === "native" && n !== 1)
+    throw new Error(`switched run did not serve the native session manager (marker ${n}x):\n${r.stderr}`);
+  if (how === "ref" && n !== 0) throw new Error(`plain run printed the marker:\n${r.stderr}`);
 };
 const ok = (how, r) => {
-	if (r.code !== 0) throw new Error(`pi (${how}) exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  if (r.code !== 0) throw new Error(`pi (${how}) exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
 };
 
 async function main() {
-	const startLoad = os.loadavg();
-	const t0 = Date.now();
-	const piVersion = JSON.parse(readFileSync(join(PI_PKG, "package.json"), "utf8")).version;
-	const nodeVersion = spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim();
-	console.log(`pi-bin bench: pi ${piVersion} (dist/bundle/cli.js) under node ${nodeVersion}; ${os.cpus().length} CPUs; load ${startLoad.map((l) => l.toFixed(2)).join(" ")}`);
-	console.log(`  ${RSS_METHOD}`);
-	mkdirSync(DATA, { recursive: true });
+  const startLoad = os.loadavg();
+  const t0 = Date.now();
+  const piVersion = JSON.parse(readFileSync(join(PI_PKG, "package.json"), "utf8")).version;
+  const nodeVersion = spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim();
+  console.log(
+    `pi-bin bench: pi ${piVersion} (dist/bundle/cli.js) under node ${nodeVersion}; ${os.cpus().length} CPUs; load ${startLoad.map((l) => l.toFixed(2)).join(" ")}`,
+  );
+  console.log(`  ${RSS_METHOD}`);
+  mkdirSync(DATA, { recursive: true });
 
-	const needTiny = wanted("session-tiny");
-	const needC10 = wanted("c10mb") || wanted("session-10mb");
-	const needC100 = wanted("c100mb") || wanted("session-100mb");
-	const needPicker = wanted("picker-cold") || wanted("picker-warm") || wanted("session-id");
-	const needPicker10k = wanted("picker10k-cold") || wanted("picker10k-warm");
-	const tiny = needTiny ? continueSet("tiny", 4 * 1024) : undefined;
-	const c10 = needC10 ? continueSet("c10mb", 10 * MB) : undefined;
-	const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
-	const picker = needPicker ? pickerSet("picker", 1000) : undefined;
-	const picker10k = needPicker10k ? pickerSet("picker10k", 10_000) : undefined;
-	if (picker10k) console.log(`  picker10k store: ${picker10k.sessions} sessions, ${(picker10k.bytes / MB).toFixed(0)} MB`);
-	const verDirs = makeRootDirs(join(DATA, "version"));
-	if (argv.includes("--gen-only")) return;
+  const needTiny = wanted("session-tiny");
+  const needC10 = wanted("c10mb") || wanted("session-10mb");
+  const needC100 = wanted("c100mb") || wanted("session-100mb");
+  const needPicker = wanted("picker-cold") || wanted("picker-warm") || wanted("session-id");
+  const needPicker10k = wanted("picker10k-cold") || wanted("picker10k-warm");
+  const tiny = needTiny ? continueSet("tiny", 4 * 1024) : undefined;
+  const c10 = needC10 ? continueSet("c10mb", 10 * MB) : undefined;
+  const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
+  const picker = needPicker ? pickerSet("picker", 1000) : undefined;
+  const picker10k = needPicker10k ? pickerSet("picker10k", 10_000) : undefined;
+  if (picker10k)
+    console.log(`  picker10k store: ${picker10k.sessions} sessions, ${(picker10k.bytes / MB).toFixed(0)} MB`);
+  const verDirs = makeRootDirs(join(DATA, "version"));
+  if (argv.includes("--gen-only")) return;
 
-	const server = await startModelServer({ maxRequests: 100_000 });
-	for (const d of [tiny, c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
-	try {
-		// --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
-		await measure("version", "`pi --version`", VERSION_ROUNDS, (how) => runOnce(verDirs, how, ["--version"]), {
-			check: (how, r) => {
-				ok(how, r);
-				if (r.stdout.trim() !== piVersion) throw new Error(`--version printed ${r.stdout}`);
-			},
-		});
+  const server = await startModelServer({ maxRequests: 100_000 });
+  for (const d of [tiny, c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
+  try {
+    // --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
+    await measure("version", "`pi --version`", VERSION_ROUNDS, (how) => runOnce(verDirs, how, ["--version"]), {
+      check: (how, r) => {
+        ok(how, r);
+        if (r.stdout.trim() !== piVersion) throw new Error(`--version printed ${r.stdout}`);
+      },
+    });
 
-		/** Checks of a run that resumed `set.file` and answered the prompt (the file grew by the new turn). */
-		const resumed = (set) => (how, r, timed) => {
-			ok(how, r);
-			if (!timed) served(how, r);
-			if (!r.stdout.includes(`ok: ${PROMPT}`)) throw new Error(`unexpected answer (${how}): ${r.stdout}\n${r.stderr}`);
-			// pi continued this very file: it grew by the new turn, and no new session was made
-			const files = readdirSync(dirname(set.file)).filter((f) => f.endsWith(".jsonl"));
-			if (files.length !== 1 || statSync(set.file).size <= set.size) throw new Error(`pi did not continue ${set.file} (${files.join(", ")})`);
-			truncateSync(set.file, set.size);
-		};
-		/** @type {[string, typeof c10, string][]} */
-		const continued = [
-			["c10mb", c10, "10"],
-			["c100mb", c100, "100"],
-		];
-		for (const [key, set, mb] of continued) {
-			if (!set) continue;
-			await measure(key, `\`pi -c -p\`, ${mb} MB session`, ROUNDS, (how, warm) => runOnce(set, how, ["-c", "-p", PROMPT], { debug: warm }), {
-				before: () => truncateSync(set.file, set.size),
-				check: resumed(set),
-			});
-		}
-		// `pi --session <path> -p`: the session named by its path (issue 23's headline row). pi
-		// opens it directly (no listing of the folder), so this is open + pi's own use of the session.
-		// session-tiny: the same run on a session of a few entries, pi's own cost of a prompt run
-		// (start-up, agent runtime, the model round trip): the floor under every session row.
-		/** @type {[string, typeof c10, string][]} */
-		const named = [
-			["session-tiny", tiny, "4 KB"],
-			["session-10mb", c10, "10 MB"],
-			["session-100mb", c100, "100 MB"],
-		];
-		for (const [key, set, mb] of named) {
-			if (!set) continue;
-			await measure(key, `\`pi --session <path> -p\`, ${mb} session`, ROUNDS, (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }), {
-				before: () => truncateSync(set.file, set.size),
-				check: resumed(set),
-			});
-		}
+    /** Checks of a run that resumed `set.file` and answered the prompt (the file grew by the new turn). */
+    const resumed = (set) => (how, r, timed) => {
+      ok(how, r);
+      if (!timed) served(how, r);
+      if (!r.stdout.includes(`ok: ${PROMPT}`)) throw new Error(`unexpected answer (${how}): ${r.stdout}\n${r.stderr}`);
+      // pi continued this very file: it grew by the new turn, and no new session was made
+      const files = readdirSync(dirname(set.file)).filter((f) => f.endsWith(".jsonl"));
+      if (files.length !== 1 || statSync(set.file).size <= set.size)
+        throw new Error(`pi did not continue ${set.file} (${files.join(", ")})`);
+      truncateSync(set.file, set.size);
+    };
+    /** @type {[string, typeof c10, string][]} */
+    const continued = [
+      ["c10mb", c10, "10"],
+      ["c100mb", c100, "100"],
+    ];
+    for (const [key, set, mb] of continued) {
+      if (!set) continue;
+      await measure(
+        key,
+        `\`pi -c -p\`, ${mb} MB session`,
+        ROUNDS,
+        (how, warm) => runOnce(set, how, ["-c", "-p", PROMPT], { debug: warm }),
+        {
+          before: () => truncateSync(set.file, set.size),
+          check: resumed(set),
+        },
+      );
+    }
+    // `pi --session <path> -p`: the session named by its path (issue 23's headline row). pi
+    // opens it directly (no listing of the folder), so this is open + pi's own use of the session.
+    // session-tiny: the same run on a session of a few entries, pi's own cost of a prompt run
+    // (start-up, agent runtime, the model round trip): the floor under every session row.
+    /** @type {[string, typeof c10, string][]} */
+    const named = [
+      ["session-tiny", tiny, "4 KB"],
+      ["session-10mb", c10, "10 MB"],
+      ["session-100mb", c100, "100 MB"],
+    ];
+    for (const [key, set, mb] of named) {
+      if (!set) continue;
+      await measure(
+        key,
+        `\`pi --session <path> -p\`, ${mb} session`,
+        ROUNDS,
+        (how, warm) => runOnce(set, how, ["--session", set.file, "-p", PROMPT], { debug: warm }),
+        {
+          before: () => truncateSync(set.file, set.size),
+          check: resumed(set),
+        },
+      );
+    }
 
-		/** @type {[string, typeof picker, string, number][]} */
-		const pickerRowsAll = [
-			["picker", picker, "1,000", ROUNDS],
-			["picker10k", picker10k, "10,000", BIG_ROUNDS],
-		];
-		const pickerRows = pickerRowsAll.filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
-		if (pickerRows.length && hasTmux) {
-			await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
-			try {
-				for (const [k, set, n, rounds] of pickerRows) {
-					const check = (how, _r, timed) => {
-						if (!timed) {
-							const stderr = readFileSync(join(set.root, `picker-stderr-${how}.txt`), "utf8");
-							served(how, { stderr });
-						}
-					};
-					// 10,000 sessions: one plain run (minutes), shared by the cold and warm rows
-					const big = k === "picker10k" ? { refRounds: BIG_REF_ROUNDS } : {};
-					await measure(`${k}-cold`, `\`pi -r\` picker, ${n} sessions, cold (no sidecar index)`, rounds, (how, warm) => pickerOnce(set, how, { debug: warm }), {
-						before: () => removeIndexes(set.agent),
-						check,
-						...big,
-					});
-					await measure(`${k}-warm`, `\`pi -r\` picker, ${n} sessions, warm (sidecar index)`, rounds, (how, warm) => pickerOnce(set, how, { debug: warm }), {
-						check,
-						...big,
-						...(k === "picker10k" && wanted(`${k}-cold`) ? { refFrom: `${k}-cold` } : {}),
-					});
-				}
-			} finally {
-				await tmux("kill-server").catch(() => {});
-			}
-		} else if (pickerRows.length) {
-			console.log("  picker rows skipped: no tmux");
-		}
+    /** @type {[string, typeof picker, string, number][]} */
+    const pickerRowsAll = [
+      ["picker", picker, "1,000", ROUNDS],
+      ["picker10k", picker10k, "10,000", BIG_ROUNDS],
+    ];
+    const pickerRows = pickerRowsAll.filter(([k, set]) => set && (wanted(`${k}-cold`) || wanted(`${k}-warm`)));
+    if (pickerRows.length && hasTmux) {
+      await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000");
+      try {
+        for (const [k, set, n, rounds] of pickerRows) {
+          const check = (how, _r, timed) => {
+            if (!timed) {
+              const stderr = readFileSync(join(set.root, `picker-stderr-${how}.txt`), "utf8");
+              served(how, { stderr });
+            }
+          };
+          // 10,000 sessions: one plain run (minutes), shared by the cold and warm rows
+          const big = k === "picker10k" ? { refRounds: BIG_REF_ROUNDS } : {};
+          await measure(
+            `${k}-cold`,
+            `\`pi -r\` picker, ${n} sessions, cold (no sidecar index)`,
+            rounds,
+            (how, warm) => pickerOnce(set, how, { debug: warm }),
+            {
+              before: () => removeIndexes(set.agent),
+              check,
+              ...big,
+            },
+          );
+          await measure(
+            `${k}-warm`,
+            `\`pi -r\` picker, ${n} sessions, warm (sidecar index)`,
+            rounds,
+            (how, warm) => pickerOnce(set, how, { debug: warm }),
+            {
+              check,
+              ...big,
+              ...(k === "picker10k" && wanted(`${k}-cold`) ? { refFrom: `${k}-cold` } : {}),
+            },
+          );
+        }
+      } finally {
+        await tmux("kill-server").catch(() => {});
+      }
+    } else if (pickerRows.length) {
+      console.log("  picker rows skipped: no tmux");
+    }
 
-		if (picker) {
-			await measure("session-id", "`pi --session <unknown id>` (list + listAll, no TTY), warm", ROUNDS, (how, warm) => runOnce(picker, how, ["--session", "ffffffff", "-p", "x"], { debug: warm }), {
-				check: (how, r, timed) => {
-					if (r.code !== 1 || !r.stderr.includes("No session found matching")) throw new Error(`--session (${how}) exited ${r.code}:\n${r.stderr}`);
-					if (!timed) served(how, r);
-				},
-			});
-		}
-	} finally {
-		await server.close();
-	}
+    if (picker) {
+      await measure(
+        "session-id",
+        "`pi --session <unknown id>` (list + listAll, no TTY), warm",
+        ROUNDS,
+        (how, warm) => runOnce(picker, how, ["--session", "ffffffff", "-p", "x"], { debug: warm }),
+        {
+          check: (how, r, timed) => {
+            if (r.code !== 1 || !r.stderr.includes("No session found matching"))
+              throw new Error(`--session (${how}) exited ${r.code}:\n${r.stderr}`);
+            if (!timed) served(how, r);
+          },
+        },
+      );
+    }
+  } finally {
+    await server.close();
+  }
 
-	// table
-	const endLoad = os.loadavg();
-	const f0 = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
-	const ratio = (a, b) => `${(a.median / b.median).toFixed(2)}x`;
-	const out = [];
-	out.push("");
-	out.push(
-		`${new Date().toISOString().slice(0, 10)}, pi ${piVersion} bundle, node ${nodeVersion}, ${os.cpus().length} CPUs, load ${startLoad[0].toFixed(2)} → ${endLoad[0].toFixed(2)} (1-min avg, start → end), ${((Date.now() - t0) / 1000).toFixed(0)} s; median (min–max) of N alternating runs each`,
-	);
-	out.push("");
-	out.push("| | N | `pi` wall ms | `pi-native` wall ms | ratio | `pi` CPU ms | `pi-native` CPU ms | ratio | `pi` peak RSS MB | `pi-native` peak RSS MB | ratio |");
-	out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-	for (const r of rows) {
-		const c = (x) => x.median.toFixed(0);
-		out.push(
-			`| ${r.label} | ${r.rounds} | ${f0(r.ref.ms)} | ${f0(r.native.ms)} | ${ratio(r.native.ms, r.ref.ms)} | ${c(r.ref.cpuMs)} | ${c(r.native.cpuMs)} | ${ratio(r.native.cpuMs, r.ref.cpuMs)} | ${f0(r.ref.rssMB)} | ${f0(r.native.rssMB)} | ${ratio(r.native.rssMB, r.ref.rssMB)} |`,
-		);
-	}
-	out.push("");
-	out.push(`(wall: spawn to exit, picker: spawn to list drawn; CPU: user+sys median, 10 ms ticks; ${RSS_METHOD})`);
-	for (const r of rows) if (r.refShared) out.push(`(${r.label}: the \`pi\` figures are the runs of ${r.refShared}: pi 1.6.0 has no index, its cold and warm pickers are the same work)`);
-	if (rows.some((r) => typeof r.rounds === "string")) out.push("(N = `pi` runs / `pi-native` runs: one plain picker run on 10,000 sessions takes minutes; --big-ref-rounds N for more)");
-	console.log(out.join("\n"));
-	const jsonOut = opt("--json");
-	if (jsonOut) {
-		writeFileSync(jsonOut, `${JSON.stringify({ date: new Date().toISOString(), pi: piVersion, node: nodeVersion, cpus: os.cpus().length, load: { start: startLoad, end: endLoad }, rssMethod: RSS_METHOD, rows }, null, 1)}\n`);
-	}
+  // table
+  const endLoad = os.loadavg();
+  const f0 = (s) => `${s.median.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
+  const ratio = (a, b) => `${(a.median / b.median).toFixed(2)}x`;
+  const out = [];
+  out.push("");
+  out.push(
+    `${new Date().toISOString().slice(0, 10)}, pi ${piVersion} bundle, node ${nodeVersion}, ${os.cpus().length} CPUs, load ${startLoad[0].toFixed(2)} → ${endLoad[0].toFixed(2)} (1-min avg, start → end), ${((Date.now() - t0) / 1000).toFixed(0)} s; median (min–max) of N alternating runs each`,
+  );
+  out.push("");
+  out.push(
+    "| | N | `pi` wall ms | `pi-native` wall ms | ratio | `pi` CPU ms | `pi-native` CPU ms | ratio | `pi` peak RSS MB | `pi-native` peak RSS MB | ratio |",
+  );
+  out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const r of rows) {
+    const c = (x) => x.median.toFixed(0);
+    out.push(
+      `| ${r.label} | ${r.rounds} | ${f0(r.ref.ms)} | ${f0(r.native.ms)} | ${ratio(r.native.ms, r.ref.ms)} | ${c(r.ref.cpuMs)} | ${c(r.native.cpuMs)} | ${ratio(r.native.cpuMs, r.ref.cpuMs)} | ${f0(r.ref.rssMB)} | ${f0(r.native.rssMB)} | ${ratio(r.native.rssMB, r.ref.rssMB)} |`,
+    );
+  }
+  out.push("");
+  out.push(`(wall: spawn to exit, picker: spawn to list drawn; CPU: user+sys median, 10 ms ticks; ${RSS_METHOD})`);
+  for (const r of rows)
+    if (r.refShared)
+      out.push(
+        `(${r.label}: the \`pi\` figures are the runs of ${r.refShared}: pi 1.6.0 has no index, its cold and warm pickers are the same work)`,
+      );
+  if (rows.some((r) => typeof r.rounds === "string"))
+    out.push(
+      "(N = `pi` runs / `pi-native` runs: one plain picker run on 10,000 sessions takes minutes; --big-ref-rounds N for more)",
+    );
+  console.log(out.join("\n"));
+  const jsonOut = opt("--json");
+  if (jsonOut) {
+    writeFileSync(
+      jsonOut,
+      `${JSON.stringify({ date: new Date().toISOString(), pi: piVersion, node: nodeVersion, cpus: os.cpus().length, load: { start: startLoad, end: endLoad }, rssMethod: RSS_METHOD, rows }, null, 1)}\n`,
+    );
+  }
 }
 
 await main();

@@ -17,7 +17,21 @@
 // - appended turns: each one appended to a session, then the next query times and checks it;
 // - index size against the store's bytes and against its searchable text; peak RSS.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, truncateSync, appendFileSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  appendFileSync,
+  writeFileSync,
+} from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,7 +46,6 @@ const N = args[0] === "--gen-part" ? Number(args[3]) : Number(args.find((a) => /
 const root = join(DEFAULT_DATA_DIR, `search-${N}`);
 const dir = join(root, "sessions");
 const manifestPath = join(root, "manifest.json");
-
 
 const plantText = (i) => `planted fact${i}x about the purple walrus number ${i} and authz${i}ology`;
 
@@ -65,7 +78,15 @@ function lastLine(path) {
 
 /** UTF-8 bytes of the searchable texts of a file (the texts `pi-session search` reads, src/check/search.rs). */
 function textBytes(path) {
-  const content = (c) => (typeof c === "string" ? c : Array.isArray(c) ? c.filter((p) => p?.type === "text").map((p) => p.text ?? "").join("\n") : "");
+  const content = (c) =>
+    typeof c === "string"
+      ? c
+      : Array.isArray(c)
+        ? c
+            .filter((p) => p?.type === "text")
+            .map((p) => p.text ?? "")
+            .join("\n")
+        : "";
   let n = 0;
   for (const line of readFileSync(path, "utf8").split("\n")) {
     if (!line) continue;
@@ -109,8 +130,23 @@ function genPart(part, parts) {
         kind === 0
           ? { role: "user", content: [{ type: "text", text: t }], timestamp: 0 }
           : kind === 1
-            ? { role: "assistant", content: [{ type: "text", text: `Noted: ${t}.` }], api: "x", provider: "x", model: "x", stopReason: "stop", timestamp: 0 }
-            : { role: "toolResult", toolCallId: "call_planted", toolName: "bash", content: [{ type: "text", text: `$ grep -r walrus\n${t}\n` }], isError: false, timestamp: 0 },
+            ? {
+                role: "assistant",
+                content: [{ type: "text", text: `Noted: ${t}.` }],
+                api: "x",
+                provider: "x",
+                model: "x",
+                stopReason: "stop",
+                timestamp: 0,
+              }
+            : {
+                role: "toolResult",
+                toolCallId: "call_planted",
+                toolName: "bash",
+                content: [{ type: "text", text: `$ grep -r walrus\n${t}\n` }],
+                isError: false,
+                timestamp: 0,
+              },
     };
     appendFileSync(tmp, `${JSON.stringify(entry)}\n`);
     renameSync(tmp, job.path);
@@ -130,7 +166,10 @@ const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 const mb = (b) => (b / 1024 / 1024).toFixed(1);
 const f1 = (x) => x.toFixed(1);
 const f2 = (x) => x.toFixed(2);
-const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 // --- store
 let manifest = null;
@@ -142,23 +181,36 @@ if (args.includes("--regen") || manifest?.gen !== GEN || manifest?.n !== N) {
   mkdirSync(dir, { recursive: true });
   const parts = Math.max(1, Math.min(2, cpus().length));
   const t0 = process.hrtime.bigint();
-  const kids = Array.from({ length: parts }, (_, k) =>
-    new Promise((resolve, reject) => {
-      const c = spawn(process.execPath, [SELF, "--gen-part", String(k), String(parts), String(N)], { stdio: ["ignore", "pipe", "inherit"] });
-      let out = "";
-      c.stdout.on("data", (d) => (out += d));
-      c.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`generator ${k} exited ${code}`))));
-    }),
+  const kids = Array.from(
+    { length: parts },
+    (_, k) =>
+      new Promise((resolve, reject) => {
+        const c = spawn(process.execPath, [SELF, "--gen-part", String(k), String(parts), String(N)], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
+        let out = "";
+        c.stdout.on("data", (d) => (out += d));
+        c.on("exit", (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`generator ${k} exited ${code}`)),
+        );
+      }),
   );
   const res = await Promise.all(kids);
-  manifest = { gen: GEN, n: N, bytes: res.reduce((a, r) => a + r.bytes, 0), text: res.reduce((a, r) => a + r.text, 0), genMs: ms(t0) };
+  manifest = {
+    gen: GEN,
+    n: N,
+    bytes: res.reduce((a, r) => a + r.bytes, 0),
+    text: res.reduce((a, r) => a + r.text, 0),
+    genMs: ms(t0),
+  };
   writeFileSync(manifestPath, JSON.stringify(manifest));
 }
 
 const files = [];
 for (let i = 0; i < N; i++) files.push(jobOf(i).path);
 const distinct = new Set(files).size;
-if (distinct !== N || !files.every((p) => existsSync(p))) throw new Error(`store incomplete: ${distinct} distinct paths, N = ${N}; run with --regen`);
+if (distinct !== N || !files.every((p) => existsSync(p)))
+  throw new Error(`store incomplete: ${distinct} distinct paths, N = ${N}; run with --regen`);
 
 // The appended turns of an earlier run are cut off again (the store stays as generated).
 const sizes = new Map();
@@ -167,7 +219,8 @@ for (const p of files) sizes.set(p, statSync(p).size);
 // Remove both indexes: the listing sidecars and the search index.
 function removeIndexes() {
   for (const d of [dir, ...readdirSync(dir).map((n) => join(dir, n))]) {
-    for (const n of [".pi-session-index", ".pi-session-search.sqlite", ".pi-session-search.sqlite-journal"]) rmSync(join(d, n), { force: true });
+    for (const n of [".pi-session-index", ".pi-session-search.sqlite", ".pi-session-search.sqlite-journal"])
+      rmSync(join(d, n), { force: true });
   }
 }
 removeIndexes();
@@ -191,7 +244,8 @@ if (listing.status !== 0) throw new Error(listing.stderr);
 const list = JSON.parse(listing.stdout);
 
 // The same first listing by pi's own SessionManager (the reference, pi 1.6.0), for scale.
-const REF = new URL("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href;
+const REF = new URL("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js", import.meta.url)
+  .href;
 const refListing = spawnSync(
   process.execPath,
   [
@@ -243,7 +297,7 @@ for (const [kind, q] of Object.entries(planted)) {
   rows.push({ kind, lat, found, missed });
 }
 // Common words of the generated text: every session matches; ranked over all of them.
-const COMMON = ["session", "error handling", "the test*", "\"the session\"", "function return", "file", "update the"];
+const COMMON = ["session", "error handling", "the test*", '"the session"', "function return", "file", "update the"];
 const common = [];
 for (let j = 0; j < 70; j++) {
   const s = process.hrtime.bigint();
@@ -253,7 +307,11 @@ for (let j = 0; j < 70; j++) {
 // Brute force: the literal scan of every file, same planted facts.
 const scan = [];
 const scanList = files.map((path) => ({ path, id: "" }));
-const literal = { words: (i) => `fact${i}x`, phrase: (i) => `purple walrus number ${i}`, prefix: (i) => `authz${i}olo` };
+const literal = {
+  words: (i) => `fact${i}x`,
+  phrase: (i) => `purple walrus number ${i}`,
+  prefix: (i) => `authz${i}olo`,
+};
 const SCANS = N >= 5000 ? 3 : 10;
 for (const [kind, q] of Object.entries(literal)) {
   const lat = [];
@@ -277,7 +335,10 @@ for (let j = 0; j < ROUNDS; j++) {
   const p = files[i];
   const leaf = lastLine(p);
   const word = `zebracorn${j}q`;
-  appendFileSync(p, `${JSON.stringify({ type: "message", id: `e${j.toString(16).padStart(7, "0")}`, parentId: leaf.id, timestamp: new Date().toISOString(), message: { role: "user", content: `freshly appended ${word}`, timestamp: 0 } })}\n`);
+  appendFileSync(
+    p,
+    `${JSON.stringify({ type: "message", id: `e${j.toString(16).padStart(7, "0")}`, parentId: leaf.id, timestamp: new Date().toISOString(), message: { role: "user", content: `freshly appended ${word}`, timestamp: 0 } })}\n`,
+  );
   const s = process.hrtime.bigint();
   const hits = await searchSessions(word, { sessionDir: dir });
   appended.push(ms(s));
@@ -308,22 +369,60 @@ for (const [p, size] of sizes) if (statSync(p).size !== size) truncateSync(p, si
 // --- report
 const lines = [];
 const out = (l) => lines.push(l);
-out(`Search benchmark: ${N} sessions, ${PROJECTS} projects, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`);
-out(`(generated by 2 processes in ${f1(manifest.genMs / 1000)} s; load average 1/5/15 min before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs)`);
+out(
+  `Search benchmark: ${N} sessions, ${PROJECTS} projects, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`,
+);
+out(
+  `(generated by 2 processes in ${f1(manifest.genMs / 1000)} s; load average 1/5/15 min before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs)`,
+);
 out("");
 out("| measure | value |");
 out("|---|---|");
 out(`| first listing, \`SessionManager.listAll\` (no sidecar) | ${f1(list.ms)} ms (${list.n} sessions) |`);
-if (ref) out(`| first listing by pi 1.6.0's own \`SessionManager.listAll\` (reference) | ${f1(ref.ms)} ms (${ref.n} sessions) |`);
-out(`| first index build | ${f1(build)} ms (${f2(build / list.ms)}× the first listing${ref ? `, ${f2(build / ref.ms)}× pi's own` : ""}) |`);
-out(`| index size / store bytes | ${mb(indexBytes)} MB / ${mb(manifest.bytes)} MB = ${((100 * indexBytes) / manifest.bytes).toFixed(1)}% |`);
-out(`| index size / store's searchable text | ${mb(indexBytes)} MB / ${mb(manifest.text)} MB = ${((100 * indexBytes) / manifest.text).toFixed(1)}% |`);
-for (const r of rows) out(`| query ${r.kind} (planted), p50 / p95 / max | ${f2(pct(r.lat, 50))} / ${f2(pct(r.lat, 95))} / ${f2(Math.max(...r.lat))} ms (found ${r.found}/${SAMPLES}) |`);
-out(`| query common words (${COMMON.length} queries matching most sessions), p50 / p95 / max | ${f2(pct(common, 50))} / ${f2(pct(common, 95))} / ${f2(Math.max(...common))} ms |`);
-for (const r of scan) out(`| brute-force literal scan, ${r.kind}, p50 / max | ${f1(pct(r.lat, 50))} / ${f1(Math.max(...r.lat))} ms (found ${r.found}/${r.lat.length}) |`);
-if (cold.length) out(`| cold query (new process: open the index, stat every file, query), p50 / max | ${f1(pct(cold.map((c) => c.query), 50))} / ${f1(Math.max(...cold.map((c) => c.query)))} ms (+ ${f1(pct(cold.map((c) => c.load), 50))} ms loading the package) |`);
-out(`| appended turn → next query finds it, p50 / p95 / max | ${f1(pct(appended, 50))} / ${f1(pct(appended, 95))} / ${f1(Math.max(...appended))} ms (found ${appendedFound}/${ROUNDS}) |`);
-out(`| peak RSS: first listing (child) / search after build / search at end | ${mb(list.rss)} / ${mb(rssAfterBuild)} / ${mb(rss)} MB |`);
+if (ref)
+  out(
+    `| first listing by pi 1.6.0's own \`SessionManager.listAll\` (reference) | ${f1(ref.ms)} ms (${ref.n} sessions) |`,
+  );
+out(
+  `| first index build | ${f1(build)} ms (${f2(build / list.ms)}× the first listing${ref ? `, ${f2(build / ref.ms)}× pi's own` : ""}) |`,
+);
+out(
+  `| index size / store bytes | ${mb(indexBytes)} MB / ${mb(manifest.bytes)} MB = ${((100 * indexBytes) / manifest.bytes).toFixed(1)}% |`,
+);
+out(
+  `| index size / store's searchable text | ${mb(indexBytes)} MB / ${mb(manifest.text)} MB = ${((100 * indexBytes) / manifest.text).toFixed(1)}% |`,
+);
+for (const r of rows)
+  out(
+    `| query ${r.kind} (planted), p50 / p95 / max | ${f2(pct(r.lat, 50))} / ${f2(pct(r.lat, 95))} / ${f2(Math.max(...r.lat))} ms (found ${r.found}/${SAMPLES}) |`,
+  );
+out(
+  `| query common words (${COMMON.length} queries matching most sessions), p50 / p95 / max | ${f2(pct(common, 50))} / ${f2(pct(common, 95))} / ${f2(Math.max(...common))} ms |`,
+);
+for (const r of scan)
+  out(
+    `| brute-force literal scan, ${r.kind}, p50 / max | ${f1(pct(r.lat, 50))} / ${f1(Math.max(...r.lat))} ms (found ${r.found}/${r.lat.length}) |`,
+  );
+if (cold.length)
+  out(
+    `| cold query (new process: open the index, stat every file, query), p50 / max | ${f1(
+      pct(
+        cold.map((c) => c.query),
+        50,
+      ),
+    )} / ${f1(Math.max(...cold.map((c) => c.query)))} ms (+ ${f1(
+      pct(
+        cold.map((c) => c.load),
+        50,
+      ),
+    )} ms loading the package) |`,
+  );
+out(
+  `| appended turn → next query finds it, p50 / p95 / max | ${f1(pct(appended, 50))} / ${f1(pct(appended, 95))} / ${f1(Math.max(...appended))} ms (found ${appendedFound}/${ROUNDS}) |`,
+);
+out(
+  `| peak RSS: first listing (child) / search after build / search at end | ${mb(list.rss)} / ${mb(rssAfterBuild)} / ${mb(rss)} MB |`,
+);
 const misses = rows.filter((r) => r.missed.length).map((r) => `${r.kind}: ${r.missed.slice(0, 10).join(", ")}`);
 if (misses.length) out(`\nMISSED planted facts (session numbers): ${misses.join("; ")}`);
 console.log(`\n${lines.join("\n")}`);

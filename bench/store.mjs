@@ -24,7 +24,20 @@
 //   first key typed);
 // - the index's bytes against the store's bytes.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,7 +54,6 @@ const STORES = {
   s4g: { lo: 250_000, span: 250_000, heavy: 300 * 1024 * 1024 },
 };
 const args = process.argv.slice(2);
-
 
 const projDir = (root, k) => join(root, "sessions", `--home-u-proj${k}--`);
 
@@ -67,13 +79,21 @@ function writeHeavy(path, bytes) {
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, "w");
   const at = new Date(BASE_MS + 3600_000).toISOString();
-  writeSync(fd, `${JSON.stringify({ type: "session", version: 3, id: "0199aaaa-0000-7000-8000-00000000beef", timestamp: at, cwd: "/home/u/heavy" })}\n`);
-  writeSync(fd, `{"type":"message","id":"h0000001","parentId":null,"timestamp":"${at}","message":{"role":"user","content":"`);
+  writeSync(
+    fd,
+    `${JSON.stringify({ type: "session", version: 3, id: "0199aaaa-0000-7000-8000-00000000beef", timestamp: at, cwd: "/home/u/heavy" })}\n`,
+  );
+  writeSync(
+    fd,
+    `{"type":"message","id":"h0000001","parentId":null,"timestamp":"${at}","message":{"role":"user","content":"`,
+  );
   const r = rng(12345);
-  const words = "the session store lists every file and reads its text when the caller asks for it only once per read".split(" ");
+  const words =
+    "the session store lists every file and reads its text when the caller asks for it only once per read".split(" ");
   let block = "";
   while (block.length < 1 << 20) block += `${words[r(words.length)]} `;
-  for (let done = 0; done < bytes; done += block.length) writeSync(fd, block.slice(0, Math.min(block.length, bytes - done)));
+  for (let done = 0; done < bytes; done += block.length)
+    writeSync(fd, block.slice(0, Math.min(block.length, bytes - done)));
   writeSync(fd, `","timestamp":${BASE_MS + 3600_000}}}\n`);
   closeSync(fd);
   renameSync(tmp, path);
@@ -142,7 +162,9 @@ async function measure(impl, op, root, arg) {
   }
   const ms = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  process.stdout.write(JSON.stringify({ ms, cpu: (c.user + c.system) / 1000, readMs, n, rss: process.resourceUsage().maxRSS * 1024 }));
+  process.stdout.write(
+    JSON.stringify({ ms, cpu: (c.user + c.system) / 1000, readMs, n, rss: process.resourceUsage().maxRSS * 1024 }),
+  );
 }
 
 if (args[0] === "--gen-part") {
@@ -177,7 +199,16 @@ function ensureStore(name) {
       spawnAsync(process.execPath, [SELF, "--gen-part", name, String(k), String(parts)]),
     );
     const heavy = STORES[name].heavy;
-    if (heavy) writeHeavy(join(root, "sessions", "--home-u-heavy--", "2026-01-01T01-00-00-000Z_0199aaaa-0000-7000-8000-00000000beef.jsonl"), heavy);
+    if (heavy)
+      writeHeavy(
+        join(
+          root,
+          "sessions",
+          "--home-u-heavy--",
+          "2026-01-01T01-00-00-000Z_0199aaaa-0000-7000-8000-00000000beef.jsonl",
+        ),
+        heavy,
+      );
     return Promise.all(kids).then(() => {
       let bytes = 0;
       for (const d of sessionDirs(root)) for (const f of readdirSync(d)) bytes += statSync(join(d, f)).size;
@@ -245,7 +276,9 @@ const names = Object.keys(STORES).filter((n) => !only || n === only);
 const stores = [];
 for (const name of names) stores.push([name, await ensureStore(name)]);
 
-out(`store benchmark (issue 23 point 4): node ${process.version}, ${cpus().length} cores, load ${loadavg().map(f2).join(" ")}`);
+out(
+  `store benchmark (issue 23 point 4): node ${process.version}, ${cpus().length} cores, load ${loadavg().map(f2).join(" ")}`,
+);
 for (const [name, { root, manifest }] of stores) {
   const proj0 = projDir(root, 0);
   const names0 = readdirSync(proj0).filter((f) => f.endsWith(".jsonl"));
@@ -253,16 +286,22 @@ for (const [name, { root, manifest }] of stores) {
   const lastId = names0.at(-1).slice(25, -6);
   // A prefix of a session in proj0 that is not a whole id (exact findById misses).
   const prefix = names0[Math.floor(names0.length / 2)].slice(25, 25 + 18);
-  out(`\n### ${name}: ${N.toLocaleString("en")} sessions${STORES[name].heavy ? " + one 300 MB single-message session" : ""}, ${mb(manifest.bytes)} MB (proj0: ${names0.length} sessions)\n`);
+  out(
+    `\n### ${name}: ${N.toLocaleString("en")} sessions${STORES[name].heavy ? " + one 300 MB single-message session" : ""}, ${mb(manifest.bytes)} MB (proj0: ${names0.length} sessions)\n`,
+  );
   warmCache(root);
   removeIndexes(root);
   const rows = [];
   const row = (what, ref, nat) => {
     rows.push({ what, ref, nat });
-    out(`| ${what} | ${f1(ref.ms)} ms (${f1(ref.cpu)}) | ${f1(nat.ms)} ms (${f1(nat.cpu)}) | ${f2(nat.ms / ref.ms)}x | ${mb(ref.rss)} MB | ${mb(nat.rss)} MB | ${f2(nat.rss / ref.rss)}x |`);
+    out(
+      `| ${what} | ${f1(ref.ms)} ms (${f1(ref.cpu)}) | ${f1(nat.ms)} ms (${f1(nat.cpu)}) | ${f2(nat.ms / ref.ms)}x | ${mb(ref.rss)} MB | ${mb(nat.rss)} MB | ${f2(nat.rss / ref.rss)}x |`,
+    );
   };
   out(`load average before: ${loadavg().map(f2).join(" ")}\n`);
-  out("| call (fresh process each; wall, CPU ms in parentheses) | reference | native | time ratio | ref peak RSS | native peak RSS | RSS ratio |");
+  out(
+    "| call (fresh process each; wall, CPU ms in parentheses) | reference | native | time ratio | ref peak RSS | native peak RSS | RSS ratio |",
+  );
   out("|---|---:|---:|---:|---:|---:|---:|");
   const refAll = run("ref", "listAll", root);
   const first = run("native", "listAll", root);
@@ -289,7 +328,13 @@ for (const [name, { root, manifest }] of stores) {
   const refRead = run("ref", "readAll", root);
   const natRead = run("native", "readAll", root);
   if (refRead.n !== natRead.n) throw new Error(`readAll: ${natRead.n} chars, reference ${refRead.n}`);
-  row(`warm \`listAll()\` + every \`allMessagesText\` read (${(refRead.n / 1e6).toFixed(1)} M chars; native read part ${f1(natRead.readMs)} ms)`, refRead, natRead);
+  row(
+    `warm \`listAll()\` + every \`allMessagesText\` read (${(refRead.n / 1e6).toFixed(1)} M chars; native read part ${f1(natRead.readMs)} ms)`,
+    refRead,
+    natRead,
+  );
   out(`\nload average after: ${loadavg().map(f2).join(" ")}`);
-  out(`index: ${mb(idx)} MB for ${mb(manifest.bytes)} MB of sessions = ${((100 * idx) / manifest.bytes).toFixed(2)}% of the store's bytes`);
+  out(
+    `index: ${mb(idx)} MB for ${mb(manifest.bytes)} MB of sessions = ${((100 * idx) / manifest.bytes).toFixed(2)}% of the store's bytes`,
+  );
 }

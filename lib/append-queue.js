@@ -77,7 +77,8 @@ class AppendQueue {
     // such a leaf does not: those queues are handed over for a context.
     if (p !== null && !p) this.chain = false;
     if (kind === FIELD_KINDS.thinking_level_change) this.lastThinking = k;
-    else if (kind === FIELD_KINDS.model_change || (kind === FIELD_KINDS.message && role === ROLE_ASSISTANT)) this.lastModel = k;
+    else if (kind === FIELD_KINDS.model_change || (kind === FIELD_KINDS.message && role === ROLE_ASSISTANT))
+      this.lastModel = k;
     ids.push(keyOf(entry.id));
     this.entries.push(entry);
   }

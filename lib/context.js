@@ -82,7 +82,9 @@ function sessionEntryToContextMessages(entry) {
     case "message":
       return [messageEntryContext(entry.message)];
     case "custom_message":
-      return [createCustomMessage(entry.customType, entry.content ?? [], entry.display, entry.details, entry.timestamp)];
+      return [
+        createCustomMessage(entry.customType, entry.content ?? [], entry.display, entry.details, entry.timestamp),
+      ];
     case "branch_summary":
       return entry.summary ? [createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp)] : [];
     case "compaction": {
@@ -140,7 +142,10 @@ function projectSelected(contextEntries, editFor, thinkingLevel, model) {
     sourceEntry,
     // An older compaction kept inside the retained range contributes nothing; only the
     // newest one, at index 0, carries the checkpoint.
-    messages: sourceEntry.type === "compaction" && index > 0 ? [] : projectContextEntry(sourceEntry, editFor(sourceEntry, index)),
+    messages:
+      sourceEntry.type === "compaction" && index > 0
+        ? []
+        : projectContextEntry(sourceEntry, editFor(sourceEntry, index)),
   }));
   return { entries: projected, messages: projected.flatMap((p) => p.messages), thinkingLevel, model };
 }

@@ -557,7 +557,9 @@ async function buildSessionInfos(files, signal, onInfo, pre) {
   }
   if (PROFILE) {
     const t = performance.now();
-    process.stderr.write(`discovery: ${files.length} files native ${(prof2 - prof).toFixed(1)} ms, records ${(t - prof2).toFixed(1)} ms\n`);
+    process.stderr.write(
+      `discovery: ${files.length} files native ${(prof2 - prof).toFixed(1)} ms, records ${(t - prof2).toFixed(1)} ms\n`,
+    );
   }
   return out;
 }
@@ -708,7 +710,10 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     }));
     candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || basename(b.path).localeCompare(basename(a.path)));
     const order = candidates.map((c) => c.i);
-    if (PROFILE) process.stderr.write(`listAll: ${allFiles.length} files, stat + sort ${(performance.now() - profT0).toFixed(1)} ms\n`);
+    if (PROFILE)
+      process.stderr.write(
+        `listAll: ${allFiles.length} files, stat + sort ${(performance.now() - profT0).toFixed(1)} ms\n`,
+      );
     const totalFiles = candidates.length;
     let loaded = 0;
     let firstCandidateLoaded = false;

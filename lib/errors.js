@@ -3,7 +3,21 @@
 // entry whose text changed under an open session.
 
 /** Node's errno numbers (Linux) for the codes Rust's filesystem errors carry. */
-const ERRNO = { EPERM: -1, ENOENT: -2, EIO: -5, EBADF: -9, EACCES: -13, EEXIST: -17, ENOTDIR: -20, EISDIR: -21, EMFILE: -24, EFBIG: -27, ENOSPC: -28, EROFS: -30, EDQUOT: -122 };
+const ERRNO = {
+  EPERM: -1,
+  ENOENT: -2,
+  EIO: -5,
+  EBADF: -9,
+  EACCES: -13,
+  EEXIST: -17,
+  ENOTDIR: -20,
+  EISDIR: -21,
+  EMFILE: -24,
+  EFBIG: -27,
+  ENOSPC: -28,
+  EROFS: -30,
+  EDQUOT: -122,
+};
 
 /**
  * A native filesystem error with Node's error fields (errno, code, syscall, path), read from
@@ -35,7 +49,9 @@ function fsCall(fn) {
 function changedUnderUs(err, file = "") {
   if (!(err instanceof SyntaxError)) return err;
   return Object.assign(
-    new Error(`EIO: i/o error, read '${file}' (the session file was changed by another program under this open session; an entry's text is no longer what was written: ${err.message})`),
+    new Error(
+      `EIO: i/o error, read '${file}' (the session file was changed by another program under this open session; an entry's text is no longer what was written: ${err.message})`,
+    ),
     { code: "EIO", errno: -5, syscall: "read", path: file },
   );
 }

@@ -4,7 +4,15 @@
 // without scanning its text.
 
 /** `kind` codes: the entry types whose index holds nothing but type, id, parentId and role. */
-const FIELD_KINDS = { message: 0, custom: 1, session_info: 2, thinking_level_change: 3, model_change: 4, custom_message: 5, usage: 6 };
+const FIELD_KINDS = {
+  message: 0,
+  custom: 1,
+  session_info: 2,
+  thinking_level_change: 3,
+  model_change: 4,
+  custom_message: 5,
+  usage: 6,
+};
 const ROLE_ASSISTANT = 1;
 const ROLE_OTHER = 4;
 

@@ -123,7 +123,17 @@ class Shells {
    */
   _shell(shell, index, group) {
     // `order`: [slot, key] of each lazy key, in the order Rust lays out the left-out values.
-    const rec = { index, core: this.core, slots: [], order: [], shells: this, filled: false, error: null, group, pos: group.recs.length };
+    const rec = {
+      index,
+      core: this.core,
+      slots: [],
+      order: [],
+      shells: this,
+      filled: false,
+      error: null,
+      group,
+      pos: group.recs.length,
+    };
     const o = this._build(shell, rec, null);
     group.recs.push(rec);
     group.open++;

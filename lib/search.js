@@ -24,7 +24,8 @@ function toMs(v, name) {
 function strings(v, name) {
   if (v === undefined || v === null) return undefined;
   const list = typeof v === "string" ? [v] : v;
-  if (!Array.isArray(list) || list.some((x) => typeof x !== "string")) throw new TypeError(`searchSessions: ${name} must be a string or an array of strings`);
+  if (!Array.isArray(list) || list.some((x) => typeof x !== "string"))
+    throw new TypeError(`searchSessions: ${name} must be a string or an array of strings`);
   return list.slice(0, 64);
 }
 
@@ -84,7 +85,8 @@ async function searchSessions(query, options = {}) {
  * @returns {Promise<import("../index").SessionWindowEntry[]>}
  */
 async function readSessionWindow(sessionPath, entryId, options = {}) {
-  if (typeof sessionPath !== "string" || !sessionPath) throw new TypeError("readSessionWindow: sessionPath must be a path");
+  if (typeof sessionPath !== "string" || !sessionPath)
+    throw new TypeError("readSessionWindow: sessionPath must be a path");
   if (typeof entryId !== "string" || !entryId) throw new TypeError("readSessionWindow: entryId must be a string");
   const o = options ?? {};
   const before = count(o.before, "before", 3, 200);

@@ -20,7 +20,13 @@ const { fsError, fsCall, changedUnderUs } = require("./errors.js");
 const { nowStamp } = require("./timestamp.js");
 const { drawShortId, drawFreshId, drawLabelId, keyOf, isTaggedKey, plainId } = require("./entry-ids.js");
 const { FIELD_KINDS, ROLE_OTHER, objectRole, messageRole } = require("./field-codes.js");
-const { CURRENT_SESSION_VERSION, assertValidSessionId, sessionFileName, sessionHeader, stringifyEntry } = require("./session-files.js");
+const {
+  CURRENT_SESSION_VERSION,
+  assertValidSessionId,
+  sessionFileName,
+  sessionHeader,
+  stringifyEntry,
+} = require("./session-files.js");
 
 /** The message of a native append that needs entry texts back (see `_send`). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
@@ -411,7 +417,14 @@ class SessionManager {
   }
 
   appendCustomEntry(customType, data) {
-    const entry = { type: "custom", customType, data, id: this._generateId(), parentId: this.leafId, timestamp: nowStamp() };
+    const entry = {
+      type: "custom",
+      customType,
+      data,
+      id: this._generateId(),
+      parentId: this.leafId,
+      timestamp: nowStamp(),
+    };
     this._appendEntry(entry, false, FIELD_KINDS.custom);
     return entry.id;
   }
@@ -461,7 +474,9 @@ class SessionManager {
     const editable =
       target.type === "custom_message" ||
       (target.type === "message" &&
-        (target.message.role === "user" || target.message.role === "assistant" || target.message.role === "toolResult"));
+        (target.message.role === "user" ||
+          target.message.role === "assistant" ||
+          target.message.role === "toolResult"));
     if (!editable) throw new Error(`Entry ${targetId} does not contribute editable model content`);
     const role = target.type === "message" ? target.message.role : "custom";
     const normalized =
@@ -581,7 +596,10 @@ class SessionManager {
     let model = null;
     if (modelEntry !== undefined) {
       const e = modelEntry;
-      model = e.type === "model_change" ? { provider: e.provider, modelId: e.modelId } : { provider: e.message.provider, modelId: e.message.model };
+      model =
+        e.type === "model_change"
+          ? { provider: e.provider, modelId: e.modelId }
+          : { provider: e.message.provider, modelId: e.message.model };
     }
     return { selected, editFor, thinkingLevel, model };
   }
@@ -741,7 +759,9 @@ class SessionManager {
       pendingLabelIds.length = 0;
       if (entry.type === "compaction") {
         const firstKeptEntryId =
-          entry.firstKeptEntryId === entry.id ? entry.id : (replacementByLabelId.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId);
+          entry.firstKeptEntryId === entry.id
+            ? entry.id
+            : (replacementByLabelId.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId);
         pathWithoutLabels.push({ ...entry, parentId: pathParentId, firstKeptEntryId });
       } else {
         pathWithoutLabels.push({ ...entry, parentId: pathParentId });

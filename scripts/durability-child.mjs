@@ -55,7 +55,11 @@ if (mode === "kill") {
     for (let i = 0; i < n; i++) {
       const big = "x".repeat(r(4) === 0 ? r(40_000) : r(300));
       // Assistant turns without model/usage fields: only the bytes on disk matter here.
-      const message = /** @type {import("../index.js").Message} */ ({ role: i % 2 ? "assistant" : "user", content: `${i} ${big}`, timestamp: Date.now() });
+      const message = /** @type {import("../index.js").Message} */ ({
+        role: i % 2 ? "assistant" : "user",
+        content: `${i} ${big}`,
+        timestamp: Date.now(),
+      });
       const id = sm.appendMessage(message);
       ids.push(id);
       say(`A ${sm.getSessionFile()} ${id}`);

@@ -12,9 +12,11 @@ let state = 0x2545f491n;
 function rand(n) {
   // xorshift32
   let x = Number(state & 0xffffffffn);
-  x ^= x << 13; x >>>= 0;
+  x ^= x << 13;
+  x >>>= 0;
   x ^= x >>> 17;
-  x ^= x << 5; x >>>= 0;
+  x ^= x << 5;
+  x >>>= 0;
   state = BigInt(x);
   return x % n;
 }
@@ -54,22 +56,70 @@ function branched() {
   lines.push({ type: "label", id: newId(), parentId: b.id, timestamp: ts(99), targetId: fork, label: "fork point" });
   lines.push({ type: "label", id: newId(), parentId: b.id, timestamp: ts(99), targetId: fork, label: "" });
   lines.push({ type: "model_change", id: newId(), parentId: b.id, timestamp: ts(100), provider: "p2", modelId: "m2" });
-  lines.push({ type: "thinking_level_change", id: newId(), parentId: lines.at(-1).id, timestamp: ts(101), thinkingLevel: "high" });
+  lines.push({
+    type: "thinking_level_change",
+    id: newId(),
+    parentId: lines.at(-1).id,
+    timestamp: ts(101),
+    thinkingLevel: "high",
+  });
   return lines;
 }
 
 function compacted() {
   const lines = linear(6);
   const kept = lines[4].id;
-  const c = { type: "compaction", id: newId(), parentId: lines.at(-1).id, timestamp: ts(200), summary: "so far", firstKeptEntryId: kept, tokensBefore: 1234 };
+  const c = {
+    type: "compaction",
+    id: newId(),
+    parentId: lines.at(-1).id,
+    timestamp: ts(200),
+    summary: "so far",
+    firstKeptEntryId: kept,
+    tokensBefore: 1234,
+  };
   lines.push(c);
-  const edit = { type: "context_edit", id: newId(), parentId: c.id, timestamp: ts(201), targetId: lines[5].id, replacement: "shorter" };
+  const edit = {
+    type: "context_edit",
+    id: newId(),
+    parentId: c.id,
+    timestamp: ts(201),
+    targetId: lines[5].id,
+    replacement: "shorter",
+  };
   lines.push(edit);
   lines.push(message(edit.id, "user", "after compaction"));
-  lines.push({ type: "compaction", id: newId(), parentId: lines.at(-1).id, timestamp: ts(202), summary: "tail", retainedTail: [] });
-  lines.push({ type: "branch_summary", id: newId(), parentId: lines.at(-1).id, timestamp: ts(203), fromId: kept, summary: "s" });
-  lines.push({ type: "custom", id: newId(), parentId: lines.at(-1).id, customType: "ext", data: { a: [1, 2, { b: null }] } });
-  lines.push({ type: "custom_message", id: newId(), parentId: lines.at(-1).id, customType: "ext", content: "x", display: true });
+  lines.push({
+    type: "compaction",
+    id: newId(),
+    parentId: lines.at(-1).id,
+    timestamp: ts(202),
+    summary: "tail",
+    retainedTail: [],
+  });
+  lines.push({
+    type: "branch_summary",
+    id: newId(),
+    parentId: lines.at(-1).id,
+    timestamp: ts(203),
+    fromId: kept,
+    summary: "s",
+  });
+  lines.push({
+    type: "custom",
+    id: newId(),
+    parentId: lines.at(-1).id,
+    customType: "ext",
+    data: { a: [1, 2, { b: null }] },
+  });
+  lines.push({
+    type: "custom_message",
+    id: newId(),
+    parentId: lines.at(-1).id,
+    customType: "ext",
+    content: "x",
+    display: true,
+  });
   lines.push({ type: "session_info", id: newId(), parentId: lines.at(-1).id, name: "named" });
   return lines;
 }

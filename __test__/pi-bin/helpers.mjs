@@ -7,7 +7,16 @@
 //   "native"   node22 bin/pi-native.mjs ...   (PI_CODING_AGENT_BIN = <pi bin>, the one switch)
 //   "options"  NODE_OPTIONS="--import <abs>/lib/register.mjs" node22 <pi bin> ...  (the recipe)
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { rpcRecords } from "./rpc-records.mjs";
 import { dirname, join, resolve } from "node:path";
@@ -21,7 +30,7 @@ export const node22 = findNode22();
 
 /** Fresh temp dir (real path). */
 export function tempDir(prefix) {
-	return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 export const piPackage = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent");
 export const piBin = join(piPackage, "dist", "bundle", "cli.js");
@@ -33,8 +42,8 @@ export const FAILSAFE = "[pi-session-native] not serving session-manager, pi run
 const dirs = [];
 /** Removes the temp dirs of this test file (PI_E2E_KEEP=1 keeps and lists them). */
 export function cleanup() {
-	if (process.env.PI_E2E_KEEP === "1") console.log(`[pi-bin e2e] kept:\n  ${dirs.join("\n  ")}`);
-	else for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  if (process.env.PI_E2E_KEEP === "1") console.log(`[pi-bin e2e] kept:\n  ${dirs.join("\n  ")}`);
+  else for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }
 
 /**
@@ -42,44 +51,44 @@ export function cleanup() {
  * <root>/project (the cwd). Prefixes of equal length keep the two runs' paths equally long.
  */
 export function makeRoot(prefix, baseUrl, settings = {}) {
-	const root = tempDir(prefix);
-	dirs.push(root);
-	for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
-	writeAgentConfig(join(root, "agent"), baseUrl, settings);
-	writeFileSync(join(root, "project", "notes.txt"), "alpha\nbeta\ngamma\n");
-	return root;
+  const root = tempDir(prefix);
+  dirs.push(root);
+  for (const d of ["home", "agent", "project"]) mkdirSync(join(root, d), { recursive: true });
+  writeAgentConfig(join(root, "agent"), baseUrl, settings);
+  writeFileSync(join(root, "project", "notes.txt"), "alpha\nbeta\ngamma\n");
+  return root;
 }
 
 /** Environment for one pi run in `root`: nothing inherited that changes pi or the hook. */
 export function piEnv(root, how, extra = {}) {
-	const env = { ...process.env };
-	for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
-	Object.assign(env, {
-		HOME: join(root, "home"),
-		PI_CODING_AGENT_DIR: join(root, "agent"),
-		PI_OFFLINE: "1",
-		PI_SKIP_VERSION_CHECK: "1",
-		PI_TELEMETRY: "0",
-		NO_COLOR: "1",
-	});
-	if (how === "native") {
-		env.PI_CODING_AGENT_BIN = extra.bin ?? piBin;
-		env.PI_SESSION_NATIVE_DEBUG = "1";
-	}
-	if (how === "options") {
-		env.NODE_OPTIONS = `--import ${registerScript}`;
-		env.PI_SESSION_NATIVE_DEBUG = "1";
-	}
-	for (const [k, v] of Object.entries(extra.env ?? {})) {
-		if (v === undefined) delete env[k];
-		else env[k] = v;
-	}
-	return env;
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
+  Object.assign(env, {
+    HOME: join(root, "home"),
+    PI_CODING_AGENT_DIR: join(root, "agent"),
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+    PI_TELEMETRY: "0",
+    NO_COLOR: "1",
+  });
+  if (how === "native") {
+    env.PI_CODING_AGENT_BIN = extra.bin ?? piBin;
+    env.PI_SESSION_NATIVE_DEBUG = "1";
+  }
+  if (how === "options") {
+    env.NODE_OPTIONS = `--import ${registerScript}`;
+    env.PI_SESSION_NATIVE_DEBUG = "1";
+  }
+  for (const [k, v] of Object.entries(extra.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
 }
 
 /** argv (after node22) for one way of starting pi. */
 export function piArgv(how, args, bin = piBin) {
-	return how === "native" ? [launcher, ...args] : [bin, ...args];
+  return how === "native" ? [launcher, ...args] : [bin, ...args];
 }
 
 /**
@@ -90,106 +99,112 @@ export function piArgv(how, args, bin = piBin) {
  * @param {{ cwd?: string, bin?: string, env?: NodeJS.ProcessEnv, timeout?: number }} [options]
  */
 export function runPi(root, how, args, { cwd = join(root, "project"), bin, env, timeout = 90_000 } = {}) {
-	return new Promise((resolvePromise) => {
-		const child = execFile(
-			node22,
-			piArgv(how, args, bin),
-			{ cwd, env: piEnv(root, how, { bin, env }), timeout, maxBuffer: 64 * 1024 * 1024 },
-			(error, stdout, stderr) => {
-				resolvePromise({ args, code: error ? (error.code ?? 1) : 0, signal: error?.signal ?? null, stdout, stderr });
-			},
-		);
-		child.stdin.end(); // like </dev/null: nothing piped in
-	});
+  return new Promise((resolvePromise) => {
+    const child = execFile(
+      node22,
+      piArgv(how, args, bin),
+      { cwd, env: piEnv(root, how, { bin, env }), timeout, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolvePromise({ args, code: error ? (error.code ?? 1) : 0, signal: error?.signal ?? null, stdout, stderr });
+      },
+    );
+    child.stdin.end(); // like </dev/null: nothing piped in
+  });
 }
 
 /** Same as runPi but throws with pi's output on a non-zero exit. */
 export async function runPiOk(root, how, args, options) {
-	const r = await runPi(root, how, args, options);
-	if (r.code !== 0) throw new Error(`pi ${args.join(" ")} (${how}) exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-	return r;
+  const r = await runPi(root, how, args, options);
+  if (r.code !== 0)
+    throw new Error(`pi ${args.join(" ")} (${how}) exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  return r;
 }
 
 export function readJsonl(file) {
-	return readFileSync(file, "utf8")
-		.split("\n")
-		.filter((l) => l.trim())
-		.map((l) => JSON.parse(l));
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 }
 
 /** Session files under <root>/agent/sessions, oldest first (names start with the creation time). */
 export function sessionFiles(root) {
-	const base = join(root, "agent", "sessions");
-	if (!existsSync(base)) return [];
-	const out = [];
-	for (const d of readdirSync(base)) for (const f of readdirSync(join(base, d))) if (f.endsWith(".jsonl")) out.push(join(base, d, f));
-	return out.sort();
+  const base = join(root, "agent", "sessions");
+  if (!existsSync(base)) return [];
+  const out = [];
+  for (const d of readdirSync(base))
+    for (const f of readdirSync(join(base, d))) if (f.endsWith(".jsonl")) out.push(join(base, d, f));
+  return out.sort();
 }
 
 /** A normalizer for one root (paths, the encoded session-dir name, ids, timestamps, other strings). */
 export function normalizerFor(root, extra = []) {
-	const encoded = root.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-");
-	return new Normalizer([root, encoded, ...extra]);
+  const encoded = root.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-");
+  return new Normalizer([root, encoded, ...extra]);
 }
 
 /** Session files of a root with ids/timestamps/paths replaced, in file order. */
 export function normalizedSessions(root, files = sessionFiles(root), norm = normalizerFor(root)) {
-	const parsed = files.map((f) => ({ path: f, lines: readJsonl(f) }));
-	for (const f of parsed) norm.registerEntries(f.lines);
-	return norm.value(parsed);
+  const parsed = files.map((f) => ({ path: f, lines: readJsonl(f) }));
+  for (const f of parsed) norm.registerEntries(f.lines);
+  return norm.value(parsed);
 }
 
 /** Number of times the serving marker is on stderr. */
 export function markerCount(stderr) {
-	return stderr.split(MARKER).length - 1;
+  return stderr.split(MARKER).length - 1;
 }
 
 /** .node files of this package mapped into a live process (Linux). */
 export function mappedAddons(pid) {
-	const maps = readFileSync(`/proc/${pid}/maps`, "utf8");
-	const found = new Set();
-	for (const line of maps.split("\n")) {
-		const at = line.indexOf("/");
-		if (at !== -1 && /pi-session-native[^/]*\.node$/.test(line.slice(at))) found.add(line.slice(at));
-	}
-	return [...found];
+  const maps = readFileSync(`/proc/${pid}/maps`, "utf8");
+  const found = new Set();
+  for (const line of maps.split("\n")) {
+    const at = line.indexOf("/");
+    if (at !== -1 && /pi-session-native[^/]*\.node$/.test(line.slice(at))) found.add(line.slice(at));
+  }
+  return [...found];
 }
 
 /** The addon path the debug marker line names (the hook reads /proc/self/maps after loading it). */
 export function addonInMarker(stderr) {
-	const m = /addon ([^;]*\.node)/.exec(stderr.slice(stderr.indexOf(MARKER)));
-	return m ? m[1] : undefined;
+  const m = /addon ([^;]*\.node)/.exec(stderr.slice(stderr.indexOf(MARKER)));
+  return m ? m[1] : undefined;
 }
 
 /** Starts `pi --mode rpc` and gives a small JSONL client. */
 export function startRpc(root, how, args = [], { cwd = join(root, "project") } = {}) {
-	const child = spawn(node22, piArgv(how, ["--mode", "rpc", ...args]), { cwd, env: piEnv(root, how), stdio: ["pipe", "pipe", "pipe"] });
-	const { records, waitFor, exited, stderr } = rpcRecords(child);
-	let n = 0;
-	const send = async (command) => {
-		const id = `req-${++n}`;
-		const afterIndex = records.length;
-		child.stdin.write(`${JSON.stringify({ id, ...command })}\n`);
-		const res = await waitFor((r) => r.type === "response" && r.id === id, `response to ${command.type}`);
-		return { res, afterIndex };
-	};
-	/** Sends a prompt and waits for the run to settle. */
-	const prompt = async (message) => {
-		const { res, afterIndex } = await send({ type: "prompt", message });
-		if (!res.success) throw new Error(`prompt failed: ${JSON.stringify(res)}`);
-		if (res.data?.disposition !== "handled") {
-			await waitFor((r) => r.type === "agent_settled" && records.indexOf(r) >= afterIndex, "agent_settled");
-		}
-		return res;
-	};
-	const close = async () => {
-		child.stdin.end();
-		const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-		const r = await exited;
-		clearTimeout(timer);
-		return r;
-	};
-	return { child, records, send, prompt, close, stderr, waitFor };
+  const child = spawn(node22, piArgv(how, ["--mode", "rpc", ...args]), {
+    cwd,
+    env: piEnv(root, how),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const { records, waitFor, exited, stderr } = rpcRecords(child);
+  let n = 0;
+  const send = async (command) => {
+    const id = `req-${++n}`;
+    const afterIndex = records.length;
+    child.stdin.write(`${JSON.stringify({ id, ...command })}\n`);
+    const res = await waitFor((r) => r.type === "response" && r.id === id, `response to ${command.type}`);
+    return { res, afterIndex };
+  };
+  /** Sends a prompt and waits for the run to settle. */
+  const prompt = async (message) => {
+    const { res, afterIndex } = await send({ type: "prompt", message });
+    if (!res.success) throw new Error(`prompt failed: ${JSON.stringify(res)}`);
+    if (res.data?.disposition !== "handled") {
+      await waitFor((r) => r.type === "agent_settled" && records.indexOf(r) >= afterIndex, "agent_settled");
+    }
+    return res;
+  };
+  const close = async () => {
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const r = await exited;
+    clearTimeout(timer);
+    return r;
+  };
+  return { child, records, send, prompt, close, stderr, waitFor };
 }
 
 export { MODEL, PROVIDER };

@@ -8,76 +8,80 @@ import { cleanup, makeRoot, MARKER, markerCount, node22, piBin, piPackage, runPi
 afterAll(cleanup);
 
 describe.skipIf(!node22)("pi-native launcher", () => {
-	test("finds pi on PATH through a chain of symlinks (no PI_CODING_AGENT_BIN)", async () => {
-		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
-		const lib = join(root, "prefix", "lib");
-		const bin = join(root, "prefix", "bin");
-		mkdirSync(lib, { recursive: true });
-		mkdirSync(bin, { recursive: true });
-		symlinkSync(piBin, join(lib, "cli.js"));
-		symlinkSync(join(lib, "cli.js"), join(bin, "pi"));
-		const env = { PI_CODING_AGENT_BIN: undefined, PATH: `${join(root, "nothing-here")}:${bin}:${process.env.PATH}` };
-		const r = await runPi(root, "native", ["--version"], { env });
-		expect(r.code, r.stderr).toBe(0);
-		expect(r.stdout.trim()).toBe("1.6.0");
-		expect(markerCount(r.stderr), r.stderr).toBe(1);
-		expect(r.stderr).toContain("dist/bundle/chunks/");
-	});
+  test("finds pi on PATH through a chain of symlinks (no PI_CODING_AGENT_BIN)", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const lib = join(root, "prefix", "lib");
+    const bin = join(root, "prefix", "bin");
+    mkdirSync(lib, { recursive: true });
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(piBin, join(lib, "cli.js"));
+    symlinkSync(join(lib, "cli.js"), join(bin, "pi"));
+    const env = { PI_CODING_AGENT_BIN: undefined, PATH: `${join(root, "nothing-here")}:${bin}:${process.env.PATH}` };
+    const r = await runPi(root, "native", ["--version"], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("1.6.0");
+    expect(markerCount(r.stderr), r.stderr).toBe(1);
+    expect(r.stderr).toContain("dist/bundle/chunks/");
+  });
 
-	test("finds pi behind a shell shim (npm's layout with node_modules next to the shim)", async () => {
-		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
-		const prefix = join(root, "prefix");
-		mkdirSync(join(prefix, "node_modules", "@earendil-works"), { recursive: true });
-		symlinkSync(piPackage, join(prefix, "node_modules", "@earendil-works", "pi-coding-agent"));
-		writeFileSync(join(prefix, "pi"), '#!/bin/sh\necho "a shim, not pi" >&2\nexit 3\n', { mode: 0o755 });
-		const r = await runPi(root, "native", ["--version"], { env: { PI_CODING_AGENT_BIN: undefined, PATH: `${prefix}:${process.env.PATH}` } });
-		expect(r.code, r.stderr).toBe(0);
-		expect(r.stdout.trim()).toBe("1.6.0");
-		expect(r.stderr).not.toContain("a shim, not pi");
-		expect(markerCount(r.stderr), r.stderr).toBe(1);
-	});
+  test("finds pi behind a shell shim (npm's layout with node_modules next to the shim)", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const prefix = join(root, "prefix");
+    mkdirSync(join(prefix, "node_modules", "@earendil-works"), { recursive: true });
+    symlinkSync(piPackage, join(prefix, "node_modules", "@earendil-works", "pi-coding-agent"));
+    writeFileSync(join(prefix, "pi"), '#!/bin/sh\necho "a shim, not pi" >&2\nexit 3\n', { mode: 0o755 });
+    const r = await runPi(root, "native", ["--version"], {
+      env: { PI_CODING_AGENT_BIN: undefined, PATH: `${prefix}:${process.env.PATH}` },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("1.6.0");
+    expect(r.stderr).not.toContain("a shim, not pi");
+    expect(markerCount(r.stderr), r.stderr).toBe(1);
+  });
 
-	test("no pi anywhere: exit 127 and a message that says what to do", async () => {
-		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
-		const r = await runPi(root, "native", ["--version"], { env: { PI_CODING_AGENT_BIN: undefined, PATH: join(root, "empty") } });
-		expect(r.code).toBe(127);
-		expect(r.stderr).toContain("pi-native: cannot find pi");
-		expect(r.stderr).toContain("PI_CODING_AGENT_BIN");
-	});
+  test("no pi anywhere: exit 127 and a message that says what to do", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const r = await runPi(root, "native", ["--version"], {
+      env: { PI_CODING_AGENT_BIN: undefined, PATH: join(root, "empty") },
+    });
+    expect(r.code).toBe(127);
+    expect(r.stderr).toContain("pi-native: cannot find pi");
+    expect(r.stderr).toContain("PI_CODING_AGENT_BIN");
+  });
 
-	test("pi's exit code and error output are kept", async () => {
-		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
-		const [a, b] = await Promise.all([
-			runPi(root, "ref", ["--no-such-flag"]),
-			runPi(root, "native", ["--no-such-flag"], { env: { PI_SESSION_NATIVE_DEBUG: undefined } }),
-		]);
-		expect(a.code).not.toBe(0);
-		expect(b.code).toBe(a.code);
-		expect(b.stderr).toBe(a.stderr);
-		expect(b.stdout).toBe(a.stdout);
-	});
+  test("pi's exit code and error output are kept", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const [a, b] = await Promise.all([
+      runPi(root, "ref", ["--no-such-flag"]),
+      runPi(root, "native", ["--no-such-flag"], { env: { PI_SESSION_NATIVE_DEBUG: undefined } }),
+    ]);
+    expect(a.code).not.toBe(0);
+    expect(b.code).toBe(a.code);
+    expect(b.stderr).toBe(a.stderr);
+    expect(b.stdout).toBe(a.stdout);
+  });
 
-	test("the caller's NODE_OPTIONS still apply (nothing replaces them)", async () => {
-		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
-		const pre = join(root, "pre.cjs");
-		writeFileSync(pre, 'process.stderr.write("preloaded by NODE_OPTIONS\\n");\n');
-		const r = await runPi(root, "native", ["--version"], { env: { NODE_OPTIONS: `--require ${pre}` } });
-		expect(r.code, r.stderr).toBe(0);
-		expect(r.stderr).toContain("preloaded by NODE_OPTIONS");
-		expect(r.stderr).toContain(MARKER);
-	});
+  test("the caller's NODE_OPTIONS still apply (nothing replaces them)", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const pre = join(root, "pre.cjs");
+    writeFileSync(pre, 'process.stderr.write("preloaded by NODE_OPTIONS\\n");\n');
+    const r = await runPi(root, "native", ["--version"], { env: { NODE_OPTIONS: `--require ${pre}` } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("preloaded by NODE_OPTIONS");
+    expect(r.stderr).toContain(MARKER);
+  });
 
-	test("SIGTERM reaches pi (rpc mode shuts down the same way as plain pi)", async () => {
-		const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
-		const outcome = async (how) => {
-			const rpc = startRpc(root, how, ["--no-session"]);
-			const { res } = await rpc.send({ type: "get_state" });
-			expect(res.success).toBe(true);
-			const exited = new Promise((resolve) => rpc.child.on("exit", (code, signal) => resolve({ code, signal })));
-			rpc.child.kill("SIGTERM");
-			return exited;
-		};
-		const [a, b] = await Promise.all([outcome("ref"), outcome("native")]);
-		expect(b).toEqual(a);
-	});
+  test("SIGTERM reaches pi (rpc mode shuts down the same way as plain pi)", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const outcome = async (how) => {
+      const rpc = startRpc(root, how, ["--no-session"]);
+      const { res } = await rpc.send({ type: "get_state" });
+      expect(res.success).toBe(true);
+      const exited = new Promise((resolve) => rpc.child.on("exit", (code, signal) => resolve({ code, signal })));
+      rpc.child.kill("SIGTERM");
+      return exited;
+    };
+    const [a, b] = await Promise.all([outcome("ref"), outcome("native")]);
+    expect(b).toEqual(a);
+  });
 });

@@ -7,17 +7,17 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
-	cleanup,
-	FAILSAFE,
-	makeRoot,
-	mappedAddons,
-	markerCount,
-	node22,
-	normalizedSessions,
-	normalizerFor,
-	readJsonl,
-	sessionFiles,
-	startRpc,
+  cleanup,
+  FAILSAFE,
+  makeRoot,
+  mappedAddons,
+  markerCount,
+  node22,
+  normalizedSessions,
+  normalizerFor,
+  readJsonl,
+  sessionFiles,
+  startRpc,
 } from "./helpers.mjs";
 import { startModelServer } from "./model-server.mjs";
 
@@ -42,130 +42,137 @@ export default function (pi) {
 `;
 
 async function rpcSequence(how) {
-	const server = await startModelServer({ maxRequests: 20 });
-	// keep few recent tokens, so a manual compaction of this short session has something to summarize
-	const root = makeRoot(`pirpc-${how.padEnd(6, "-")}-`, server.baseUrl, { compaction: { keepRecentTokens: 1 } });
-	const probeLog = join(root, "probe.jsonl");
-	writeFileSync(join(root, "probe.js"), probeExtension(probeLog));
-	const rpc = startRpc(root, how, ["-e", join(root, "probe.js")]);
-	const transcript = [];
-	const cmd = async (command) => {
-		const { res } = await rpc.send(command);
-		if (!res.success) throw new Error(`${command.type} failed: ${JSON.stringify(res)}\nstderr:\n${rpc.stderr()}`);
-		transcript.push({ command, data: res.data });
-		return res.data;
-	};
-	try {
-		await rpc.prompt("first rpc");
-		const first = (await cmd({ type: "get_state" })).sessionFile;
-		const addons = linux ? mappedAddons(rpc.child.pid) : [];
-		await cmd({ type: "new_session" });
-		await rpc.prompt("second rpc");
-		const second = (await cmd({ type: "get_state" })).sessionFile;
-		await cmd({ type: "switch_session", sessionPath: first });
-		const afterSwitch = (await cmd({ type: "get_state" })).sessionFile;
-		const { messages } = await cmd({ type: "get_fork_messages" });
-		const fork = await cmd({ type: "fork", entryId: messages[0].entryId });
-		await rpc.prompt("after fork");
-		const third = (await cmd({ type: "get_state" })).sessionFile;
-		await rpc.prompt("one more before compaction");
-		const compaction = await cmd({ type: "compact" });
-		await rpc.prompt("after compact");
-		await cmd({ type: "get_entries" });
-		await cmd({ type: "get_tree" });
-		const exit = await rpc.close();
-		return {
-			root,
-			baseUrl: server.baseUrl,
-			pid: rpc.child.pid,
-			exit,
-			stderr: rpc.stderr(),
-			addons,
-			paths: { first, second, afterSwitch, third },
-			fork,
-			compaction,
-			probes: existsSync(probeLog) ? readJsonl(probeLog) : [],
-			messages,
-			transcript,
-			requests: server.requests,
-			files: sessionFiles(root),
-			texts: rpc.records
-				.filter((r) => r.type === "message_end" && r.message?.role === "assistant")
-				.map((r) => r.message.content.map((c) => c.text ?? "").join("")),
-		};
-	} finally {
-		if (rpc.child.exitCode === null) rpc.child.kill("SIGKILL");
-		await server.close();
-	}
+  const server = await startModelServer({ maxRequests: 20 });
+  // keep few recent tokens, so a manual compaction of this short session has something to summarize
+  const root = makeRoot(`pirpc-${how.padEnd(6, "-")}-`, server.baseUrl, { compaction: { keepRecentTokens: 1 } });
+  const probeLog = join(root, "probe.jsonl");
+  writeFileSync(join(root, "probe.js"), probeExtension(probeLog));
+  const rpc = startRpc(root, how, ["-e", join(root, "probe.js")]);
+  const transcript = [];
+  const cmd = async (command) => {
+    const { res } = await rpc.send(command);
+    if (!res.success) throw new Error(`${command.type} failed: ${JSON.stringify(res)}\nstderr:\n${rpc.stderr()}`);
+    transcript.push({ command, data: res.data });
+    return res.data;
+  };
+  try {
+    await rpc.prompt("first rpc");
+    const first = (await cmd({ type: "get_state" })).sessionFile;
+    const addons = linux ? mappedAddons(rpc.child.pid) : [];
+    await cmd({ type: "new_session" });
+    await rpc.prompt("second rpc");
+    const second = (await cmd({ type: "get_state" })).sessionFile;
+    await cmd({ type: "switch_session", sessionPath: first });
+    const afterSwitch = (await cmd({ type: "get_state" })).sessionFile;
+    const { messages } = await cmd({ type: "get_fork_messages" });
+    const fork = await cmd({ type: "fork", entryId: messages[0].entryId });
+    await rpc.prompt("after fork");
+    const third = (await cmd({ type: "get_state" })).sessionFile;
+    await rpc.prompt("one more before compaction");
+    const compaction = await cmd({ type: "compact" });
+    await rpc.prompt("after compact");
+    await cmd({ type: "get_entries" });
+    await cmd({ type: "get_tree" });
+    const exit = await rpc.close();
+    return {
+      root,
+      baseUrl: server.baseUrl,
+      pid: rpc.child.pid,
+      exit,
+      stderr: rpc.stderr(),
+      addons,
+      paths: { first, second, afterSwitch, third },
+      fork,
+      compaction,
+      probes: existsSync(probeLog) ? readJsonl(probeLog) : [],
+      messages,
+      transcript,
+      requests: server.requests,
+      files: sessionFiles(root),
+      texts: rpc.records
+        .filter((r) => r.type === "message_end" && r.message?.role === "assistant")
+        .map((r) => r.message.content.map((c) => c.text ?? "").join("")),
+    };
+  } finally {
+    if (rpc.child.exitCode === null) rpc.child.kill("SIGKILL");
+    await server.close();
+  }
 }
 
 function normalizedRun(run) {
-	const norm = normalizerFor(run.root, [run.baseUrl]);
-	for (const f of run.files) norm.registerEntries(readJsonl(f));
-	return {
-		files: normalizedSessions(run.root, run.files, norm),
-		transcript: norm.value(run.transcript),
-		requests: norm.value(run.requests),
-		texts: run.texts,
-	};
+  const norm = normalizerFor(run.root, [run.baseUrl]);
+  for (const f of run.files) norm.registerEntries(readJsonl(f));
+  return {
+    files: normalizedSessions(run.root, run.files, norm),
+    transcript: norm.value(run.transcript),
+    requests: norm.value(run.requests),
+    texts: run.texts,
+  };
 }
 
 afterAll(cleanup);
 
 describe.skipIf(!node22)("real pi bin, rpc mode: reference vs pi-native", () => {
-	let ref;
-	let nat;
-	beforeAll(async () => {
-		[ref, nat] = await Promise.all([rpcSequence("ref"), rpcSequence("native")]);
-	}, TIMEOUT);
+  let ref;
+  let nat;
+  beforeAll(async () => {
+    [ref, nat] = await Promise.all([rpcSequence("ref"), rpcSequence("native")]);
+  }, TIMEOUT);
 
-	test("reference: prompt, new session, switch back, fork, prompt in the fork", () => {
-		expect(ref.exit).toEqual({ code: 0, signal: null });
-		expect(ref.texts).toEqual(["ok: first rpc", "ok: second rpc", "ok: after fork", "ok: one more before compaction", "ok: after compact"]);
-		expect(typeof ref.compaction.summary).toBe("string");
-		expect(readJsonl(ref.paths.third).some((e) => e.type === "compaction")).toBe(true);
-		// startup, new, resume (switch), fork: ctx.sessionManager is pi's own class here
-		expect(ref.probes.map((p) => p.reason)).toEqual(["startup", "new", "resume", "fork"]);
-		expect(ref.probes.every((p) => p.native === false)).toBe(true);
-		expect(ref.paths.afterSwitch).toBe(ref.paths.first);
-		expect(new Set([ref.paths.first, ref.paths.second, ref.paths.third]).size).toBe(3);
-		expect(ref.fork).toMatchObject({ cancelled: false, text: "first rpc" });
-		expect(ref.files).toHaveLength(3);
-		const entries = ref.transcript.find((t) => t.command.type === "get_entries").data.entries;
-		// forking at the first user message branches off before it: the fork starts with "after fork"
-		expect(entries.filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text)).toEqual([
-			"after fork",
-			"one more before compaction",
-			"after compact",
-		]);
-		expect(readJsonl(ref.paths.third)[0]).toMatchObject({ type: "session", parentSession: ref.paths.first });
-		expect(ref.stderr).not.toContain("[pi-session-native]");
-		if (linux) expect(ref.addons).toEqual([]);
-	});
+  test("reference: prompt, new session, switch back, fork, prompt in the fork", () => {
+    expect(ref.exit).toEqual({ code: 0, signal: null });
+    expect(ref.texts).toEqual([
+      "ok: first rpc",
+      "ok: second rpc",
+      "ok: after fork",
+      "ok: one more before compaction",
+      "ok: after compact",
+    ]);
+    expect(typeof ref.compaction.summary).toBe("string");
+    expect(readJsonl(ref.paths.third).some((e) => e.type === "compaction")).toBe(true);
+    // startup, new, resume (switch), fork: ctx.sessionManager is pi's own class here
+    expect(ref.probes.map((p) => p.reason)).toEqual(["startup", "new", "resume", "fork"]);
+    expect(ref.probes.every((p) => p.native === false)).toBe(true);
+    expect(ref.paths.afterSwitch).toBe(ref.paths.first);
+    expect(new Set([ref.paths.first, ref.paths.second, ref.paths.third]).size).toBe(3);
+    expect(ref.fork).toMatchObject({ cancelled: false, text: "first rpc" });
+    expect(ref.files).toHaveLength(3);
+    const entries = ref.transcript.find((t) => t.command.type === "get_entries").data.entries;
+    // forking at the first user message branches off before it: the fork starts with "after fork"
+    expect(
+      entries.filter((e) => e.type === "message" && e.message.role === "user").map((e) => e.message.content[0].text),
+    ).toEqual(["after fork", "one more before compaction", "after compact"]);
+    expect(readJsonl(ref.paths.third)[0]).toMatchObject({ type: "session", parentSession: ref.paths.first });
+    expect(ref.stderr).not.toContain("[pi-session-native]");
+    if (linux) expect(ref.addons).toEqual([]);
+  });
 
-	test("the live pi-native process served the bundle's session-manager and has the addon mapped", () => {
-		expect(nat.exit).toEqual({ code: 0, signal: null });
-		expect(markerCount(nat.stderr), nat.stderr).toBe(1);
-		expect(nat.stderr).not.toContain(FAILSAFE);
-		if (linux) {
-			expect(nat.addons.length, `maps of pid ${nat.pid}`).toBe(1);
-			expect(nat.stderr).toContain(`addon ${nat.addons[0]}`);
-		}
-	});
+  test("the live pi-native process served the bundle's session-manager and has the addon mapped", () => {
+    expect(nat.exit).toEqual({ code: 0, signal: null });
+    expect(markerCount(nat.stderr), nat.stderr).toBe(1);
+    expect(nat.stderr).not.toContain(FAILSAFE);
+    if (linux) {
+      expect(nat.addons.length, `maps of pid ${nat.pid}`).toBe(1);
+      expect(nat.stderr).toContain(`addon ${nat.addons[0]}`);
+    }
+  });
 
-	test("extensions' ctx.sessionManager is the native class at startup, new, resume and fork", () => {
-		expect(nat.probes.map((p) => p.reason)).toEqual(["startup", "new", "resume", "fork"]);
-		for (const p of nat.probes) expect(p.native, JSON.stringify(p)).toBe(true);
-		expect(nat.probes.map(({ entries, branch }) => ({ entries, branch }))).toEqual(ref.probes.map(({ entries, branch }) => ({ entries, branch })));
-	});
+  test("extensions' ctx.sessionManager is the native class at startup, new, resume and fork", () => {
+    expect(nat.probes.map((p) => p.reason)).toEqual(["startup", "new", "resume", "fork"]);
+    for (const p of nat.probes) expect(p.native, JSON.stringify(p)).toBe(true);
+    expect(nat.probes.map(({ entries, branch }) => ({ entries, branch }))).toEqual(
+      ref.probes.map(({ entries, branch }) => ({ entries, branch })),
+    );
+  });
 
-	test("responses, session files and model traffic match the reference", () => {
-		const a = normalizedRun(nat);
-		const b = normalizedRun(ref);
-		expect(a.texts).toEqual(b.texts);
-		expect(a.transcript).toEqual(b.transcript);
-		expect(a.files.map((f) => f.path)).toEqual(b.files.map((f) => f.path));
-		for (let i = 0; i < b.files.length; i++) expect(a.files[i].lines, `session file #${i + 1}`).toEqual(b.files[i].lines);
-		expect(a.requests).toEqual(b.requests);
-	});
+  test("responses, session files and model traffic match the reference", () => {
+    const a = normalizedRun(nat);
+    const b = normalizedRun(ref);
+    expect(a.texts).toEqual(b.texts);
+    expect(a.transcript).toEqual(b.transcript);
+    expect(a.files.map((f) => f.path)).toEqual(b.files.map((f) => f.path));
+    for (let i = 0; i < b.files.length; i++)
+      expect(a.files[i].lines, `session file #${i + 1}`).toEqual(b.files[i].lines);
+    expect(a.requests).toEqual(b.requests);
+  });
 });

@@ -20,8 +20,8 @@ const server = await startModelServer({ maxRequests: 100_000 });
 const root = makeRoot("pitime-", server.baseUrl);
 const childLauncher = join(root, "child-launcher.mjs");
 writeFileSync(
-	childLauncher,
-	`import { spawn } from "node:child_process";
+  childLauncher,
+  `import { spawn } from "node:child_process";
 const c = spawn(process.execPath, ["--import", ${JSON.stringify(registerScript)}, ${JSON.stringify(piBin)}, ...process.argv.slice(2)], { stdio: "inherit" });
 for (const s of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(s, () => c.kill(s));
 c.on("exit", (code, signal) => (signal ? process.kill(process.pid, signal) : process.exit(code)));
@@ -30,41 +30,43 @@ c.on("exit", (code, signal) => (signal ? process.kill(process.pid, signal) : pro
 
 // [name, how, argv, extra env]; rows 0/1 and 3/4 are the ratios printed at the end
 const rows = [
-	["pi --version", "ref", [piBin, "--version"]],
-	["pi-native --version", "native", [launcher, "--version"]],
-	["child-process launcher --version", "ref", [childLauncher, "--version"]],
-	["pi -p hello (new session)", "ref", [piBin, "-p", "hello"]],
-	["pi-native -p hello (new session)", "native", [launcher, "-p", "hello"]],
-	["node --import lib/register.mjs pi --version", "ref", ["--import", registerScript, piBin, "--version"]],
-	["PI_SESSION_NATIVE=0 pi-native --version", "native", [launcher, "--version"], { PI_SESSION_NATIVE: "0" }],
+  ["pi --version", "ref", [piBin, "--version"]],
+  ["pi-native --version", "native", [launcher, "--version"]],
+  ["child-process launcher --version", "ref", [childLauncher, "--version"]],
+  ["pi -p hello (new session)", "ref", [piBin, "-p", "hello"]],
+  ["pi-native -p hello (new session)", "native", [launcher, "-p", "hello"]],
+  ["node --import lib/register.mjs pi --version", "ref", ["--import", registerScript, piBin, "--version"]],
+  ["PI_SESSION_NATIVE=0 pi-native --version", "native", [launcher, "--version"], { PI_SESSION_NATIVE: "0" }],
 ];
 
 async function main() {
-	const times = rows.map(() => []);
-	const cpus = rows.map(() => []);
-	for (const [, how, argv, extra] of rows) await once(how, argv, extra); // warm the compile cache and page cache
-	for (let i = 0; i < rounds; i++) {
-		// a fresh random order every round: no row always runs right after the same other row
-		const order = rows.map((_, j) => j).sort(() => Math.random() - 0.5);
-		for (const j of order) {
-			const { wall, cpu } = await once(rows[j][1], rows[j][2], rows[j][3]);
-			times[j].push(wall);
-			cpus[j].push(cpu);
-		}
-	}
-	const stat = (a) => {
-		const s = [...a].sort((x, y) => x - y);
-		return { median: s[Math.floor(s.length / 2)], mean: s.reduce((x, y) => x + y, 0) / s.length, min: s[0] };
-	};
-	console.log(`node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}, ${rounds} rounds, ms`);
-	console.log("| command | wall median | wall mean | wall min | CPU median (user+sys) |\n|---|---:|---:|---:|---:|");
-	rows.forEach(([name], j) => {
-		const s = stat(times[j]);
-		console.log(`| ${name} | ${s.median.toFixed(0)} | ${s.mean.toFixed(0)} | ${s.min.toFixed(0)} | ${stat(cpus[j]).median.toFixed(0)} |`);
-	});
-	const ratio = (a, b, of = times) => (stat(of[a]).median / stat(of[b]).median).toFixed(3);
-	console.log(`\npi-native --version / pi --version: wall ${ratio(1, 0)}, CPU ${ratio(1, 0, cpus)}`);
-	console.log(`pi-native -p / pi -p (new session): wall ${ratio(4, 3)}, CPU ${ratio(4, 3, cpus)}`);
+  const times = rows.map(() => []);
+  const cpus = rows.map(() => []);
+  for (const [, how, argv, extra] of rows) await once(how, argv, extra); // warm the compile cache and page cache
+  for (let i = 0; i < rounds; i++) {
+    // a fresh random order every round: no row always runs right after the same other row
+    const order = rows.map((_, j) => j).sort(() => Math.random() - 0.5);
+    for (const j of order) {
+      const { wall, cpu } = await once(rows[j][1], rows[j][2], rows[j][3]);
+      times[j].push(wall);
+      cpus[j].push(cpu);
+    }
+  }
+  const stat = (a) => {
+    const s = [...a].sort((x, y) => x - y);
+    return { median: s[Math.floor(s.length / 2)], mean: s.reduce((x, y) => x + y, 0) / s.length, min: s[0] };
+  };
+  console.log(`node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}, ${rounds} rounds, ms`);
+  console.log("| command | wall median | wall mean | wall min | CPU median (user+sys) |\n|---|---:|---:|---:|---:|");
+  rows.forEach(([name], j) => {
+    const s = stat(times[j]);
+    console.log(
+      `| ${name} | ${s.median.toFixed(0)} | ${s.mean.toFixed(0)} | ${s.min.toFixed(0)} | ${stat(cpus[j]).median.toFixed(0)} |`,
+    );
+  });
+  const ratio = (a, b, of = times) => (stat(of[a]).median / stat(of[b]).median).toFixed(3);
+  console.log(`\npi-native --version / pi --version: wall ${ratio(1, 0)}, CPU ${ratio(1, 0, cpus)}`);
+  console.log(`pi-native -p / pi -p (new session): wall ${ratio(4, 3)}, CPU ${ratio(4, 3, cpus)}`);
 }
 
 // CPU time (user + sys, 10 ms resolution) through GNU time when present: less sensitive than
@@ -74,25 +76,31 @@ const cpuFile = join(root, "cpu.txt");
 
 /** One run's wall (and CPU) time; asynchronous, since this process serves the scripted model. */
 function once(how, argv, extra = {}) {
-	const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined, ...extra } });
-	const [cmd, args] = gnuTime ? [gnuTime, ["-f", "%U %S", "-o", cpuFile, node22, ...argv]] : [node22, argv];
-	return new Promise((resolve, reject) => {
-		const t = process.hrtime.bigint();
-		const c = spawn(cmd, args, { cwd: join(root, "project"), env, stdio: ["ignore", "ignore", "pipe"] });
-		let err = "";
-		c.stderr.on("data", (d) => (err += d));
-		c.on("exit", (code) => {
-			const wall = Number(process.hrtime.bigint() - t) / 1e6;
-			if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err}`));
-			const cpu = gnuTime ? readFileSync(cpuFile, "utf8").trim().split(/\s+/).map(Number).reduce((a, b) => a + b, 0) * 1000 : NaN;
-			resolve({ wall, cpu });
-		});
-	});
+  const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined, ...extra } });
+  const [cmd, args] = gnuTime ? [gnuTime, ["-f", "%U %S", "-o", cpuFile, node22, ...argv]] : [node22, argv];
+  return new Promise((resolve, reject) => {
+    const t = process.hrtime.bigint();
+    const c = spawn(cmd, args, { cwd: join(root, "project"), env, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    c.stderr.on("data", (d) => (err += d));
+    c.on("exit", (code) => {
+      const wall = Number(process.hrtime.bigint() - t) / 1e6;
+      if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err}`));
+      const cpu = gnuTime
+        ? readFileSync(cpuFile, "utf8")
+            .trim()
+            .split(/\s+/)
+            .map(Number)
+            .reduce((a, b) => a + b, 0) * 1000
+        : NaN;
+      resolve({ wall, cpu });
+    });
+  });
 }
 
 try {
-	await main();
+  await main();
 } finally {
-	await server.close();
-	cleanup();
+  await server.close();
+  cleanup();
 }

@@ -19,32 +19,32 @@ export const { SessionManager, getDefaultSessionDir } = require("../../index.js"
 
 /** A fresh sandbox: its own HOME, agent dir and project directory. */
 export function sandbox(prefix = "pi-ext-") {
-	const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-	const home = join(root, "home");
-	const agentDir = join(home, ".pi", "agent");
-	const project = join(root, "project");
-	for (const d of [home, agentDir, project]) mkdirSync(d, { recursive: true });
-	return {
-		root,
-		home,
-		agentDir,
-		project,
-		env: {
-			...process.env,
-			HOME: home,
-			PI_CODING_AGENT_DIR: agentDir,
-			PI_OFFLINE: "1",
-			PI_SKIP_VERSION_CHECK: "1",
-			PI_TELEMETRY: "0",
-			NO_COLOR: "1",
-		},
-		cleanup: () => rmSync(root, { recursive: true, force: true }),
-	};
+  const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const home = join(root, "home");
+  const agentDir = join(home, ".pi", "agent");
+  const project = join(root, "project");
+  for (const d of [home, agentDir, project]) mkdirSync(d, { recursive: true });
+  return {
+    root,
+    home,
+    agentDir,
+    project,
+    env: {
+      ...process.env,
+      HOME: home,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+      PI_TELEMETRY: "0",
+      NO_COLOR: "1",
+    },
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 /** pi's session directory of `cwd` inside an agent dir. */
 export function sessionDirOf(agentDir, cwd) {
-	return getDefaultSessionDir(cwd, agentDir);
+  return getDefaultSessionDir(cwd, agentDir);
 }
 
 let clock = Date.parse("2026-01-05T09:00:00.000Z");
@@ -58,24 +58,31 @@ let clock = Date.parse("2026-01-05T09:00:00.000Z");
  * @param {{ name?: string }} [options]
  */
 export function makeSession(agentDir, cwd, turns, { name } = {}) {
-	const sm = SessionManager.create(cwd, sessionDirOf(agentDir, cwd));
-	for (const [user, assistant] of turns) {
-		clock += 1000;
-		sm.appendMessage({ role: "user", content: user, timestamp: clock });
-		clock += 1000;
-		sm.appendMessage({
-			role: "assistant",
-			content: [{ type: "text", text: assistant }],
-			api: "openai-completions",
-			provider: "scripted",
-			model: "scripted-1",
-			usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-			stopReason: "stop",
-			timestamp: clock,
-		});
-	}
-	if (name) sm.appendSessionInfo(name);
-	return { path: sm.getSessionFile(), id: sm.getSessionId(), sm };
+  const sm = SessionManager.create(cwd, sessionDirOf(agentDir, cwd));
+  for (const [user, assistant] of turns) {
+    clock += 1000;
+    sm.appendMessage({ role: "user", content: user, timestamp: clock });
+    clock += 1000;
+    sm.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: assistant }],
+      api: "openai-completions",
+      provider: "scripted",
+      model: "scripted-1",
+      usage: {
+        input: 1,
+        output: 1,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 2,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: "stop",
+      timestamp: clock,
+    });
+  }
+  if (name) sm.appendSessionInfo(name);
+  return { path: sm.getSessionFile(), id: sm.getSessionId(), sm };
 }
 
 /**
@@ -84,20 +91,24 @@ export function makeSession(agentDir, cwd, turns, { name } = {}) {
  * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, input?: string, timeoutMs?: number }} [options]
  */
 export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
-	return new Promise((resolvePromise, reject) => {
-		const child = spawn(node22, [piBin, ...args], { cwd, env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
-		child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-		if (input !== undefined) child.stdin.end(input);
-		const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-		child.on("error", reject);
-		child.on("close", (code, signal) => {
-			clearTimeout(timer);
-			resolvePromise({ code, signal, stdout, stderr });
-		});
-	});
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(node22, [piBin, ...args], {
+      cwd,
+      env,
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    if (input !== undefined) child.stdin.end(input);
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
 }
 
 /**
@@ -107,45 +118,49 @@ export function runPi(args, { cwd, env, input, timeoutMs = 60_000 } = {}) {
  * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} [options]
  */
 export function startRpc(args, { cwd, env, timeoutMs = 60_000 } = {}) {
-	const child = spawn(node22, [piBin, "--mode", "rpc", ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-	const rpc = rpcRecords(child);
-	const { records } = rpc;
-	let seq = 0;
-	return {
-		child,
-		records,
-		get stderr() {
-			return rpc.stderr();
-		},
-		send(cmd) {
-			child.stdin.write(`${JSON.stringify(cmd)}\n`);
-		},
-		/** Send a command with an id and wait for its response. */
-		async request(cmd) {
-			const id = `req-${++seq}`;
-			const p = this.waitFor((r) => r.type === "response" && r.id === id);
-			this.send({ ...cmd, id });
-			return p;
-		},
-		waitFor(pred, ms = timeoutMs) {
-			return rpc.waitFor(pred, "an rpc record", ms);
-		},
-		async close() {
-			if (!rpc.exitState()) {
-				child.stdin.end();
-				const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
-				await rpc.exited;
-				clearTimeout(t);
-			}
-			return rpc.exitState();
-		},
-	};
+  const child = spawn(node22, [piBin, "--mode", "rpc", ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+  const rpc = rpcRecords(child);
+  const { records } = rpc;
+  let seq = 0;
+  return {
+    child,
+    records,
+    get stderr() {
+      return rpc.stderr();
+    },
+    send(cmd) {
+      child.stdin.write(`${JSON.stringify(cmd)}\n`);
+    },
+    /** Send a command with an id and wait for its response. */
+    async request(cmd) {
+      const id = `req-${++seq}`;
+      const p = this.waitFor((r) => r.type === "response" && r.id === id);
+      this.send({ ...cmd, id });
+      return p;
+    },
+    waitFor(pred, ms = timeoutMs) {
+      return rpc.waitFor(pred, "an rpc record", ms);
+    },
+    async close() {
+      if (!rpc.exitState()) {
+        child.stdin.end();
+        const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        await rpc.exited;
+        clearTimeout(t);
+      }
+      return rpc.exitState();
+    },
+  };
 }
 
 /** Text of a chat-completions `tool` message (string or text parts). */
 export function toolMessageText(msg) {
-	const c = msg?.content;
-	if (typeof c === "string") return c;
-	if (Array.isArray(c)) return c.filter((p) => p?.type === "text").map((p) => p.text).join("\n");
-	return "";
+  const c = msg?.content;
+  if (typeof c === "string") return c;
+  if (Array.isArray(c))
+    return c
+      .filter((p) => p?.type === "text")
+      .map((p) => p.text)
+      .join("\n");
+  return "";
 }

@@ -6,14 +6,21 @@ import { expect, it } from "vitest";
 import { repoRoot } from "./helpers.mjs";
 
 it("the pi extension typechecks", async () => {
-	const { code, output } = await new Promise((resolve) => {
-		execFile(
-			process.execPath,
-			[join(repoRoot, "node_modules/typescript/bin/tsc"), "--pretty", "false", "-p", join("__test__", "pi-ext", "tsconfig.json")],
-			{ cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 },
-			(err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, output: `${stdout}${stderr}` }),
-		);
-	});
-	expect(output).toBe("");
-	expect(code).toBe(0);
+  const { code, output } = await new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [
+        join(repoRoot, "node_modules/typescript/bin/tsc"),
+        "--pretty",
+        "false",
+        "-p",
+        join("__test__", "pi-ext", "tsconfig.json"),
+      ],
+      { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+  expect(output).toBe("");
+  expect(code).toBe(0);
 });

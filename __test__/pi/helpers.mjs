@@ -19,34 +19,35 @@ export const piCli = join(repoRoot, "node_modules", "@earendil-works", "pi-codin
 export const node22 = findNode22();
 
 function probeNative() {
-	try {
-		const mod = createRequire(join(nativePkg, "package.json"))("./index.js");
-		if (typeof mod?.SessionManager !== "function") return { ok: false, reason: "index.js does not export SessionManager" };
-		if (!existsSync(join(nativePkg, "index.mjs"))) return { ok: false, reason: "index.mjs is missing" };
-		return { ok: true };
-	} catch (error) {
-		return { ok: false, reason: `require("index.js") failed: ${error.message.split("\n")[0]}` };
-	}
+  try {
+    const mod = createRequire(join(nativePkg, "package.json"))("./index.js");
+    if (typeof mod?.SessionManager !== "function")
+      return { ok: false, reason: "index.js does not export SessionManager" };
+    if (!existsSync(join(nativePkg, "index.mjs"))) return { ok: false, reason: "index.mjs is missing" };
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: `require("index.js") failed: ${error.message.split("\n")[0]}` };
+  }
 }
 export const nativeProbe = probeNative();
 export const nativeAvailable = nativeProbe.ok;
 if (!nativeAvailable) {
-	console.warn(`[pi e2e] native half skipped: ${nativeProbe.reason}`);
+  console.warn(`[pi e2e] native half skipped: ${nativeProbe.reason}`);
 }
 
 /** Fresh temp dir; prefixes of equal length keep token estimates (which include paths) equal. */
 export function tempDir(prefix) {
-	return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
 export function piEnv(extra = {}) {
-	const env = { ...process.env };
-	// inherited settings must not leak into the child; callers opt in through `extra`
-	delete env.PI_SESSION_NATIVE_DEBUG;
-	delete env.NODE_OPTIONS;
-	Object.assign(env, { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", NO_COLOR: "1" }, extra);
-	for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
-	return env;
+  const env = { ...process.env };
+  // inherited settings must not leak into the child; callers opt in through `extra`
+  delete env.PI_SESSION_NATIVE_DEBUG;
+  delete env.NODE_OPTIONS;
+  Object.assign(env, { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0", NO_COLOR: "1" }, extra);
+  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
+  return env;
 }
 
 /**
@@ -55,18 +56,21 @@ export function piEnv(extra = {}) {
  * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeout?: number, input?: string }} [options]
  */
 export function runNode22(args, { cwd = repoRoot, env = piEnv(), timeout = 120_000, input } = {}) {
-	if (!node22) {
-		throw new Error(
-			"No Node >= 22.19 binary: run `node scripts/node22.mjs --ensure` or set PI_NODE22",
-		);
-	}
-	return new Promise((resolvePromise) => {
-		const child = execFile(node22, args, { cwd, env, timeout, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
-			resolvePromise({ code: error ? (error.code ?? 1) : 0, signal: error?.signal ?? null, stdout, stderr });
-		});
-		if (input !== undefined) child.stdin.end(input);
-		else child.stdin.end();
-	});
+  if (!node22) {
+    throw new Error("No Node >= 22.19 binary: run `node scripts/node22.mjs --ensure` or set PI_NODE22");
+  }
+  return new Promise((resolvePromise) => {
+    const child = execFile(
+      node22,
+      args,
+      { cwd, env, timeout, maxBuffer: 256 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolvePromise({ code: error ? (error.code ?? 1) : 0, signal: error?.signal ?? null, stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin.end(input);
+    else child.stdin.end();
+  });
 }
 
 /**
@@ -76,22 +80,23 @@ export function runNode22(args, { cwd = repoRoot, env = piEnv(), timeout = 120_0
  * @param {{ hook?: boolean, env?: NodeJS.ProcessEnv }} [options]
  */
 export async function runScenario(impl, dir, { hook = false, env } = {}) {
-	const args = [...(hook ? ["--import", registerScript] : []), scenarioScript, "--impl", impl, "--dir", dir];
-	const r = await runNode22(args, { env: env ?? piEnv() });
-	if (r.code !== 0) throw new Error(`sdk-scenario --impl ${impl}${hook ? " (hooked)" : ""} exited ${r.code}\n${r.stderr}`);
-	return { report: JSON.parse(r.stdout), stderr: r.stderr };
+  const args = [...(hook ? ["--import", registerScript] : []), scenarioScript, "--impl", impl, "--dir", dir];
+  const r = await runNode22(args, { env: env ?? piEnv() });
+  if (r.code !== 0)
+    throw new Error(`sdk-scenario --impl ${impl}${hook ? " (hooked)" : ""} exited ${r.code}\n${r.stderr}`);
+  return { report: JSON.parse(r.stdout), stderr: r.stderr };
 }
 
 /** Open a session file with an implementation and report its read API, normalized. */
 export async function inspectFile(impl, file, roots) {
-	const args = [scenarioScript, "--impl", impl, "--inspect", file, "--roots", roots.join(",")];
-	const r = await runNode22(args);
-	if (r.code !== 0) throw new Error(`sdk-scenario --inspect (${impl}) exited ${r.code}\n${r.stderr}`);
-	return JSON.parse(r.stdout);
+  const args = [scenarioScript, "--impl", impl, "--inspect", file, "--roots", roots.join(",")];
+  const r = await runNode22(args);
+  if (r.code !== 0) throw new Error(`sdk-scenario --inspect (${impl}) exited ${r.code}\n${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
 /** Report without fields that legitimately differ between runs. */
 export function comparable(report) {
-	const { impl: _impl, hooked: _hooked, node: _node, root: _root, rawFiles: _rawFiles, ...rest } = report;
-	return rest;
+  const { impl: _impl, hooked: _hooked, node: _node, root: _root, rawFiles: _rawFiles, ...rest } = report;
+  return rest;
 }

@@ -14,7 +14,10 @@ const result = createAgentSession({ sessionManager: sm as PiSessionManager });
 void result;
 
 // Read-only views (Pick of public members) carry no private fields: no assertion needed.
-type PiReadonlyView = Pick<PiSessionManager, "getCwd" | "getSessionId" | "getEntries" | "getTree" | "buildSessionProjection">;
+type PiReadonlyView = Pick<
+  PiSessionManager,
+  "getCwd" | "getSessionId" | "getEntries" | "getTree" | "buildSessionProjection"
+>;
 const ro: PiReadonlyView = sm;
 void ro;
 
@@ -47,7 +50,15 @@ const sameParams: [
   Params<"forkFrom">,
   Params<"findById">,
   Params<"list">,
-] = [[true, true], [true, true], [true, true], [true, true], [true, true], [true, true], [true, true]];
+] = [
+  [true, true],
+  [true, true],
+  [true, true],
+  [true, true],
+  [true, true],
+  [true, true],
+  [true, true],
+];
 void ourAsPi;
 void piAsOur;
 void noMissingStatics;
@@ -85,5 +96,10 @@ void mutual;
 
 // Guard against a vacuous pass: pi's types must have resolved to real types, not `any`.
 type IsAny<T> = 0 extends 1 & T ? true : false;
-const notAny: [IsAny<PiAi.Message>, IsAny<PiCore.AgentMessage>, IsAny<Pi.SessionEntry>, IsAny<PiSessionManager>] = [false, false, false, false];
+const notAny: [IsAny<PiAi.Message>, IsAny<PiCore.AgentMessage>, IsAny<Pi.SessionEntry>, IsAny<PiSessionManager>] = [
+  false,
+  false,
+  false,
+  false,
+];
 void notAny;

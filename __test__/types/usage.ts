@@ -142,18 +142,34 @@ const custom: CustomMessage<{ n: number }> = {
   timestamp: 5,
 };
 const branchSummaryMsg: BranchSummaryMessage = { role: "branchSummary", summary: "s", fromId: null, timestamp: 6 };
-const compactionSummaryMsg: CompactionSummaryMessage = { role: "compactionSummary", summary: "s", tokensBefore: 9, timestamp: 7 };
+const compactionSummaryMsg: CompactionSummaryMessage = {
+  role: "compactionSummary",
+  summary: "s",
+  tokensBefore: 9,
+  timestamp: 7,
+};
 const json: JsonValue = [1, "a", null, { nested: true }];
 const jsonObj: JsonObject = { a: json };
 const stop: StopReason = "stop";
 const thinkingLevel: ModelThinkingLevel = "off";
-const diagnostic: AssistantMessageDiagnostic = { type: "retry", timestamp: 1, error: { message: "boom" }, details: jsonObj };
+const diagnostic: AssistantMessageDiagnostic = {
+  type: "retry",
+  timestamp: 1,
+  error: { message: "boom" },
+  details: jsonObj,
+};
 const deferred: DeferredHandle = { provider: "openai", modelId: "m", api: "openai-responses", id: "resp_1" };
 const nested: NestedToolCalls = {
   calls: [{ id: "c", name: "read", status: "ok" } satisfies NestedToolCallRecord],
   complete: true,
 };
-const assistantFull: AssistantMessage = { ...assistant, stopReason: stop, thinkingLevel, diagnostics: [diagnostic], deferred };
+const assistantFull: AssistantMessage = {
+  ...assistant,
+  stopReason: stop,
+  thinkingLevel,
+  diagnostics: [diagnostic],
+  deferred,
+};
 const toolResultNested: ToolResultMessage = { ...toolResult, nestedCalls: nested };
 // Empty by default: contributes no extra message types to AgentMessage.
 assertType<Equal<keyof CustomAgentMessages, never>>();
@@ -183,18 +199,19 @@ const listedAll3: Promise<SessionInfo[]> = SessionManager.listAll();
 
 async function useInfo(): Promise<void> {
   for (const info of await listed) {
-    const fields: [string, string, string, string | undefined, string | undefined, Date, Date, number, string, string] = [
-      info.path,
-      info.id,
-      info.cwd,
-      info.name,
-      info.parentSessionPath,
-      info.created,
-      info.modified,
-      info.messageCount,
-      info.firstMessage,
-      info.allMessagesText,
-    ];
+    const fields: [string, string, string, string | undefined, string | undefined, Date, Date, number, string, string] =
+      [
+        info.path,
+        info.id,
+        info.cwd,
+        info.name,
+        info.parentSessionPath,
+        info.created,
+        info.modified,
+        info.messageCount,
+        info.firstMessage,
+        info.allMessagesText,
+      ];
     void fields;
   }
 }
@@ -356,7 +373,14 @@ const typedBranch: BranchSummaryEntry<number> = {
   summary: "s",
   details: 1,
 };
-const typedCustom: CustomEntry<string[]> = { type: "custom", id: "x", parentId: null, timestamp: "t", customType: "ext", data: [] };
+const typedCustom: CustomEntry<string[]> = {
+  type: "custom",
+  id: "x",
+  parentId: null,
+  timestamp: "t",
+  customType: "ext",
+  data: [],
+};
 const typedCustomMessage: CustomMessageEntry<boolean> = {
   type: "custom_message",
   id: "y",
@@ -371,7 +395,10 @@ const headerValue: SessionHeader = { type: "session", version: 3, id: "abc", tim
 const fileEntries: FileEntry[] = [headerValue, typedCompaction, typedBranch, typedCustom, typedCustomMessage];
 
 function walk(nodes: SessionTreeNode[]): number {
-  return nodes.reduce((n, node) => n + 1 + walk(node.children) + (node.label?.length ?? 0) + (node.labelTimestamp ? 1 : 0), 0);
+  return nodes.reduce(
+    (n, node) => n + 1 + walk(node.children) + (node.label?.length ?? 0) + (node.labelTimestamp ? 1 : 0),
+    0,
+  );
 }
 const projected: ProjectedSessionEntry[] = projection.entries;
 const firstSource: SessionEntry | undefined = projected[0]?.sourceEntry;

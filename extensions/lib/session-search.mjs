@@ -14,7 +14,7 @@ const paths = createRequire(import.meta.url)("../../lib/paths.js");
 
 /** pi's sessions root (`<agentDir>/sessions`): the engine's default directory and index. */
 export function sessionsRoot() {
-	return paths.resolvePath(paths.getSessionsDir());
+  return paths.resolvePath(paths.getSessionsDir());
 }
 
 /**
@@ -24,10 +24,10 @@ export function sessionsRoot() {
  * @returns {string[]}
  */
 export function searchDirs(dir) {
-	const root = sessionsRoot();
-	if (!dir) return [root];
-	const d = paths.resolvePath(dir);
-	return d === root || d.startsWith(root + sep) ? [root] : [root, d];
+  const root = sessionsRoot();
+  if (!dir) return [root];
+  const d = paths.resolvePath(dir);
+  return d === root || d.startsWith(root + sep) ? [root] : [root, d];
 }
 
 /** Most hits asked of the engine per search (its own maximum). */
@@ -39,7 +39,7 @@ const MARK = /«([^«»\s]+)»/g;
 
 /** Whether the engine can search for `query`: it indexes words (letters, digits). */
 export function indexable(query) {
-	return /[\p{L}\p{N}]/u.test(String(query ?? ""));
+  return /[\p{L}\p{N}]/u.test(String(query ?? ""));
 }
 
 /**
@@ -47,18 +47,27 @@ export function indexable(query) {
  * removed and their places as `matches` (so `snippet` windows it around the first one).
  */
 export function engineHit(h) {
-	const raw = String(h.snippet ?? "");
-	let text = "";
-	const matches = [];
-	let last = 0;
-	for (const m of raw.matchAll(MARK)) {
-		text += raw.slice(last, m.index);
-		matches.push([text.length, text.length + m[1].length]);
-		text += m[1];
-		last = m.index + m[0].length;
-	}
-	text += raw.slice(last);
-	return { path: h.sessionPath, sessionId: h.sessionId, entryId: h.entryId, role: h.role, line: 1, text, matches: matches.length ? matches : [[0, 0]], score: h.score };
+  const raw = String(h.snippet ?? "");
+  let text = "";
+  const matches = [];
+  let last = 0;
+  for (const m of raw.matchAll(MARK)) {
+    text += raw.slice(last, m.index);
+    matches.push([text.length, text.length + m[1].length]);
+    text += m[1];
+    last = m.index + m[0].length;
+  }
+  text += raw.slice(last);
+  return {
+    path: h.sessionPath,
+    sessionId: h.sessionId,
+    entryId: h.entryId,
+    role: h.role,
+    line: 1,
+    text,
+    matches: matches.length ? matches : [[0, 0]],
+    score: h.score,
+  };
 }
 
 /**
@@ -78,36 +87,48 @@ export function engineHit(h) {
  * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal }} [options]
  * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
  */
-export async function searchSessionsIndexed(files, query, { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal } = {}) {
-	const byPath = new Map(files.map((f) => [f.path, f]));
-	/** @type {Map<string, { hits: ReturnType<typeof engineHit>[], more: boolean }>} */
-	const found = new Map();
-	let complete = true;
-	for (const sessionDir of sessionDirs) {
-		const hits = await searchSessions(query, { sessionDir, cwd, exclude, perSession: perSession + 1, limit: ENGINE_LIMIT, snippetChars: ENGINE_SNIPPET, signal });
-		if (hits.length >= ENGINE_LIMIT) complete = false;
-		for (const h of hits) {
-			if (!byPath.has(h.sessionPath)) continue;
-			let s = found.get(h.sessionPath);
-			if (!s) {
-				s = { hits: [], more: false };
-				found.set(h.sessionPath, s);
-			}
-			if (s.hits.length >= perSession) s.more = true;
-			else s.hits.push(engineHit(h));
-		}
-	}
-	const sessions = [];
-	for (const file of files) {
-		const s = found.get(file.path);
-		if (!s) continue;
-		if (sessions.length >= maxSessions) {
-			complete = false;
-			break;
-		}
-		sessions.push({ file, hits: s.hits, more: s.more });
-	}
-	return { sessions, searched: files.length, complete };
+export async function searchSessionsIndexed(
+  files,
+  query,
+  { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal } = {},
+) {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  /** @type {Map<string, { hits: ReturnType<typeof engineHit>[], more: boolean }>} */
+  const found = new Map();
+  let complete = true;
+  for (const sessionDir of sessionDirs) {
+    const hits = await searchSessions(query, {
+      sessionDir,
+      cwd,
+      exclude,
+      perSession: perSession + 1,
+      limit: ENGINE_LIMIT,
+      snippetChars: ENGINE_SNIPPET,
+      signal,
+    });
+    if (hits.length >= ENGINE_LIMIT) complete = false;
+    for (const h of hits) {
+      if (!byPath.has(h.sessionPath)) continue;
+      let s = found.get(h.sessionPath);
+      if (!s) {
+        s = { hits: [], more: false };
+        found.set(h.sessionPath, s);
+      }
+      if (s.hits.length >= perSession) s.more = true;
+      else s.hits.push(engineHit(h));
+    }
+  }
+  const sessions = [];
+  for (const file of files) {
+    const s = found.get(file.path);
+    if (!s) continue;
+    if (sessions.length >= maxSessions) {
+      complete = false;
+      break;
+    }
+    sessions.push({ file, hits: s.hits, more: s.more });
+  }
+  return { sessions, searched: files.length, complete };
 }
 
 /** Files handed to one native call (parallel over files inside it). */
@@ -126,41 +147,42 @@ const BATCH = 32;
  * the next batch, so no matching session is skipped and no file's output is unbounded.
  */
 export function searchSessionFiles(files, query, { perSession = 3, maxSessions = 50 } = {}) {
-	const sessions = [];
-	let i = 0;
-	while (i < files.length && sessions.length < maxSessions) {
-		const chunk = files.slice(i, i + BATCH);
-		const cap = perSession * chunk.length;
-		const hits = searchFiles(
-			chunk.map((f) => ({ path: f.path, id: f.id, name: f.name })),
-			{ query, icase: true, limit: cap },
-		);
-		const byPath = new Map();
-		for (const h of hits) {
-			const list = byPath.get(h.path);
-			if (list) list.push(h);
-			else byPath.set(h.path, [h]);
-		}
-		let consumed = chunk.length;
-		const cut = hits.length >= cap;
-		if (cut) {
-			const last = hits[hits.length - 1].path;
-			consumed = chunk.findIndex((f) => f.path === last) + 1;
-		}
-		for (let k = 0; k < consumed && sessions.length < maxSessions; k++) {
-			const list = byPath.get(chunk[k].path);
-			if (!list) continue;
-			const more = list.length > perSession || (cut && k === consumed - 1);
-			sessions.push({ file: chunk[k], hits: list.slice(0, perSession), more });
-		}
-		i += consumed;
-	}
-	return { sessions, searched: i, complete: i >= files.length };
+  const sessions = [];
+  let i = 0;
+  while (i < files.length && sessions.length < maxSessions) {
+    const chunk = files.slice(i, i + BATCH);
+    const cap = perSession * chunk.length;
+    const hits = searchFiles(
+      chunk.map((f) => ({ path: f.path, id: f.id, name: f.name })),
+      { query, icase: true, limit: cap },
+    );
+    const byPath = new Map();
+    for (const h of hits) {
+      const list = byPath.get(h.path);
+      if (list) list.push(h);
+      else byPath.set(h.path, [h]);
+    }
+    let consumed = chunk.length;
+    const cut = hits.length >= cap;
+    if (cut) {
+      const last = hits[hits.length - 1].path;
+      consumed = chunk.findIndex((f) => f.path === last) + 1;
+    }
+    for (let k = 0; k < consumed && sessions.length < maxSessions; k++) {
+      const list = byPath.get(chunk[k].path);
+      if (!list) continue;
+      const more = list.length > perSession || (cut && k === consumed - 1);
+      sessions.push({ file: chunk[k], hits: list.slice(0, perSession), more });
+    }
+    i += consumed;
+  }
+  return { sessions, searched: i, complete: i >= files.length };
 }
 
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), other two-byte ESC sequences.
-const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]|\u009b[0-?]*[ -/]*[@-~]/g;
+const ANSI =
+  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]|\u009b[0-?]*[ -/]*[@-~]/g;
 
 /**
  * Text safe to print on a terminal and to hand to a model on one line: terminal escape
@@ -169,19 +191,19 @@ const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b
  * bidirectional overrides removed.
  */
 export function clean(s) {
-	return String(s ?? "")
-		.replace(ANSI, "")
-		.replace(/[\t\n\r\u2028\u2029]/g, " ")
-		.replace(/[\u0000-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
-		.replace(/\u007f/g, "\u2421")
-		.replace(/[\u0080-\u009f]/g, "\ufffd")
-		.replace(BIDI, "");
+  return String(s ?? "")
+    .replace(ANSI, "")
+    .replace(/[\t\n\r\u2028\u2029]/g, " ")
+    .replace(/[\u0000-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/\u007f/g, "\u2421")
+    .replace(/[\u0080-\u009f]/g, "\ufffd")
+    .replace(BIDI, "");
 }
 
 /** One line of at most `max` characters (after cleaning), with an ellipsis when cut. */
 export function oneLine(s, max) {
-	const t = clean(s).replace(/ {2,}/g, " ").trim();
-	return t.length > max ? `${t.slice(0, Math.max(0, max - 1))}…` : t;
+  const t = clean(s).replace(/ {2,}/g, " ").trim();
+  return t.length > max ? `${t.slice(0, Math.max(0, max - 1))}…` : t;
 }
 
 /**
@@ -189,47 +211,47 @@ export function oneLine(s, max) {
  * with ellipses where the line was cut. The match stays in the window (up to `width`).
  */
 export function snippet(hit, width = 160) {
-	const text = hit.text ?? "";
-	const [start, end] = hit.matches?.[0] ?? [0, 0];
-	const before = Math.min(start, Math.max(20, Math.floor((width - (end - start)) / 3)));
-	let from = start - before;
-	let to = Math.min(text.length, from + width);
-	if (to - from < width) from = Math.max(0, to - width);
-	// Do not cut a surrogate pair in half.
-	if (from > 0 && /[\udc00-\udfff]/.test(text[from] ?? "")) from++;
-	if (to < text.length && /[\ud800-\udbff]/.test(text[to - 1] ?? "")) to--;
-	const body = clean(text.slice(from, to)).replace(/ {2,}/g, " ");
-	return `${from > 0 ? "…" : ""}${body.trim()}${to < text.length ? "…" : ""}`;
+  const text = hit.text ?? "";
+  const [start, end] = hit.matches?.[0] ?? [0, 0];
+  const before = Math.min(start, Math.max(20, Math.floor((width - (end - start)) / 3)));
+  let from = start - before;
+  let to = Math.min(text.length, from + width);
+  if (to - from < width) from = Math.max(0, to - width);
+  // Do not cut a surrogate pair in half.
+  if (from > 0 && /[\udc00-\udfff]/.test(text[from] ?? "")) from++;
+  if (to < text.length && /[\ud800-\udbff]/.test(text[to - 1] ?? "")) to--;
+  const body = clean(text.slice(from, to)).replace(/ {2,}/g, " ");
+  return `${from > 0 ? "…" : ""}${body.trim()}${to < text.length ? "…" : ""}`;
 }
 
 /** A session's title: its name, else its first message, on one line. */
 export function sessionTitle(info, max = 60) {
-	const t = info.name || info.firstMessage || "(no messages)";
-	return oneLine(t, max);
+  const t = info.name || info.firstMessage || "(no messages)";
+  return oneLine(t, max);
 }
 
 /** `YYYY-MM-DD HH:MM` (local time) of a Date, or "" for an invalid one. */
 export function shortDate(d) {
-	const t = d instanceof Date ? d : new Date(d);
-	if (Number.isNaN(t.getTime())) return "";
-	const p = (n) => String(n).padStart(2, "0");
-	return `${t.getFullYear()}-${p(t.getMonth() + 1)}-${p(t.getDate())} ${p(t.getHours())}:${p(t.getMinutes())}`;
+  const t = d instanceof Date ? d : new Date(d);
+  if (Number.isNaN(t.getTime())) return "";
+  const p = (n) => String(n).padStart(2, "0");
+  return `${t.getFullYear()}-${p(t.getMonth() + 1)}-${p(t.getDate())} ${p(t.getHours())}:${p(t.getMinutes())}`;
 }
 
 /** `~/...` for paths under the home directory. */
 export function tildify(p, home = process.env.HOME) {
-	const s = String(p ?? "");
-	if (home && home !== "/" && (s === home || s.startsWith(`${home}/`))) return `~${s.slice(home.length)}`;
-	return s;
+  const s = String(p ?? "");
+  if (home && home !== "/" && (s === home || s.startsWith(`${home}/`))) return `~${s.slice(home.length)}`;
+  return s;
 }
 
 /** Tool limits (also in the tool's description). */
 export const TOOL_LIMITS = {
-	defaultHits: 10,
-	maxHits: 50,
-	perSession: 5,
-	snippetChars: 200,
-	totalChars: 12_000,
+  defaultHits: 10,
+  maxHits: 50,
+  perSession: 5,
+  snippetChars: 200,
+  totalChars: 12_000,
 };
 
 /**
@@ -239,51 +261,54 @@ export const TOOL_LIMITS = {
  * hits only; a last line says what was left out).
  */
 export function formatToolResult({ query, cwd, result, total, limit, limits = TOOL_LIMITS, mode = "words" }) {
-	const lines = [];
-	const sessions = [];
-	let hitsShown = 0;
-	let truncated = !result.complete;
-	let size = 0;
-	const push = (line) => {
-		lines.push(line);
-		size += line.length + 1;
-	};
-	const matching = result.sessions.length;
-	push(
-		`Search of past sessions of ${clean(cwd)} for "${oneLine(query, 100)}" (${mode === "literal" ? "literal text" : "all words; \"phrases\", prefix*"}, case-insensitive): ` +
-			`${matching}${result.complete ? "" : "+"} matching session${matching === 1 ? "" : "s"} of ${total} searched.`,
-	);
-	outer: for (const s of result.sessions) {
-		const info = s.file;
-		const head = [
-			"",
-			`session ${clean(info.id)}  ${shortDate(info.modified)}  "${sessionTitle(info, 80)}"`,
-			`  path: ${clean(info.path)}`,
-		];
-		const headSize = head.reduce((n, l) => n + l.length + 1, 0);
-		if (hitsShown >= limit || size + headSize > limits.totalChars) {
-			truncated = true;
-			break;
-		}
-		const shown = [];
-		for (const h of s.hits.slice(0, limits.perSession)) {
-			const line = `  - entry ${clean(h.entryId ?? "-")} (${clean(h.role)}${h.line > 1 ? `, line ${h.line}` : ""}): ${snippet(h, limits.snippetChars)}`;
-			if (hitsShown >= limit || size + headSize + line.length + 1 > limits.totalChars) {
-				truncated = true;
-				if (!shown.length) break outer;
-				break;
-			}
-			if (!shown.length) for (const l of head) push(l);
-			push(line);
-			shown.push({ entryId: h.entryId ?? null, role: h.role, line: h.line, snippet: snippet(h, limits.snippetChars) });
-			hitsShown++;
-		}
-		if (s.more || shown.length < s.hits.length) {
-			push("  - (more matches in this session)");
-		}
-		sessions.push({ path: info.path, id: info.id, name: info.name ?? null, hits: shown });
-	}
-	if (!matching) push("No matches.");
-	else if (truncated) push(`[Output limited to ${hitsShown} matching lines; use a more specific query or a larger limit (max ${limits.maxHits}).]`);
-	return { text: lines.join("\n"), details: { query, cwd, searched: total, sessions, truncated } };
+  const lines = [];
+  const sessions = [];
+  let hitsShown = 0;
+  let truncated = !result.complete;
+  let size = 0;
+  const push = (line) => {
+    lines.push(line);
+    size += line.length + 1;
+  };
+  const matching = result.sessions.length;
+  push(
+    `Search of past sessions of ${clean(cwd)} for "${oneLine(query, 100)}" (${mode === "literal" ? "literal text" : 'all words; "phrases", prefix*'}, case-insensitive): ` +
+      `${matching}${result.complete ? "" : "+"} matching session${matching === 1 ? "" : "s"} of ${total} searched.`,
+  );
+  outer: for (const s of result.sessions) {
+    const info = s.file;
+    const head = [
+      "",
+      `session ${clean(info.id)}  ${shortDate(info.modified)}  "${sessionTitle(info, 80)}"`,
+      `  path: ${clean(info.path)}`,
+    ];
+    const headSize = head.reduce((n, l) => n + l.length + 1, 0);
+    if (hitsShown >= limit || size + headSize > limits.totalChars) {
+      truncated = true;
+      break;
+    }
+    const shown = [];
+    for (const h of s.hits.slice(0, limits.perSession)) {
+      const line = `  - entry ${clean(h.entryId ?? "-")} (${clean(h.role)}${h.line > 1 ? `, line ${h.line}` : ""}): ${snippet(h, limits.snippetChars)}`;
+      if (hitsShown >= limit || size + headSize + line.length + 1 > limits.totalChars) {
+        truncated = true;
+        if (!shown.length) break outer;
+        break;
+      }
+      if (!shown.length) for (const l of head) push(l);
+      push(line);
+      shown.push({ entryId: h.entryId ?? null, role: h.role, line: h.line, snippet: snippet(h, limits.snippetChars) });
+      hitsShown++;
+    }
+    if (s.more || shown.length < s.hits.length) {
+      push("  - (more matches in this session)");
+    }
+    sessions.push({ path: info.path, id: info.id, name: info.name ?? null, hits: shown });
+  }
+  if (!matching) push("No matches.");
+  else if (truncated)
+    push(
+      `[Output limited to ${hitsShown} matching lines; use a more specific query or a larger limit (max ${limits.maxHits}).]`,
+    );
+  return { text: lines.join("\n"), details: { query, cwd, searched: total, sessions, truncated } };
 }

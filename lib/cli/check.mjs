@@ -95,7 +95,11 @@ function analyzeUnsorted({ lines, nl, recs }) {
         }
       }
       if (isLast) {
-        problems.push({ kind: "torn-tail", line, message: `last line is incomplete (${r.bad.length} chars, no newline): ${msg}` });
+        problems.push({
+          kind: "torn-tail",
+          line,
+          message: `last line is incomplete (${r.bad.length} chars, no newline): ${msg}`,
+        });
       } else {
         problems.push({ kind: "malformed", line, message: `invalid JSON: ${msg}` });
       }
@@ -104,7 +108,11 @@ function analyzeUnsorted({ lines, nl, recs }) {
     const v = r.v;
     if (isLast) problems.push({ kind: "missing-final-newline", line, message: "last line has no final newline" });
     if (v === null || typeof v !== "object" || Array.isArray(v) || typeof v.type !== "string") {
-      problems.push({ kind: "not-an-entry", line, message: `not a session entry (${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${v && typeof v === "object" && !Array.isArray(v) ? " without a string type" : ""})` });
+      problems.push({
+        kind: "not-an-entry",
+        line,
+        message: `not a session entry (${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}${v && typeof v === "object" && !Array.isArray(v) ? " without a string type" : ""})`,
+      });
       // pi still loads it as an entry (it only skips what does not parse)
     }
     entries.push({ e: v, line });
@@ -119,14 +127,25 @@ function analyzeUnsorted({ lines, nl, recs }) {
   }
   const h = first.e;
   if (h?.type !== "session" || typeof h.id !== "string") {
-    problems.push({ kind: "header", line: first.line, message: "first entry is not a session header with a string id: pi will not load this file" });
+    problems.push({
+      kind: "header",
+      line: first.line,
+      message: "first entry is not a session header with a string id: pi will not load this file",
+    });
     return { lines: parts.length, entries: entries.length, problems, notes };
   }
   version = typeof h.version === "number" ? h.version : 1;
-  if (version < 3) notes.push({ kind: "legacy-version", line: first.line, message: `version ${version}: pi migrates it to 3 (and rewrites the file) on load` });
-  if (typeof h.cwd !== "string") notes.push({ kind: "header-cwd", line: first.line, message: "header has no string cwd" });
+  if (version < 3)
+    notes.push({
+      kind: "legacy-version",
+      line: first.line,
+      message: `version ${version}: pi migrates it to 3 (and rewrites the file) on load`,
+    });
+  if (typeof h.cwd !== "string")
+    notes.push({ kind: "header-cwd", line: first.line, message: "header has no string cwd" });
   for (const x of entries.slice(1)) {
-    if (x.e && x.e.type === "session") notes.push({ kind: "extra-header", line: x.line, message: "another session header (pi ignores it)" });
+    if (x.e && x.e.type === "session")
+      notes.push({ kind: "extra-header", line: x.line, message: "another session header (pi ignores it)" });
   }
   const body = entries.slice(1).filter(({ e }) => e && typeof e === "object" && e.type !== "session");
   if (version < 2) {
@@ -142,14 +161,24 @@ function analyzeUnsorted({ lines, nl, recs }) {
     }
     const prev = byId.get(id);
     if (prev) {
-      problems.push({ kind: "duplicate-id", line: x.line, id, message: `id ${id} already used on line ${prev.line} (the later entry wins in pi's index)` });
+      problems.push({
+        kind: "duplicate-id",
+        line: x.line,
+        id,
+        message: `id ${id} already used on line ${prev.line} (the later entry wins in pi's index)`,
+      });
     }
     byId.set(id, x);
   }
   for (const x of body) {
     const p = x.e.parentId;
     if (p !== null && p !== undefined && !byId.has(p)) {
-      problems.push({ kind: "dangling-parent", line: x.line, id: x.e.id, message: `parentId ${JSON.stringify(p)} names no entry (pi shows it as a root)` });
+      problems.push({
+        kind: "dangling-parent",
+        line: x.line,
+        id: x.e.id,
+        message: `parentId ${JSON.stringify(p)} names no entry (pi shows it as a root)`,
+      });
     }
   }
   // Cycles: walk parent chains with colouring (0 new, 1 on stack, 2 done).
@@ -168,11 +197,19 @@ function analyzeUnsorted({ lines, nl, recs }) {
     if (cur && state.get(cur.e.id) === 1) {
       const idx = chain.indexOf(cur);
       const cyc = chain.slice(idx);
-      const key = cyc.map((c) => c.e.id).sort().join(",");
+      const key = cyc
+        .map((c) => c.e.id)
+        .sort()
+        .join(",");
       if (!reported.has(key)) {
         reported.add(key);
         const lines = cyc.map((c) => c.line).sort((a, b) => a - b);
-        problems.push({ kind: "cycle", line: lines[0], id: cur.e.id, message: `parent chain loops: ${cyc.map((c) => `${c.e.id} (line ${c.line})`).join(" → ")} → ${cur.e.id}` });
+        problems.push({
+          kind: "cycle",
+          line: lines[0],
+          id: cur.e.id,
+          message: `parent chain loops: ${cyc.map((c) => `${c.e.id} (line ${c.line})`).join(" → ")} → ${cur.e.id}`,
+        });
       }
     }
     for (const c of chain) state.set(c.e.id, 2);
@@ -226,18 +263,39 @@ function analyzeUnsorted({ lines, nl, recs }) {
   for (const x of body) {
     const e = x.e;
     if (e.type === "label" && !byId.has(e.targetId)) {
-      problems.push({ kind: "label-target", line: x.line, id: e.id, message: `label ${JSON.stringify(e.label ?? null)} targets missing entry ${JSON.stringify(e.targetId ?? null)}` });
+      problems.push({
+        kind: "label-target",
+        line: x.line,
+        id: e.id,
+        message: `label ${JSON.stringify(e.label ?? null)} targets missing entry ${JSON.stringify(e.targetId ?? null)}`,
+      });
     }
     if (e.type === "context_edit" && !byId.has(e.targetId)) {
-      problems.push({ kind: "context-edit-target", line: x.line, id: e.id, message: `context_edit targets missing entry ${JSON.stringify(e.targetId ?? null)}` });
+      problems.push({
+        kind: "context-edit-target",
+        line: x.line,
+        id: e.id,
+        message: `context_edit targets missing entry ${JSON.stringify(e.targetId ?? null)}`,
+      });
     }
     if (e.type === "compaction" && e.retainedTail !== undefined) {
       const rt = e.retainedTail;
       if (!Array.isArray(rt)) {
-        problems.push({ kind: "retained-tail", line: x.line, id: e.id, message: `retainedTail is ${rt === null ? "null" : typeof rt}, not an array (ignored: context falls back to firstKeptEntryId)` });
+        problems.push({
+          kind: "retained-tail",
+          line: x.line,
+          id: e.id,
+          message: `retainedTail is ${rt === null ? "null" : typeof rt}, not an array (ignored: context falls back to firstKeptEntryId)`,
+        });
       } else {
         const bad = rt.findIndex((m) => !m || typeof m !== "object" || Array.isArray(m) || typeof m.role !== "string");
-        if (bad >= 0) problems.push({ kind: "retained-tail", line: x.line, id: e.id, message: `retainedTail[${bad}] is not a message (an object with a string role)` });
+        if (bad >= 0)
+          problems.push({
+            kind: "retained-tail",
+            line: x.line,
+            id: e.id,
+            message: `retainedTail[${bad}] is not a message (an object with a string role)`,
+          });
         continue; // a retainedTail is the checkpoint: firstKeptEntryId is not used
       }
     }
@@ -245,9 +303,19 @@ function analyzeUnsorted({ lines, nl, recs }) {
       const k = e.firstKeptEntryId;
       if (k === e.id) continue;
       if (typeof k !== "string" || !byId.has(k)) {
-        problems.push({ kind: "compaction-first-kept", line: x.line, id: e.id, message: `firstKeptEntryId ${JSON.stringify(k ?? null)} names no entry (the compacted context keeps nothing before the summary)` });
+        problems.push({
+          kind: "compaction-first-kept",
+          line: x.line,
+          id: e.id,
+          message: `firstKeptEntryId ${JSON.stringify(k ?? null)} names no entry (the compacted context keeps nothing before the summary)`,
+        });
       } else if (!onPath(byId.get(k), x)) {
-        problems.push({ kind: "compaction-first-kept", line: x.line, id: e.id, message: `firstKeptEntryId ${k} (line ${byId.get(k).line}) is not on the compaction's path` });
+        problems.push({
+          kind: "compaction-first-kept",
+          line: x.line,
+          id: e.id,
+          message: `firstKeptEntryId ${k} (line ${byId.get(k).line}) is not on the compaction's path`,
+        });
       }
     }
   }
@@ -268,7 +336,8 @@ export function checkFiles(files, { engine = process.env.PI_SESSION_CHECK_ENGINE
     const batch = files.slice(i, i + CHUNK);
     const scanned = native.checkScanFiles(batch);
     batch.forEach((file, j) => {
-      if (scanned[j] == null) out.push(checkFile(file)); // unreadable: JS reports the fs error
+      if (scanned[j] == null)
+        out.push(checkFile(file)); // unreadable: JS reports the fs error
       else {
         const r = analyze(JSON.parse(scanned[j]));
         out.push({ file, ok: r.problems.length === 0, unreadable: null, ...r });
@@ -360,11 +429,15 @@ export async function run(argv) {
         continue;
       }
       if (r.ok && values.quiet) continue;
-      out.line(`${r.ok ? out.green("ok") : out.red("FAIL")}  ${r.file}  ${out.dim(`(${r.entries} entries, ${r.problems.length} problem${r.problems.length === 1 ? "" : "s"})`)}`);
+      out.line(
+        `${r.ok ? out.green("ok") : out.red("FAIL")}  ${r.file}  ${out.dim(`(${r.entries} entries, ${r.problems.length} problem${r.problems.length === 1 ? "" : "s"})`)}`,
+      );
       for (const p of r.problems) out.line(`  ${r.file}:${p.line}: ${out.red(p.kind)}: ${p.message}`);
-      if (!values.quiet) for (const n of r.notes) out.line(`  ${r.file}:${n.line}: ${out.dim(`note ${n.kind}`)}: ${n.message}`);
+      if (!values.quiet)
+        for (const n of r.notes) out.line(`  ${r.file}:${n.line}: ${out.dim(`note ${n.kind}`)}: ${n.message}`);
     }
-    if (results.length !== 1 || results[0].unreadable) out.line(out.dim(`${results.length} file${results.length === 1 ? "" : "s"} checked, ${bad} with problems`));
+    if (results.length !== 1 || results[0].unreadable)
+      out.line(out.dim(`${results.length} file${results.length === 1 ? "" : "s"} checked, ${bad} with problems`));
   }
   return unreadable ? 2 : bad ? 1 : 0;
 }

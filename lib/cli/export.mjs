@@ -1,6 +1,17 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { CliError, SessionManager, errLine, contentText, isoOrNull, loadSession, makeOut, parse, paths, resolveSession } from "./util.mjs";
+import {
+  CliError,
+  SessionManager,
+  errLine,
+  contentText,
+  isoOrNull,
+  loadSession,
+  makeOut,
+  parse,
+  paths,
+  resolveSession,
+} from "./util.mjs";
 
 export const help = `Usage: pi-session export FILE|ID --format md|jsonl-branch [-o OUT] [--leaf ID] [--dir DIR]
 
@@ -49,12 +60,30 @@ export function branchMarkdown(sm, header, leafId) {
         for (const b of blocks) {
           if (!b || typeof b !== "object") continue;
           if (b.type === "text" && b.text) out.push(b.text, "");
-          else if (b.type === "thinking" && b.thinking) out.push(b.thinking.split("\n").map((l) => `> ${l}`).join("\n"), "");
-          else if (b.type === "toolCall") out.push(`**Tool call** \`${b.name}\``, "", mdBlock(JSON.stringify(b.arguments ?? {}, null, 2), "json"), "");
+          else if (b.type === "thinking" && b.thinking)
+            out.push(
+              b.thinking
+                .split("\n")
+                .map((l) => `> ${l}`)
+                .join("\n"),
+              "",
+            );
+          else if (b.type === "toolCall")
+            out.push(
+              `**Tool call** \`${b.name}\``,
+              "",
+              mdBlock(JSON.stringify(b.arguments ?? {}, null, 2), "json"),
+              "",
+            );
         }
         if (m.errorMessage) out.push(`_Error: ${m.errorMessage}_`, "");
       } else if (m.role === "toolResult") {
-        out.push(`### Tool result: \`${m.toolName ?? "tool"}\`${m.isError ? " (error)" : ""}${tag}`, "", mdBlock(contentText(m.content)), "");
+        out.push(
+          `### Tool result: \`${m.toolName ?? "tool"}\`${m.isError ? " (error)" : ""}${tag}`,
+          "",
+          mdBlock(contentText(m.content)),
+          "",
+        );
       } else if (m.role === "bashExecution") {
         out.push(`### Bash${tag}`, "", mdBlock(`$ ${m.command ?? ""}\n${m.output ?? ""}`), "");
       }
@@ -68,7 +97,10 @@ export function branchMarkdown(sm, header, leafId) {
       out.push(`_Model: ${e.provider}/${e.modelId}_`, "");
     }
   }
-  return `${out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${out
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }
 
 export async function run(argv) {
@@ -83,16 +115,20 @@ export async function run(argv) {
     out.line(help);
     return 0;
   }
-  if (positionals.length !== 1) throw new CliError("export: expected one FILE or session ID (see pi-session export --help)");
+  if (positionals.length !== 1)
+    throw new CliError("export: expected one FILE or session ID (see pi-session export --help)");
   if (values.format !== "md" && values.format !== "jsonl-branch") {
-    throw new CliError(`export: --format must be md or jsonl-branch${values.format ? `, got ${JSON.stringify(values.format)}` : ""}`);
+    throw new CliError(
+      `export: --format must be md or jsonl-branch${values.format ? `, got ${JSON.stringify(values.format)}` : ""}`,
+    );
   }
   const file = await resolveSession(positionals[0], { dir: values.dir });
   const output = values.output === undefined ? undefined : resolve(paths.normalizePath(values.output));
   if (output && existsSync(output)) throw new CliError(`${values.output}: already exists (not overwritten)`);
   const { sm, header } = loadSession(file);
   const leafId = values.leaf ?? sm.getLeafId();
-  if (values.leaf !== undefined && !sm.getEntry(values.leaf)) throw new CliError(`${file}: no entry with id ${values.leaf}`);
+  if (values.leaf !== undefined && !sm.getEntry(values.leaf))
+    throw new CliError(`${file}: no entry with id ${values.leaf}`);
   if (values.format === "md") {
     const md = branchMarkdown(sm, header, leafId);
     if (!output) {

@@ -1,5 +1,17 @@
 import { statSync } from "node:fs";
-import { CliError, formatBytes, formatDate, isoOrNull, listSessions, makeOut, oneLine, parse, parseIntOption, progress, shortenHome } from "./util.mjs";
+import {
+  CliError,
+  formatBytes,
+  formatDate,
+  isoOrNull,
+  listSessions,
+  makeOut,
+  oneLine,
+  parse,
+  parseIntOption,
+  progress,
+  shortenHome,
+} from "./util.mjs";
 
 export const help = `Usage: pi-session ls [DIR] [--all] [--cwd PATH] [--json] [--limit N]
 
@@ -37,7 +49,13 @@ export async function run(argv) {
   const p = progress("reading sessions");
   let infos;
   try {
-    infos = await listSessions({ dir: positionals[0], all: values.all, cwd: values.cwd, explicitCwd: values.cwd !== undefined, onProgress: p.onProgress });
+    infos = await listSessions({
+      dir: positionals[0],
+      all: values.all,
+      cwd: values.cwd,
+      explicitCwd: values.cwd !== undefined,
+      onProgress: p.onProgress,
+    });
   } finally {
     p.done();
   }
@@ -81,7 +99,13 @@ export async function run(argv) {
     named: Boolean(s.name),
   }));
   const w = (k, h) => Math.max(h.length, ...table.map((r) => r[k].length));
-  const W = { modified: w("modified", "MODIFIED"), msgs: w("msgs", "MSGS"), size: w("size", "SIZE"), id: w("id", "ID"), cwd: Math.min(w("cwd", "CWD"), 30) };
+  const W = {
+    modified: w("modified", "MODIFIED"),
+    msgs: w("msgs", "MSGS"),
+    size: w("size", "SIZE"),
+    id: w("id", "ID"),
+    cwd: Math.min(w("cwd", "CWD"), 30),
+  };
   const cut = (s, n) => (s.length > n ? `…${s.slice(s.length - n + 1)}` : s);
   out.line(
     out.dim(

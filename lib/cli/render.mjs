@@ -46,7 +46,9 @@ export function describeEntry(entry, out, toolCalls, width = 100) {
     case "custom_message":
       return `${out.magenta(`[${entry.customType}]:`)} ${n(contentText(entry.content, ""))}`;
     case "compaction":
-      return out.blue(`[compaction: ${Math.round((entry.tokensBefore ?? 0) / 1000)}k tokens]`) + ` ${n(entry.summary ?? "")}`;
+      return (
+        out.blue(`[compaction: ${Math.round((entry.tokensBefore ?? 0) / 1000)}k tokens]`) + ` ${n(entry.summary ?? "")}`
+      );
     case "branch_summary":
       return `${out.yellow("[branch summary]:")} ${n(entry.summary ?? "")}`;
     case "model_change":
@@ -92,7 +94,15 @@ export function flattenTree(roots, leafId) {
   const ordered = [...roots].sort((a, b) => Number(containsActive.get(b)) - Number(containsActive.get(a)));
   const stack = [];
   for (let i = ordered.length - 1; i >= 0; i--) {
-    stack.push([ordered[i], multipleRoots ? 1 : 0, multipleRoots, multipleRoots, i === ordered.length - 1, [], multipleRoots]);
+    stack.push([
+      ordered[i],
+      multipleRoots ? 1 : 0,
+      multipleRoots,
+      multipleRoots,
+      i === ordered.length - 1,
+      [],
+      multipleRoots,
+    ]);
   }
   const result = [];
   while (stack.length) {
@@ -104,8 +114,11 @@ export function flattenTree(roots, leafId) {
     const childIndent = multi || (justBranched && indent > 0) ? indent + 1 : indent;
     const displayed = showConnector && !isVirtualRootChild;
     const displayIndent = multipleRoots ? Math.max(0, indent - 1) : indent;
-    const childGutters = displayed ? [...gutters, { position: Math.max(0, displayIndent - 1), show: !isLast }] : gutters;
-    for (let i = oc.length - 1; i >= 0; i--) stack.push([oc[i], childIndent, multi, multi, i === oc.length - 1, childGutters, false]);
+    const childGutters = displayed
+      ? [...gutters, { position: Math.max(0, displayIndent - 1), show: !isLast }]
+      : gutters;
+    for (let i = oc.length - 1; i >= 0; i--)
+      stack.push([oc[i], childIndent, multi, multi, i === oc.length - 1, childGutters, false]);
   }
   return { rows: result, multipleRoots };
 }
@@ -117,7 +130,8 @@ export function rowPrefix(row, multipleRoots) {
   const connectorPosition = connector ? displayIndent - 1 : -1;
   // gutter by level (the first one per level, as pi's gutters.find)
   const byLevel = new Array(displayIndent);
-  for (const g of row.gutters) if (g.position < displayIndent && byLevel[g.position] === undefined) byLevel[g.position] = g;
+  for (const g of row.gutters)
+    if (g.position < displayIndent && byLevel[g.position] === undefined) byLevel[g.position] = g;
   let s = "";
   for (let level = 0; level < displayIndent; level++) {
     const g = byLevel[level];
@@ -153,7 +167,12 @@ export function* treeLines(sm, out, { width = 100 } = {}) {
     const leaf = e.id === leafId ? ` ${out.bold(out.cyan("← leaf"))}` : "";
     const prefix = rowPrefix(row, multipleRoots);
     // On a terminal, keep rows to its width (the text part is cut, the tree never).
-    const w = out.columns ? Math.max(16, out.columns - 10 - prefix.length - (marker ? 2 : 0) - (row.node.label ? row.node.label.length + 3 : 0) - 16) : width;
+    const w = out.columns
+      ? Math.max(
+          16,
+          out.columns - 10 - prefix.length - (marker ? 2 : 0) - (row.node.label ? row.node.label.length + 3 : 0) - 16,
+        )
+      : width;
     yield `${out.dim(id)}  ${out.dim(prefix)}${marker}${label}${describeEntry(e, out, toolCalls, w)}${leaf}`;
   }
 }
@@ -168,7 +187,8 @@ export function renderContext(sm, out, { full = false } = {}) {
   // compactionSummary, ...retainedTail]. Without a retainedTail, the entries from
   // firstKeptEntryId up to the compaction are kept ("[kept]").
   const ctxEntries = proj.entries;
-  const compaction = ctxEntries.length && ctxEntries[0].sourceEntry.type === "compaction" ? ctxEntries[0].sourceEntry : null;
+  const compaction =
+    ctxEntries.length && ctxEntries[0].sourceEntry.type === "compaction" ? ctxEntries[0].sourceEntry : null;
   const path = sm.getBranch();
   const compIdx = compaction ? path.findIndex((e) => e.id === compaction.id) : -1;
   const before = new Set(compIdx >= 0 ? path.slice(0, compIdx).map((e) => e.id) : []);
@@ -190,7 +210,9 @@ export function renderContext(sm, out, { full = false } = {}) {
       if (m.role === "branchSummary") tags.push(out.yellow("[branch summary]"));
       if (editOf.has(e.id)) tags.push(out.dim(`[edited by ${editOf.get(e.id)}]`));
       const role = m.role === "custom" ? `custom:${m.customType}` : m.role;
-      lines.push(`${out.dim(String(n).padStart(3))} ${out.bold(role)} ${out.dim(String(e.id))}${tags.length ? ` ${tags.join(" ")}` : ""}`);
+      lines.push(
+        `${out.dim(String(n).padStart(3))} ${out.bold(role)} ${out.dim(String(e.id))}${tags.length ? ` ${tags.join(" ")}` : ""}`,
+      );
       for (const l of messageBody(m, full)) lines.push(`      ${l}`);
     }
   });

@@ -81,7 +81,10 @@ function sidecarContent(moved) {
  * @param {string} file
  * @param {{ dryRun?: boolean, moveMalformed?: boolean, backup?: boolean, shownAs?: string, beforeReplace?: () => void }} [options] `beforeReplace`: a test hook run just before the rename
  */
-export function repairFile(file, { dryRun = false, moveMalformed = false, backup: keepBackup = false, shownAs = file, beforeReplace } = {}) {
+export function repairFile(
+  file,
+  { dryRun = false, moveMalformed = false, backup: keepBackup = false, shownAs = file, beforeReplace } = {},
+) {
   let buf;
   let before;
   let target;
@@ -95,7 +98,8 @@ export function repairFile(file, { dryRun = false, moveMalformed = false, backup
   } catch (err) {
     throw new CliError(fsErrorMessage(err, shownAs));
   }
-  if (buf.length !== before.size) throw new CliError(`${file}: changed while being read (is pi writing to it?); nothing done`);
+  if (buf.length !== before.size)
+    throw new CliError(`${file}: changed while being read (is pi writing to it?); nothing done`);
   const plan = planRepair(buf, { moveMalformed });
   const ts = new Date().toISOString().replace(/[:.]/g, "-");
   const dry = Boolean(dryRun);
@@ -154,7 +158,12 @@ export async function run(argv) {
   }
   if (positionals.length !== 1) throw new CliError("repair: expected one FILE (see pi-session repair --help)");
   const file = resolve(paths.normalizePath(positionals[0]));
-  const { result, plan } = repairFile(file, { dryRun: values["dry-run"], moveMalformed: values["move-malformed"], backup: values.backup, shownAs: positionals[0] });
+  const { result, plan } = repairFile(file, {
+    dryRun: values["dry-run"],
+    moveMalformed: values["move-malformed"],
+    backup: values.backup,
+    shownAs: positionals[0],
+  });
   const dry = result.dryRun;
   if (values.json) {
     out.json(result);

@@ -1,5 +1,18 @@
 import { createRequire } from "node:module";
-import { CliError, contentText, errLine, listSessions, makeOut, parse, parseIntOption, paths, pkg, progress, readRegularFile, shortenHome } from "./util.mjs";
+import {
+  CliError,
+  contentText,
+  errLine,
+  listSessions,
+  makeOut,
+  parse,
+  parseIntOption,
+  paths,
+  pkg,
+  progress,
+  readRegularFile,
+  shortenHome,
+} from "./util.mjs";
 
 const native = createRequire(import.meta.url)("../native.js");
 
@@ -49,11 +62,13 @@ function texts(e) {
   if (!e || typeof e !== "object") return [];
   if (e.type === "message") {
     const m = e.message ?? {};
-    if (m.role === "user" || m.role === "assistant" || m.role === "toolResult") return [[m.role, contentText(m.content)]];
+    if (m.role === "user" || m.role === "assistant" || m.role === "toolResult")
+      return [[m.role, contentText(m.content)]];
     if (m.role === "bashExecution") return [["bash", `${str(m.command)}\n${str(m.output)}`]];
     return [];
   }
-  if (e.type === "custom_message") return [[`custom:${typeof e.customType === "string" ? e.customType : "?"}`, contentText(e.content)]];
+  if (e.type === "custom_message")
+    return [[`custom:${typeof e.customType === "string" ? e.customType : "?"}`, contentText(e.content)]];
   if (e.type === "compaction" || e.type === "branch_summary") return [[e.type, str(e.summary)]];
   return [];
 }
@@ -69,7 +84,12 @@ function texts(e) {
  */
 export function searchFiles(files, { query, regex = false, icase = false, limit = Infinity, engine } = {}) {
   if (!regex && engine !== "js" && typeof native.checkSearchFiles === "function") {
-    const per = native.checkSearchFiles(files.map((f) => f.path), query, icase, Math.min(limit, 0xffffffff));
+    const per = native.checkSearchFiles(
+      files.map((f) => f.path),
+      query,
+      icase,
+      Math.min(limit, 0xffffffff),
+    );
     const hits = [];
     for (let i = 0; i < files.length && hits.length < limit; i++) {
       if (per[i] == null) continue;
@@ -117,7 +137,16 @@ export function searchFilesJs(files, re, limit = Infinity) {
             if (m[0].length === 0) re.lastIndex++;
           }
           if (matches.length) {
-            hits.push({ path, sessionId: id, sessionName: name ?? null, entryId: e.id ?? null, role, line: i + 1, text: lines[i], matches });
+            hits.push({
+              path,
+              sessionId: id,
+              sessionName: name ?? null,
+              entryId: e.id ?? null,
+              role,
+              line: i + 1,
+              text: lines[i],
+              matches,
+            });
             if (hits.length >= limit) return hits;
           }
         }
@@ -150,13 +179,19 @@ export async function run(argv) {
     out.line(help);
     return 0;
   }
-  if (positionals.length < 1 || positionals.length > 2) throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
+  if (positionals.length < 1 || positionals.length > 2)
+    throw new CliError("search: expected TEXT [DIR] (see pi-session search --help)");
   const [query, dir] = positionals;
   if (!query) throw new CliError("search: empty TEXT");
   const scan = values.literal || values.regex;
   if (!scan) return runRanked(query, dir, values, out);
-  const rankedOnly = ["ranked", "all-branches", "role", "tool", "since", "until", "offset"].filter((k) => values[k] !== undefined && values[k] !== false);
-  if (rankedOnly.length) throw new CliError(`search: --${rankedOnly[0]} is an option of the ranked search; it does not combine with --${values.regex ? "regex" : "literal"}`);
+  const rankedOnly = ["ranked", "all-branches", "role", "tool", "since", "until", "offset"].filter(
+    (k) => values[k] !== undefined && values[k] !== false,
+  );
+  if (rankedOnly.length)
+    throw new CliError(
+      `search: --${rankedOnly[0]} is an option of the ranked search; it does not combine with --${values.regex ? "regex" : "literal"}`,
+    );
   if (values.literal && values.regex) throw new CliError("search: --literal and --regex exclude each other");
   const icase = values["ignore-case"] || (!values.regex && query === query.toLowerCase());
   let re;
@@ -171,12 +206,24 @@ export async function run(argv) {
   const p = progress("reading sessions");
   let infos;
   try {
-    infos = await listSessions({ dir, all: values.all, cwd: values.cwd, explicitCwd: values.cwd !== undefined, onProgress: p.onProgress });
+    infos = await listSessions({
+      dir,
+      all: values.all,
+      cwd: values.cwd,
+      explicitCwd: values.cwd !== undefined,
+      onProgress: p.onProgress,
+    });
   } finally {
     p.done();
   }
   const files = infos.map((s) => ({ path: s.path, id: s.id, name: s.name }));
-  const hits = searchFiles(files, { query: re ?? query, regex: Boolean(re), icase, limit, engine: process.env.PI_SESSION_SEARCH_ENGINE });
+  const hits = searchFiles(files, {
+    query: re ?? query,
+    regex: Boolean(re),
+    icase,
+    limit,
+    engine: process.env.PI_SESSION_SEARCH_ENGINE,
+  });
   if (values.json) {
     out.json(hits);
     return hits.length ? 0 : 1;
@@ -201,9 +248,12 @@ export async function run(argv) {
     }
     shown += h.text.slice(pos, to);
     shown = `${from > 0 ? "…" : ""}${shown.replace(/\t/g, " ")}${to < h.text.length ? "…" : ""}`;
-    out.line(`  ${out.dim(`${h.entryId ?? "-"}`)} ${out.cyan(h.role.padEnd(9))} ${h.line > 1 ? out.dim(`${h.line}: `) : ""}${shown}`);
+    out.line(
+      `  ${out.dim(`${h.entryId ?? "-"}`)} ${out.cyan(h.role.padEnd(9))} ${h.line > 1 ? out.dim(`${h.line}: `) : ""}${shown}`,
+    );
   }
-  if (!hits.length) errLine(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}`);
+  if (!hits.length)
+    errLine(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}`);
   return hits.length ? 0 : 1;
 }
 

@@ -1,4 +1,15 @@
-import { CliError, formatBytes, formatDate, isoOrNull, loadSession, makeOut, oneLine, parse, resolveSession, shortenHome } from "./util.mjs";
+import {
+  CliError,
+  formatBytes,
+  formatDate,
+  isoOrNull,
+  loadSession,
+  makeOut,
+  oneLine,
+  parse,
+  resolveSession,
+  shortenHome,
+} from "./util.mjs";
 import { renderContext, treeLines } from "./render.mjs";
 import { usageOf } from "./stats.mjs";
 
@@ -82,7 +93,8 @@ export async function run(argv) {
     out.line(help);
     return 0;
   }
-  if (positionals.length !== 1) throw new CliError("show: expected one FILE or session ID (see pi-session show --help)");
+  if (positionals.length !== 1)
+    throw new CliError("show: expected one FILE or session ID (see pi-session show --help)");
   const file = await resolveSession(positionals[0], { dir: values.dir });
   const { sm, header, fileVersion, size } = loadSession(file);
   const stats = sessionStats(sm);
@@ -101,7 +113,12 @@ export async function run(argv) {
   kv("Cwd", shortenHome(String(header.cwd ?? "")));
   kv("Created", `${formatDate(header.timestamp)}  (${isoOrNull(header.timestamp) ?? String(header.timestamp)})`);
   if (header.parentSession) kv("Parent", String(header.parentSession));
-  kv("Version", fileVersion < 3 ? `${fileVersion} (migrated to 3 in memory${fileVersion < 2 ? "; entry ids are generated anew on every read" : ""})` : String(fileVersion));
+  kv(
+    "Version",
+    fileVersion < 3
+      ? `${fileVersion} (migrated to 3 in memory${fileVersion < 2 ? "; entry ids are generated anew on every read" : ""})`
+      : String(fileVersion),
+  );
   kv("Size", `${formatBytes(size)} (${size} bytes)`);
   const roles = Object.entries(stats.messages)
     .map(([r, n]) => `${r} ${n}`)
@@ -112,10 +129,26 @@ export async function run(argv) {
     .map(([t, n]) => `${t} ${n}`)
     .join(", ");
   if (other) kv("Other", other);
-  kv("Branches", `${stats.leaves} ${stats.leaves === 1 ? "leaf" : "leaves"}; current leaf ${sm.getLeafId() ?? "(none)"}; ${stats.labels} label${stats.labels === 1 ? "" : "s"}`);
-  if (stats.tokens || stats.cost) kv("Usage", `${stats.tokens.toLocaleString("en-US")} tokens, $${stats.cost.toFixed(4)}`);
+  kv(
+    "Branches",
+    `${stats.leaves} ${stats.leaves === 1 ? "leaf" : "leaves"}; current leaf ${sm.getLeafId() ?? "(none)"}; ${stats.labels} label${stats.labels === 1 ? "" : "s"}`,
+  );
+  if (stats.tokens || stats.cost)
+    kv("Usage", `${stats.tokens.toLocaleString("en-US")} tokens, $${stats.cost.toFixed(4)}`);
   const first = sm.getEntries().find((e) => e.type === "message" && e.message?.role === "user");
-  if (first && !name) kv("First", oneLine(first.message.content && typeof first.message.content === "string" ? first.message.content : (first.message.content ?? []).filter?.((b) => b.type === "text").map((b) => b.text).join(" "), 90));
+  if (first && !name)
+    kv(
+      "First",
+      oneLine(
+        first.message.content && typeof first.message.content === "string"
+          ? first.message.content
+          : (first.message.content ?? [])
+              .filter?.((b) => b.type === "text")
+              .map((b) => b.text)
+              .join(" "),
+        90,
+      ),
+    );
   if (values.tree) {
     out.line();
     out.line(out.bold("Tree"));

@@ -36,7 +36,9 @@ export function usageOf(e) {
   const n = (v) => (Number.isFinite(v) ? v : 0);
   const parts = { input: n(u.input), output: n(u.output), cacheRead: n(u.cacheRead), cacheWrite: n(u.cacheWrite) };
   // Older sessions have no totalTokens: use the sum of its parts, as pi computes it.
-  const tokens = Number.isFinite(u.totalTokens) ? u.totalTokens : parts.input + parts.output + parts.cacheRead + parts.cacheWrite;
+  const tokens = Number.isFinite(u.totalTokens)
+    ? u.totalTokens
+    : parts.input + parts.output + parts.cacheRead + parts.cacheWrite;
   const cost = u.cost && Number.isFinite(u.cost.total) ? u.cost.total : 0;
   return { tokens, cost, model, ...parts };
 }
@@ -88,7 +90,13 @@ export async function run(argv) {
   const p = progress("reading sessions");
   let infos;
   try {
-    infos = await listSessions({ dir: positionals[0], all: values.cwd === undefined, cwd: values.cwd, explicitCwd: values.cwd !== undefined, onProgress: p.onProgress });
+    infos = await listSessions({
+      dir: positionals[0],
+      all: values.cwd === undefined,
+      cwd: values.cwd,
+      explicitCwd: values.cwd !== undefined,
+      onProgress: p.onProgress,
+    });
   } finally {
     p.done();
   }
@@ -101,7 +109,12 @@ export async function run(argv) {
   kv("Sessions", String(t.sessions));
   kv("Bytes", `${formatBytes(t.bytes)} (${t.bytes})`);
   kv("Entries", String(t.entries));
-  kv("Messages", Object.entries(t.messages).map(([r, n]) => `${r} ${n}`).join(", ") || "none");
+  kv(
+    "Messages",
+    Object.entries(t.messages)
+      .map(([r, n]) => `${r} ${n}`)
+      .join(", ") || "none",
+  );
   kv("Tokens", t.tokens.toLocaleString("en-US"));
   kv("Cost", `$${t.cost.toFixed(4)}`);
   const models = Object.entries(t.byModel).sort((a, b) => b[1].cost - a[1].cost || b[1].tokens - a[1].tokens);
@@ -110,7 +123,9 @@ export async function run(argv) {
     const w = Math.max(5, ...models.map(([m]) => m.length));
     out.line(out.dim(`${"MODEL".padEnd(w)}  ${"MSGS".padStart(6)}  ${"TOKENS".padStart(12)}  ${"COST".padStart(10)}`));
     for (const [m, v] of models) {
-      out.line(`${m.padEnd(w)}  ${String(v.messages).padStart(6)}  ${v.tokens.toLocaleString("en-US").padStart(12)}  ${`$${v.cost.toFixed(4)}`.padStart(10)}`);
+      out.line(
+        `${m.padEnd(w)}  ${String(v.messages).padStart(6)}  ${v.tokens.toLocaleString("en-US").padStart(12)}  ${`$${v.cost.toFixed(4)}`.padStart(10)}`,
+      );
     }
   }
   return 0;

@@ -43,7 +43,8 @@ export function readRegularFile(file) {
   const fd = openSync(file, fsc.O_RDONLY | (fsc.O_NONBLOCK ?? 0));
   try {
     const st = fstatSync(fd);
-    if (st.isDirectory()) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read`), { code: "EISDIR" });
+    if (st.isDirectory())
+      throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read`), { code: "EISDIR" });
     if (!st.isFile()) throw Object.assign(new Error(`not a regular file (${fileKind(st)})`), { code: "ENOTREG" });
     const buf = Buffer.allocUnsafe(st.size);
     let n = 0;
@@ -86,7 +87,7 @@ export function warnSpecialFiles(dirs) {
 /** One-line description of an fs error, with the path. */
 export function fsErrorMessage(err, path) {
   const code = err?.code;
-  const notRegular = /not a regular file \(([^)]*)\)/.exec(String((err?.message) || ""));
+  const notRegular = /not a regular file \(([^)]*)\)/.exec(String(err?.message || ""));
   const what = notRegular
     ? `not a regular file (${notRegular[1]})`
     : code === "ENOENT"
@@ -97,7 +98,7 @@ export function fsErrorMessage(err, path) {
           ? "not a directory"
           : code === "EACCES" || code === "EPERM"
             ? "permission denied"
-            : String((err?.message) || err).split("\n")[0];
+            : String(err?.message || err).split("\n")[0];
   return `${path}: ${what}`;
 }
 
@@ -138,7 +139,12 @@ export function makeOut(stream = process.stdout, env = process.env) {
  */
 export function parse(argv, options, { allowPositionals = true } = {}) {
   try {
-    return parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, ...options }, allowPositionals, strict: true });
+    return parseArgs({
+      args: argv,
+      options: { help: { type: "boolean", short: "h" }, ...options },
+      allowPositionals,
+      strict: true,
+    });
   } catch (err) {
     throw new CliError(String(err.message).split("\n")[0]);
   }
@@ -146,7 +152,8 @@ export function parse(argv, options, { allowPositionals = true } = {}) {
 
 export function parseIntOption(value, name) {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new CliError(`--${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value))
+    throw new CliError(`--${name}: expected a non-negative integer, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -280,7 +287,9 @@ export async function listSessions({ dir, all = false, cwd, explicitCwd = false,
 
 /** pi's `--<cwd>--` directory name for a cwd. */
 export function encodeCwd(cwd) {
-  return `--${resolve(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  return `--${resolve(cwd)
+    .replace(/^[/\\]/, "")
+    .replace(/[/\\:]/g, "-")}--`;
 }
 
 /** Progress reporter on stderr, only when stderr is a TTY. */
@@ -334,7 +343,8 @@ export async function resolveSession(arg, { dir } = {}) {
     if (isDir(p)) throw new CliError(`${arg}: is a directory`);
     return p;
   }
-  if (arg.includes("/") || arg.endsWith(".jsonl") || arg === "") throw new CliError(`${arg}: no such file or directory`);
+  if (arg.includes("/") || arg.endsWith(".jsonl") || arg === "")
+    throw new CliError(`${arg}: no such file or directory`);
   if (dir !== undefined && !isDir(resolve(paths.normalizePath(dir)))) throw new CliError(`${dir}: not a directory`);
   const hits = [];
   for (const f of storeFiles(dir)) {
@@ -353,7 +363,12 @@ export async function resolveSession(arg, { dir } = {}) {
   const exact = hits.filter((h) => h.id === arg);
   const pick = exact.length === 1 ? exact : hits;
   if (pick.length > 1) {
-    throw new CliError(`${arg}: ambiguous session id prefix (${pick.length} sessions: ${pick.slice(0, 3).map((s) => s.id).join(", ")}${pick.length > 3 ? ", …" : ""})`);
+    throw new CliError(
+      `${arg}: ambiguous session id prefix (${pick.length} sessions: ${pick
+        .slice(0, 3)
+        .map((s) => s.id)
+        .join(", ")}${pick.length > 3 ? ", …" : ""})`,
+    );
   }
   return pick[0].path;
 }

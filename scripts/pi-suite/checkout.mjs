@@ -23,7 +23,8 @@ export const MIN_SESSION_TEST_FILES = 20;
  * `--include-workspace-root` brings the root's devDependencies (tsgo, for BUILD_COMMAND);
  * `--ignore-scripts`: the root's `prepare` runs husky, which tests do not need.
  */
-export const SETUP_COMMAND = "npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent --include-workspace-root";
+export const SETUP_COMMAND =
+  "npm ci --ignore-scripts --no-audit --no-fund -w packages/coding-agent --include-workspace-root";
 
 /**
  * Builds the dist/ of the packages pi's extension loader aliases (it loads extensions through jiti,
@@ -31,7 +32,8 @@ export const SETUP_COMMAND = "npm ci --ignore-scripts --no-audit --no-fund -w pa
  * tsgo directly rather than `npm run build`: packages/ai's build first regenerates its model list
  * from the network.
  */
-export const BUILD_COMMAND = "for p in tui ai agent coding-agent; do node_modules/.bin/tsgo -p packages/$p/tsconfig.build.json || break; done";
+export const BUILD_COMMAND =
+  "for p in tui ai agent coding-agent; do node_modules/.bin/tsgo -p packages/$p/tsconfig.build.json || break; done";
 
 /** A problem the user must fix before anything can be tested (the runner exits 2). */
 export class SetupError extends Error {}
@@ -41,28 +43,28 @@ export class SetupError extends Error {}
  * Returns { checkout, agentDir }; throws SetupError when it is not a pi checkout.
  */
 export function locateCheckout(arg) {
-	let agentDir = resolve(arg);
-	if (!existsSync(agentDir)) throw new SetupError(`${agentDir} does not exist`);
-	agentDir = realpathSync(agentDir);
-	if (existsSync(join(agentDir, "packages", "coding-agent"))) agentDir = join(agentDir, "packages", "coding-agent");
-	const smSource = join(agentDir, "src", "core", "session-manager.ts");
-	if (!existsSync(smSource)) {
-		throw new SetupError(
-			`${smSource} not found: not a pi checkout (expected packages/coding-agent/src/core/session-manager.ts; clone ${PI_REPOSITORY})`,
-		);
-	}
-	return { checkout: resolve(agentDir, "..", ".."), agentDir };
+  let agentDir = resolve(arg);
+  if (!existsSync(agentDir)) throw new SetupError(`${agentDir} does not exist`);
+  agentDir = realpathSync(agentDir);
+  if (existsSync(join(agentDir, "packages", "coding-agent"))) agentDir = join(agentDir, "packages", "coding-agent");
+  const smSource = join(agentDir, "src", "core", "session-manager.ts");
+  if (!existsSync(smSource)) {
+    throw new SetupError(
+      `${smSource} not found: not a pi checkout (expected packages/coding-agent/src/core/session-manager.ts; clone ${PI_REPOSITORY})`,
+    );
+  }
+  return { checkout: resolve(agentDir, "..", ".."), agentDir };
 }
 
 function walk(dir, out = []) {
-	if (!existsSync(dir)) return out;
-	for (const name of readdirSync(dir)) {
-		if (name === "node_modules" || name.startsWith(".")) continue;
-		const p = join(dir, name);
-		if (statSync(p).isDirectory()) walk(p, out);
-		else if (/\.test\.[cm]?[jt]sx?$/.test(name)) out.push(p);
-	}
-	return out;
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir)) {
+    if (name === "node_modules" || name.startsWith(".")) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (/\.test\.[cm]?[jt]sx?$/.test(name)) out.push(p);
+  }
+  return out;
 }
 
 const SM_IMPORT = /src\/core\/session-manager/;
@@ -73,25 +75,25 @@ const SM_IMPORT = /src\/core\/session-manager/;
  * src/core/session-manager. `direct` is the part under test/session-manager/.
  */
 export function sessionTestFiles(agentDir) {
-	const files = [];
-	const direct = [];
-	for (const file of walk(join(agentDir, "test")).sort()) {
-		const rel = relative(agentDir, file).split(sep).join("/");
-		const isDirect = rel.startsWith("test/session-manager/");
-		if (!isDirect && !SM_IMPORT.test(readFileSync(file, "utf8"))) continue;
-		files.push(rel);
-		if (isDirect) direct.push(rel);
-	}
-	return { files, direct };
+  const files = [];
+  const direct = [];
+  for (const file of walk(join(agentDir, "test")).sort()) {
+    const rel = relative(agentDir, file).split(sep).join("/");
+    const isDirect = rel.startsWith("test/session-manager/");
+    if (!isDirect && !SM_IMPORT.test(readFileSync(file, "utf8"))) continue;
+    files.push(rel);
+    if (isDirect) direct.push(rel);
+  }
+  return { files, direct };
 }
 
 /** The package name, version and git commit of the checkout, for the report. */
 export function describeCheckout(agentDir, gitHead) {
-	let pkg = {};
-	try {
-		pkg = JSON.parse(readFileSync(join(agentDir, "package.json"), "utf8"));
-	} catch {}
-	return `${pkg.name ?? "?"}@${pkg.version ?? "?"}, commit ${gitHead || "unknown"}`;
+  let pkg = {};
+  try {
+    pkg = JSON.parse(readFileSync(join(agentDir, "package.json"), "utf8"));
+  } catch {}
+  return `${pkg.name ?? "?"}@${pkg.version ?? "?"}, commit ${gitHead || "unknown"}`;
 }
 
 /**
@@ -99,26 +101,26 @@ export function describeCheckout(agentDir, gitHead) {
  * would print a result about almost nothing. Says how many it found and how many it expected.
  */
 export function checkEnoughTests(found, min, what) {
-	if (found.files.length >= min) return;
-	throw new SetupError(
-		[
-			`the checkout holds ${found.files.length} session test file(s) (${found.direct.length} under test/session-manager/); expected at least ${min}.`,
-			`  checkout: ${what}`,
-			"  pi v0.58.3 has 26 (7 under test/session-manager/); an old checkout (pi 0.18.0, from before tree sessions, has 2)",
-			"  tests too little of the session manager for a pass to mean anything.",
-			`  Use a checkout of ${PI_REPOSITORY} (the repository 1.6.0's package.json names), or pass`,
-			`  --min-files N to run a smaller checkout on purpose.`,
-		].join("\n"),
-	);
+  if (found.files.length >= min) return;
+  throw new SetupError(
+    [
+      `the checkout holds ${found.files.length} session test file(s) (${found.direct.length} under test/session-manager/); expected at least ${min}.`,
+      `  checkout: ${what}`,
+      "  pi v0.58.3 has 26 (7 under test/session-manager/); an old checkout (pi 0.18.0, from before tree sessions, has 2)",
+      "  tests too little of the session manager for a pass to mean anything.",
+      `  Use a checkout of ${PI_REPOSITORY} (the repository 1.6.0's package.json names), or pass`,
+      `  --min-files N to run a smaller checkout on purpose.`,
+    ].join("\n"),
+  );
 }
 
 /** Throw a SetupError when the checkout's dependencies are not installed. */
 export function checkInstalled(checkout, agentDir) {
-	if (existsSync(join(checkout, "node_modules")) || existsSync(join(agentDir, "node_modules"))) return;
-	throw new SetupError(
-		`the checkout has no node_modules: run\n    cd ${checkout} && ${SETUP_COMMAND}\n` +
-			"  (a plain `npm ci` at the root fails: packages/web-ui needs xlsx from a CDN outside the npm registry)",
-	);
+  if (existsSync(join(checkout, "node_modules")) || existsSync(join(agentDir, "node_modules"))) return;
+  throw new SetupError(
+    `the checkout has no node_modules: run\n    cd ${checkout} && ${SETUP_COMMAND}\n` +
+      "  (a plain `npm ci` at the root fails: packages/web-ui needs xlsx from a CDN outside the npm registry)",
+  );
 }
 
 /**
@@ -126,11 +128,11 @@ export function checkInstalled(checkout, agentDir) {
  * left (a filter that matches nothing must not pass silently).
  */
 export function selectFiles(found, { filters = [], directOnly = false } = {}) {
-	const pool = directOnly ? found.direct : found.files;
-	const selected = pool.filter((rel) => !filters.length || filters.some((f) => rel.includes(f)));
-	if (!selected.length) {
-		const how = [directOnly ? "--direct-only" : "", ...filters.map((f) => `--filter ${f}`)].filter(Boolean).join(" ");
-		throw new SetupError(`${how} matched none of the checkout's ${found.files.length} session test files`);
-	}
-	return selected;
+  const pool = directOnly ? found.direct : found.files;
+  const selected = pool.filter((rel) => !filters.length || filters.some((f) => rel.includes(f)));
+  if (!selected.length) {
+    const how = [directOnly ? "--direct-only" : "", ...filters.map((f) => `--filter ${f}`)].filter(Boolean).join(" ");
+    throw new SetupError(`${how} matched none of the checkout's ${found.files.length} session test files`);
+  }
+  return selected;
 }
