@@ -642,3 +642,105 @@ fn one(
         Err(_) => (Outcome::None, None, false),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("psn-listing-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("dir");
+        d
+    }
+
+    /// Two sessions and a file that is not one.
+    fn store(name: &str) -> (PathBuf, Vec<String>) {
+        let d = dir(name);
+        let header = |id: &str| {
+            format!(
+                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}}"#
+            )
+        };
+        let msg = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello"}}"#;
+        let files = [
+            ("a.jsonl", format!("{}\n{msg}\n", header("one"))),
+            ("b.jsonl", format!("{}\n{msg}\n{msg}\n", header("two"))),
+            ("c.jsonl", "not a session\n".to_string()),
+        ];
+        let mut paths = Vec::new();
+        for (n, text) in files {
+            let p = d.join(n);
+            std::fs::write(&p, text).expect("write");
+            paths.push(p.to_string_lossy().into_owned());
+        }
+        (d, paths)
+    }
+
+    fn request<'a>(paths: &'a [String], known: &'a [String], abort: &'a AtomicBool) -> Request<'a> {
+        Request {
+            paths,
+            known,
+            stats: None,
+            index: IndexUse::Skip,
+            abort,
+        }
+    }
+
+    #[test]
+    fn records_in_order_then_same_for_what_the_caller_holds() {
+        let (d, paths) = store("order");
+        let abort = AtomicBool::new(false);
+        let first = list(&request(&paths, &[], &abort), None);
+        assert!(!first.aborted);
+        assert_eq!(first.sent, 0);
+        let counts: Vec<Option<u64>> = first
+            .outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Record { record, .. } => Some(record.count),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, vec![Some(1), Some(2), None]);
+        // The caller's keys of the first listing: unchanged files answer `Same`.
+        let known: Vec<String> = first
+            .outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Record { listed, .. } => listed.key(),
+                _ => String::new(),
+            })
+            .collect();
+        let second = list(&request(&paths, &known, &abort), None);
+        assert!(matches!(second.outcomes[0], Outcome::Same));
+        assert!(matches!(second.outcomes[1], Outcome::Same));
+        assert!(matches!(second.outcomes[2], Outcome::None));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn streamed_files_are_marked_sent_and_an_abort_stops_the_pass() {
+        let (d, paths) = store("stream");
+        let abort = AtomicBool::new(false);
+        let outbox = Outbox::default();
+        let drained = Mutex::new(Vec::new());
+        // The consumer drains at once (in the binding: a call queued on the JS thread).
+        let wake = || {
+            if let Ok(mut v) = drained.lock() {
+                v.extend(outbox.drain().into_iter().map(|(i, _)| i));
+            }
+        };
+        let out = list(&request(&paths, &[], &abort), Some((&outbox, &wake)));
+        let mut got = drained.into_inner().expect("drained");
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1, 2]);
+        assert_eq!(out.sent, 3);
+        assert!(out.outcomes.iter().all(|o| matches!(o, Outcome::Sent)));
+
+        abort.store(true, Ordering::Relaxed);
+        let stopped = list(&request(&paths, &[], &abort), None);
+        assert!(stopped.aborted);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
