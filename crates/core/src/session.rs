@@ -461,3 +461,164 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#;
+
+    fn message(id: &str, parent: Option<&str>, text: &str) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":"{text}"}}}}"#
+        )
+    }
+
+    /// A session of `n` chained messages loaded from a file (texts shared with the file's
+    /// buffer, so that the prefetch thread takes them), cutting texts into tiny batches and
+    /// pieces so that every read goes through several of both.
+    fn session(n: usize) -> (Session, Vec<String>) {
+        let settings = Settings {
+            text_batch: 300,
+            text_piece: 100,
+            ..Settings::default()
+        };
+        let mut s = Session::with_settings(Persistence::Memory, settings);
+        let mut lines = vec![HEADER.to_string()];
+        for i in 0..n {
+            let parent = (i > 0).then(|| format!("m{}", i - 1));
+            lines.push(message(
+                &format!("m{i}"),
+                parent.as_deref(),
+                &"x".repeat(i % 7 * 20),
+            ));
+        }
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("psn-session-{}-{k}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+        let loaded = s.load_file(&path).expect("load");
+        assert_eq!(loaded.count, lines.len());
+        let _ = std::fs::remove_dir_all(&dir);
+        (s, lines)
+    }
+
+    /// Every requested text through `lines_text`, as JS reads them (piece after piece).
+    fn read_all(s: &mut Session, want: &[u32]) -> Vec<String> {
+        let mut out = Vec::new();
+        while out.len() < want.len() {
+            let rest = &want[out.len()..];
+            let got: Vec<String> = s.lines_text(rest, Form::Whole, |text, p| {
+                p.starts
+                    .iter()
+                    .zip(&p.ends)
+                    .map(|(&a, &b)| {
+                        String::from_utf8_lossy(&text[a as usize..b as usize]).into_owned()
+                    })
+                    .collect()
+            });
+            assert!(!got.is_empty(), "a piece holds at least one entry");
+            out.extend(got);
+        }
+        out
+    }
+
+    #[test]
+    fn lines_text_reads_every_text_across_batches_and_pieces() {
+        let (mut s, lines) = session(60);
+        let all: Vec<u32> = (0..lines.len() as u32).collect();
+        assert_eq!(read_all(&mut s, &all), lines);
+        // A subset in another order, then everything again.
+        let some: Vec<u32> = vec![50, 3, 3, 40, 0];
+        let want: Vec<String> = some.iter().map(|&i| lines[i as usize].clone()).collect();
+        assert_eq!(read_all(&mut s, &some), want);
+        assert_eq!(read_all(&mut s, &all), lines);
+    }
+
+    #[test]
+    fn a_change_of_the_entries_drops_the_batches_laid_out_for_the_old_ones() {
+        let (mut s, mut lines) = session(60);
+        let all: Vec<u32> = (0..lines.len() as u32).collect();
+        // Start a read (a batch handed out in part, the next one on the prefetch thread) ...
+        let first = s.lines_text(&all, Form::Whole, |_, p| p.count());
+        assert!(first < all.len());
+        // ... then change the entries: the rest of that request reads the new texts, not
+        // those of the batches laid out before the change.
+        let replaced: Vec<String> = lines
+            .iter()
+            .map(|l| l.replace("\"content\":\"", "\"content\":\"new "))
+            .collect();
+        s.replace_lines(&replaced.join("\n")).expect("lines");
+        assert_eq!(read_all(&mut s, &all[first..]), replaced[first..]);
+        assert_eq!(read_all(&mut s, &all), replaced);
+        // An append, then a read that continues the same request plus the new entry.
+        let _ = s.lines_text(&all, Form::Whole, |_, p| p.count());
+        let line = message("new", Some("m59"), "appended");
+        s.append_stringified(line.clone()).expect("append");
+        lines = replaced;
+        lines.push(line);
+        let all: Vec<u32> = (0..lines.len() as u32).collect();
+        assert_eq!(read_all(&mut s, &all), lines);
+    }
+
+    #[test]
+    fn branch_into_keeps_the_path_and_changes_nothing_when_not_found() {
+        let (mut s, lines) = session(5);
+        let header = HEADER.replace("\"id\":\"s\"", "\"id\":\"b\"");
+        let before = s.tree().entries.len();
+        assert_eq!(
+            s.branch_into(Some("nope"), header.clone(), |_| Some("l".into())),
+            BranchedInto::NotFound
+        );
+        assert_eq!(s.tree().entries.len(), before);
+        assert_eq!(
+            s.branch_into(Some("m2"), header.clone(), |_| Some("l".into())),
+            BranchedInto::Done
+        );
+        let all: Vec<u32> = (0..s.tree().entries.len() as u32).collect();
+        let mut want = vec![header];
+        want.extend(lines[1..4].iter().cloned());
+        assert_eq!(read_all(&mut s, &all), want);
+    }
+
+    #[test]
+    fn migrate_gives_v1_entries_ids_and_fork_into_writes_a_new_file_once() {
+        let settings = Settings {
+            fsync: crate::durability::FsyncMode::Never,
+            ..Settings::default()
+        };
+        let mut s = Session::with_settings(Persistence::Memory, settings);
+        s.replace_lines(concat!(
+            r#"{"type":"session","id":"old","timestamp":"t","cwd":"/w"}"#,
+            "\n",
+            r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#
+        ))
+        .expect("lines");
+        assert!(s.migrate().expect("migrate"));
+        assert!(!s.migrate().expect("second migrate"), "already v3");
+        let e = &s.tree().entries[1];
+        assert!(
+            !e.id.is_empty() && !e.id.starts_with('\u{0}'),
+            "a string id: {:?}",
+            e.id
+        );
+
+        let dir = std::env::temp_dir().join(format!("psn-session-fork-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("fork.jsonl");
+        s.fork_into(&path, HEADER.to_string()).expect("fork");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let written: Vec<&str> = text.lines().collect();
+        assert_eq!(written.len(), 2);
+        assert_eq!(written[0], HEADER);
+        assert!(written[1].contains(&format!("\"id\":\"{}\"", e.id)));
+        let again = s.fork_into(&path, HEADER.to_string()).expect_err("exists");
+        assert_eq!(again.code, "EEXIST");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

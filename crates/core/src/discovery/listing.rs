@@ -356,10 +356,10 @@ fn run(req: &Request<'_>, send: Option<Send<'_>>) -> (Vec<Outcome>, bool) {
         paths,
         known,
         stats: pre,
-        index: use_index,
+        index: index_use,
         abort,
     } = *req;
-    let use_index = use_index == IndexUse::Use;
+    let use_index = index_use == IndexUse::Use;
     let prof = crate::config::profile();
     let t0 = std::time::Instant::now();
     let start_ns = index::now_ns();
@@ -439,15 +439,14 @@ fn run(req: &Request<'_>, send: Option<Send<'_>>) -> (Vec<Outcome>, bool) {
     };
     let t_load = t0.elapsed();
 
-    let results: Mutex<Vec<(Outcome, Option<index::Cached>, bool)>> =
-        Mutex::new((0..n).map(|_| (Outcome::None, None, false)).collect());
+    let results: Mutex<Vec<FileDone>> = Mutex::new((0..n).map(|_| FileDone::skipped()).collect());
     // Largest files first, so one big session does not finish alone at the end.
     let mut order: Vec<usize> = (0..n).filter(|&i| !same[i]).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(stamps[i].map_or(0, |s| s.size)));
     if let Ok(mut r) = results.lock() {
         for (i, slot) in r.iter_mut().enumerate() {
             if same[i] {
-                slot.0 = Outcome::Same;
+                slot.outcome = Outcome::Same;
             }
         }
     }
@@ -478,7 +477,7 @@ fn run(req: &Request<'_>, send: Option<Send<'_>>) -> (Vec<Outcome>, bool) {
                 &paths[i],
                 stamps[i],
                 old.get(dir_of[i]).and_then(|m| m.get(&parts[i].1)),
-                use_index,
+                index_use,
                 start_ns,
                 abort,
             );
@@ -487,7 +486,7 @@ fn run(req: &Request<'_>, send: Option<Send<'_>>) -> (Vec<Outcome>, bool) {
                 return;
             }
             if let Some(f) = send {
-                f(i, &res.0);
+                f(i, &res.outcome);
             }
             if let Ok(mut r) = results.lock()
                 && let Some(slot) = r.get_mut(i)
@@ -513,13 +512,13 @@ fn run(req: &Request<'_>, send: Option<Send<'_>>) -> (Vec<Outcome>, bool) {
             let mut changed = false;
             let mut kept = 0usize;
             let mut entries: Vec<(&str, &index::Cached)> = Vec::new();
-            for (i, (_, cached, hit)) in results.iter().enumerate() {
+            for (i, done) in results.iter().enumerate() {
                 if dir_of[i] != k {
                     continue;
                 }
-                if let Some(c) = cached {
+                if let Some(c) = &done.cached {
                     entries.push((parts[i].1.as_str(), c));
-                    if *hit {
+                    if done.from_cache {
                         kept += 1;
                     } else {
                         changed = true;
@@ -550,22 +549,43 @@ fn run(req: &Request<'_>, send: Option<Send<'_>>) -> (Vec<Outcome>, bool) {
         );
     }
     (
-        results.into_iter().map(|(r, _, _)| r).collect(),
+        results.into_iter().map(|done| done.outcome).collect(),
         was_aborted,
     )
 }
 
-/// One file: (outcome, cache entry to keep, whether it came from the cache).
+/// What [`one`] did with a file.
+struct FileDone {
+    outcome: Outcome,
+    /// The index entry to keep for it.
+    cached: Option<index::Cached>,
+    /// `cached` is the entry the index already held (nothing to store for this file).
+    from_cache: bool,
+}
+
+impl FileDone {
+    /// Not a session, unreadable, or not looked at.
+    fn skipped() -> FileDone {
+        FileDone {
+            outcome: Outcome::None,
+            cached: None,
+            from_cache: false,
+        }
+    }
+}
+
+/// One file.
 fn one(
     path: &str,
     stamp: Option<index::Stamp>,
     old: Option<&index::Cached>,
-    use_index: bool,
+    index_use: IndexUse,
     start_ns: i128,
     abort: &AtomicBool,
-) -> (Outcome, Option<index::Cached>, bool) {
+) -> FileDone {
+    let use_index = index_use == IndexUse::Use;
     let Some(stamp) = stamp else {
-        return (Outcome::None, None, false);
+        return FileDone::skipped();
     };
     let cacheable = index::cacheable(&stamp, start_ns);
     let out = |r: &Option<Arc<Record>>, fp: Option<u64>| match r {
@@ -580,13 +600,17 @@ fn one(
         && c.exact
         && c.stamp == stamp
     {
-        return (out(&c.record, c.resume), Some(c.clone()), true);
+        return FileDone {
+            outcome: out(&c.record, c.resume),
+            cached: Some(c.clone()),
+            from_cache: true,
+        };
     }
     let check = || abort.load(Ordering::Relaxed);
     // Without blocking (a FIFO), and only a regular file (a device never ends): anything
     // else is skipped, as an unreadable file is.
     let Ok(opened) = crate::safefs::open_regular(Path::new(path), true) else {
-        return (Outcome::None, None, false);
+        return FileDone::skipped();
     };
     let file = opened.file;
     // Never read past the size the file had when stamped (or opened, if smaller): a record
@@ -620,8 +644,12 @@ fn one(
             // listing for a few appended lines, which the next listing reads again.
             if !cacheable && stamp.size - c.stamp.size <= REBASE_BYTES {
                 return match r {
-                    Ok(r) => (out(&Some(Arc::new(r)), fingerprint), Some(c.clone()), true),
-                    Err(_) => (Outcome::None, None, false),
+                    Ok(r) => FileDone {
+                        outcome: out(&Some(Arc::new(r)), fingerprint),
+                        cached: Some(c.clone()),
+                        from_cache: true,
+                    },
+                    Err(_) => FileDone::skipped(),
                 };
             }
             r.map(Some)
@@ -637,8 +665,114 @@ fn one(
                 resume: fingerprint,
                 exact: cacheable,
             });
-            (out(&record, fingerprint), cached, false)
+            FileDone {
+                outcome: out(&record, fingerprint),
+                cached,
+                from_cache: false,
+            }
         }
-        Err(_) => (Outcome::None, None, false),
+        Err(_) => FileDone::skipped(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("psn-listing-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("dir");
+        d
+    }
+
+    /// Two sessions and a file that is not one.
+    fn store(name: &str) -> (PathBuf, Vec<String>) {
+        let d = dir(name);
+        let header = |id: &str| {
+            format!(
+                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}}"#
+            )
+        };
+        let msg = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello"}}"#;
+        let files = [
+            ("a.jsonl", format!("{}\n{msg}\n", header("one"))),
+            ("b.jsonl", format!("{}\n{msg}\n{msg}\n", header("two"))),
+            ("c.jsonl", "not a session\n".to_string()),
+        ];
+        let mut paths = Vec::new();
+        for (n, text) in files {
+            let p = d.join(n);
+            std::fs::write(&p, text).expect("write");
+            paths.push(p.to_string_lossy().into_owned());
+        }
+        (d, paths)
+    }
+
+    fn request<'a>(paths: &'a [String], known: &'a [String], abort: &'a AtomicBool) -> Request<'a> {
+        Request {
+            paths,
+            known,
+            stats: None,
+            index: IndexUse::Skip,
+            abort,
+        }
+    }
+
+    #[test]
+    fn records_in_order_then_same_for_what_the_caller_holds() {
+        let (d, paths) = store("order");
+        let abort = AtomicBool::new(false);
+        let first = list(&request(&paths, &[], &abort), None);
+        assert!(!first.aborted);
+        assert_eq!(first.sent, 0);
+        let counts: Vec<Option<u64>> = first
+            .outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Record { record, .. } => Some(record.count),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, vec![Some(1), Some(2), None]);
+        // The caller's keys of the first listing: unchanged files answer `Same`.
+        let known: Vec<String> = first
+            .outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Record { listed, .. } => listed.key(),
+                _ => String::new(),
+            })
+            .collect();
+        let second = list(&request(&paths, &known, &abort), None);
+        assert!(matches!(second.outcomes[0], Outcome::Same));
+        assert!(matches!(second.outcomes[1], Outcome::Same));
+        assert!(matches!(second.outcomes[2], Outcome::None));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn streamed_files_are_marked_sent_and_an_abort_stops_the_pass() {
+        let (d, paths) = store("stream");
+        let abort = AtomicBool::new(false);
+        let outbox = Outbox::default();
+        let drained = Mutex::new(Vec::new());
+        // The consumer drains at once (in the binding: a call queued on the JS thread).
+        let wake = || {
+            if let Ok(mut v) = drained.lock() {
+                v.extend(outbox.drain().into_iter().map(|(i, _)| i));
+            }
+        };
+        let out = list(&request(&paths, &[], &abort), Some((&outbox, &wake)));
+        let mut got = drained.into_inner().expect("drained");
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1, 2]);
+        assert_eq!(out.sent, 3);
+        assert!(out.outcomes.iter().all(|o| matches!(o, Outcome::Sent)));
+
+        abort.store(true, Ordering::Relaxed);
+        let stopped = list(&request(&paths, &[], &abort), None);
+        assert!(stopped.aborted);
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
