@@ -76,7 +76,7 @@ export declare class NativeSession {
   appendFieldsBatch(kinds: Uint8Array, roles: Uint8Array, ids: string | Array<string>, parents: Int32Array, parentKeys: Array<string>): number
   /** Every id key (`byId`'s keys), for the JS layer's id map of an in-memory session. */
   idKeys(): Array<string>
-  /** The entries the last append that threw `PI_SESSION_NATIVE_NEEDS_TEXTS` needs. */
+  /** The entries the last append that threw code `PI_SESSION_NATIVE_NEEDS_TEXTS` needs. */
   neededTexts(): Uint32Array
   /**
    * Give entries their JSON text back: `lines[k]` is `JSON.stringify` of entry

@@ -16,7 +16,7 @@ const discovery = require("./discovery-bridge.js");
 const { Shells } = require("./lazy-entries.js");
 const { EntryCache } = require("./entry-cache.js");
 const { AppendQueue } = require("./append-queue.js");
-const { fsError, fsCall, changedUnderUs } = require("./errors.js");
+const { changedUnderUs } = require("./errors.js");
 const { nowStamp } = require("./timestamp.js");
 const { drawShortId, drawFreshId, drawLabelId, keyOf, isTaggedKey, plainId } = require("./entry-ids.js");
 const { FIELD_KINDS, ROLE_OTHER, objectRole, messageRole } = require("./field-codes.js");
@@ -28,7 +28,7 @@ const {
   stringifyEntry,
 } = require("./session-files.js");
 
-/** The message of a native append that needs entry texts back (see `_send`). */
+/** The `code` of a native append's error that asks for entry texts back (see `_send`; src/error.rs). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
 
 class SessionManager {
@@ -170,7 +170,7 @@ class SessionManager {
     if (existsSync(this.sessionFile)) {
       const file = this.sessionFile;
       this._shells.settle();
-      const { count } = fsCall(() => this._native.loadFile(file));
+      const { count } = this._native.loadFile(file);
       if (count === 0) {
         if (statSync(file).size > 0) {
           throw new Error(`Session file is not a valid ${paths.APP_NAME} session: ${file}`);
@@ -178,7 +178,7 @@ class SessionManager {
         this.newSession();
         this.sessionFile = file;
         this._native.setFile(file, false);
-        fsCall(() => this._native.rewrite());
+        this._native.rewrite();
         this._native.flushed = true;
         return;
       }
@@ -200,7 +200,7 @@ class SessionManager {
     this.sessionId = header.id;
     // Old versions are migrated in Rust (src/migrate.rs) and the file rewritten.
     if (this._native.migrate()) {
-      fsCall(() => this._native.rewrite());
+      this._native.rewrite();
       this._adopt();
       return;
     }
@@ -290,15 +290,10 @@ class SessionManager {
       return;
     }
     const fields = kind >= 0 && role >= 0 && plainId(entry.id) && (entry.parentId === null || plainId(entry.parentId));
-    let i;
-    try {
-      i = this._send(entry, fields, kind, role, freshId);
-      if (i < 0) {
-        entry.id = this._generateIdFrom(1);
-        i = this._send(entry, fields, kind, role, false);
-      }
-    } catch (err) {
-      throw fsError(err);
+    let i = this._send(entry, fields, kind, role, freshId);
+    if (i < 0) {
+      entry.id = this._generateIdFrom(1);
+      i = this._send(entry, fields, kind, role, false);
     }
     this._cache.appended(i, entry);
     this.leafId = entry.id;
@@ -336,7 +331,7 @@ class SessionManager {
     try {
       return this._sendOnce(entry, line, fields, kind, role, checked);
     } catch (err) {
-      if (err?.message !== NEEDS_TEXTS) throw err;
+      if (err?.code !== NEEDS_TEXTS) throw err;
       this._restoreTexts();
       return this._sendOnce(entry, line, fields, kind, role, checked);
     }
@@ -732,7 +727,7 @@ class SessionManager {
       this._native.setFile(newSessionFile, false);
       // Same rule as the first flush: write now only if the path holds a conversation.
       if (this._native.hasConversation()) {
-        fsCall(() => this._native.rewrite());
+        this._native.rewrite();
         this._native.flushed = true;
       }
       return newSessionFile;
@@ -825,7 +820,7 @@ class SessionManager {
     const resolvedSourcePath = paths.resolvePath(sourcePath);
     const resolvedTargetCwd = paths.resolvePath(targetCwd);
     const source = new native.NativeSession(true);
-    const { count } = fsCall(() => source.loadFile(resolvedSourcePath));
+    const { count } = source.loadFile(resolvedSourcePath);
     if (count === 0) throw new Error(`Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
     if (source.headerIndex() < 0) throw new Error(`Cannot fork: source session has no header: ${resolvedSourcePath}`);
     const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(resolvedTargetCwd);
@@ -835,7 +830,7 @@ class SessionManager {
     const timestamp = nowStamp();
     const newSessionFile = sessionFileName(dir, timestamp, newSessionId);
     const newHeader = sessionHeader(newSessionId, timestamp, resolvedTargetCwd, resolvedSourcePath);
-    fsCall(() => source.forkInto(newSessionFile, stringifyEntry(newHeader)));
+    source.forkInto(newSessionFile, stringifyEntry(newHeader));
     return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true);
   }
 

@@ -20,5 +20,6 @@ pub fn uuidv7() -> String {
 pub mod abort;
 pub mod check;
 pub mod discovery;
+pub mod error;
 pub mod search;
 pub mod utf8_arg;

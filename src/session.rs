@@ -19,9 +19,7 @@ use pi_session_core::session::{BranchedInto, LoadFileError, Session};
 use pi_session_core::store::{IdCheck, Persistence, StoreError, fs_error};
 use std::path::{Path, PathBuf};
 
-fn to_js(e: StoreError) -> Error {
-    Error::from_reason(e.to_string())
-}
+use crate::error::store_error;
 
 /// Entry type and role of `appendFields`' codes: `kind` 0 message, 1 custom, 2 session_info,
 /// 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage (the JS layer takes
@@ -59,15 +57,10 @@ fn field_kind(
     Ok((etype, role))
 }
 
-/// Message of the error an append throws when the session file was truncated in place and
-/// some entries' texts lived only in it: the JS layer answers with `restoreTexts` for the
-/// indices `neededTexts()` lists, then retries the append once.
-const NEEDS_TEXTS: &str = "PI_SESSION_NATIVE_NEEDS_TEXTS";
-
 #[napi]
 pub struct NativeSession {
     session: Session,
-    /// Entries a failed append needs the texts of (see [`NEEDS_TEXTS`]).
+    /// Entries a failed append needs the texts of (see `crate::error::NEEDS_TEXTS`).
     needed: Vec<u32>,
 }
 
@@ -139,18 +132,17 @@ impl NativeSession {
     /// missing final newline exactly when the reference does (valid header, text after the
     /// last newline). Entries are only replaced when the file is a session.
     #[napi(catch_unwind)]
-    pub fn load_file(&mut self, path: String) -> Result<LoadOutcome> {
+    pub fn load_file(&mut self, env: &Env, path: String) -> Result<LoadOutcome> {
         let p = PathBuf::from(&path);
         let done = self.session.load_file(&p).map_err(|e| match e {
             LoadFileError::Load(jsonl::LoadError::Open(e)) => {
-                to_js(fs_error(&e, "open", &p).into())
+                crate::error::fs_error(env, &fs_error(&e, "open", &p))
             }
             // Node's readSync errors carry no path: "EISDIR: illegal operation on a directory, read".
             LoadFileError::Load(jsonl::LoadError::Read(e)) => {
-                let m = fs_error(&e, "read", &p).message;
-                Error::from_reason(m.split(" '").next().unwrap_or_default().to_string())
+                crate::error::fs_error(env, &fs_error(&e, "read", &p).without_path())
             }
-            LoadFileError::Repair(e) => to_js(e.into()),
+            LoadFileError::Repair(e) => crate::error::fs_error(env, &e),
         })?;
         Ok(LoadOutcome {
             count: done.count as u32,
@@ -179,9 +171,9 @@ impl NativeSession {
     /// index (saves JS a call for `length`). `line` is the `JSON.stringify` output of the
     /// entry object (valid JSON by construction; its strings are not validated again).
     #[napi(catch_unwind)]
-    pub fn append(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<u32> {
+    pub fn append(&mut self, env: &Env, line: crate::utf8_arg::Utf8Arg) -> Result<u32> {
         let done = self.session.append_stringified(line.0);
-        self.appended(done)?;
+        self.appended(env, done)?;
         Ok(self.session.tree().entries.len().saturating_sub(1) as u32)
     }
 
@@ -193,9 +185,12 @@ impl NativeSession {
     /// `role` (messages): 0 user, 1 assistant, 2 toolResult, 3 system, 4 any other or none.
     /// -1 when the id is taken, unless `unchecked` (an id the caller already drew through the
     /// reference's loop).
+    // `env` is injected by napi-rs (the error of a failed append is built with it): JS passes six.
+    #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
     pub fn append_fields(
         &mut self,
+        env: &Env,
         kind: u32,
         id: String,
         parent_id: Option<String>,
@@ -214,7 +209,7 @@ impl NativeSession {
             IdCheck::Check
         };
         let done = self.session.append_fields(entry, check);
-        self.appended_at(done)
+        self.appended_at(env, done)
     }
 
     /// Many in-memory `appendFields` in one call: the JS layer queues the appends of an
@@ -229,6 +224,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn append_fields_batch(
         &mut self,
+        env: &Env,
         kinds: Uint8Array,
         roles: Uint8Array,
         ids: Either<String, Vec<String>>,
@@ -286,7 +282,9 @@ impl NativeSession {
             let parent = parent_of(k).ok()?;
             Some(Entry::from_fields(etype, ids[k], parent, role))
         });
-        self.session.extend_in_memory(n, entries).map_err(to_js)?;
+        self.session
+            .extend_in_memory(n, entries)
+            .map_err(|e| store_error(env, e))?;
         i32::try_from(start).map_err(|_| Error::from_reason("appendFieldsBatch: too many entries"))
     }
 
@@ -302,25 +300,28 @@ impl NativeSession {
     }
 
     /// The index of an append that was refused when its id was taken (`Ok(false)`: -1).
-    fn appended_at(&mut self, done: std::result::Result<bool, StoreError>) -> Result<i32> {
-        if !self.appended(done)? {
+    fn appended_at(
+        &mut self,
+        env: &Env,
+        done: std::result::Result<bool, StoreError>,
+    ) -> Result<i32> {
+        if !self.appended(env, done)? {
             return Ok(-1);
         }
         Ok(self.session.tree().entries.len().saturating_sub(1) as i32)
     }
 
     /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
-    fn appended<T>(&mut self, done: std::result::Result<T, StoreError>) -> Result<T> {
-        match done {
-            Err(StoreError::NeedsTexts(v)) => {
-                self.needed = v;
-                Err(Error::from_reason(NEEDS_TEXTS))
+    fn appended<T>(&mut self, env: &Env, done: std::result::Result<T, StoreError>) -> Result<T> {
+        done.map_err(|e| {
+            if let StoreError::NeedsTexts(v) = &e {
+                self.needed.clone_from(v);
             }
-            other => other.map_err(to_js),
-        }
+            store_error(env, e)
+        })
     }
 
-    /// The entries the last append that threw `PI_SESSION_NATIVE_NEEDS_TEXTS` needs.
+    /// The entries the last append that threw code `PI_SESSION_NATIVE_NEEDS_TEXTS` needs.
     #[napi(catch_unwind)]
     pub fn needed_texts(&mut self) -> Uint32Array {
         Uint32Array::new(std::mem::take(&mut self.needed))
@@ -337,9 +338,9 @@ impl NativeSession {
     /// when an entry with that id exists. Saves the per-append `indexOf` round trip of the id
     /// check; the caller redraws on -1.
     #[napi(catch_unwind)]
-    pub fn append_new(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<i32> {
+    pub fn append_new(&mut self, env: &Env, line: crate::utf8_arg::Utf8Arg) -> Result<i32> {
         let done = self.session.append_stringified_if_new_id(line.0);
-        self.appended_at(done)
+        self.appended_at(env, done)
     }
 
     /// `createBranchedSession` on text: replace the entries with `header` followed by the
@@ -372,17 +373,19 @@ impl NativeSession {
 
     /// `_rewriteFile()`.
     #[napi(catch_unwind)]
-    pub fn rewrite(&mut self) -> Result<()> {
-        self.session.rewrite().map_err(|e| to_js(e.into()))
+    pub fn rewrite(&mut self, env: &Env) -> Result<()> {
+        self.session
+            .rewrite()
+            .map_err(|e| crate::error::fs_error(env, &e))
     }
 
     /// forkFrom: write `header` and every non-header entry to a new file (exclusive create).
     /// Lines are written as `JSON.stringify(JSON.parse(line))`, as the reference does.
     #[napi(catch_unwind)]
-    pub fn fork_into(&self, path: String, header: String) -> Result<()> {
+    pub fn fork_into(&self, env: &Env, path: String, header: String) -> Result<()> {
         self.session
             .fork_into(Path::new(&path), header)
-            .map_err(|e| to_js(e.into()))
+            .map_err(|e| crate::error::fs_error(env, &e))
     }
 
     /// Number of file entries (header included).
