@@ -19,6 +19,7 @@ pub fn uuidv7() -> String {
 }
 pub mod abort;
 pub mod check;
+pub mod codes;
 pub mod discovery;
 pub mod error;
 pub mod search;
