@@ -223,20 +223,17 @@ export declare function discoveryFindHeader(paths: Array<string>, id: string): F
  */
 export declare function discoveryMtimes(paths: Array<string>): Array<number>
 
-/**
- * `readSessionHeader` outcome: `"F" + line` header found (JSON.parse the rest), `"N"` no
- * header, `"L"` scan limit exceeded, `"E"` I/O error (the JS layer re-raises it).
- */
-export declare function discoveryReadHeader(path: string): string
+/** `readSessionHeader` for one file, without throwing: what it found. */
+export declare function discoveryReadHeader(path: string): HeaderRead
 
 /**
- * A listed session's `firstMessage` text (`which` 0, before `|| "(no messages)"`) or
- * `allMessagesText` (`which` 1), read when a caller first reads it: the bytes the listing
+ * A listed session's `firstMessage` text (`ListedText.FirstMessage`, before `|| "(no messages)"`) or
+ * `allMessagesText` (`ListedText.AllMessagesText`), read when a caller first reads it: the bytes the listing
  * saw (`key`, from the record), or what the file holds now if it was rewritten since
  * ([`discovery::texts_as_listed`]); `null` when it is gone or no longer a session. A text
  * past V8's string length limit is an error (the listing left such a session out).
  */
-export declare function discoveryText(path: string, key: string, which: number): TextOut
+export declare function discoveryText(path: string, key: string, which: ListedText): TextOut
 
 /**
  * The entry types `appendFields` takes with their index fields given (type, id, parentId
@@ -270,6 +267,15 @@ export interface FoundHeader {
   header: string
 }
 
+/** What [`discovery_read_header`] found. */
+export type HeaderKind = 'found' | 'none' | 'limit' | 'error'
+
+/** `readSessionHeader` outcome: `header` is set for `found` (JSON.parse it). */
+export interface HeaderRead {
+  kind: HeaderKind
+  header?: string
+}
+
 /**
  * The reply of `appendNew` / `appendFields` when the id is taken (nothing appended); any
  * other reply is the new entry's index.
@@ -282,6 +288,15 @@ export declare const ID_TAKEN: number
  * (nothing appended; the caller sends them as an array).
  */
 export declare const IDS_NOT_SPLIT: number
+
+/**
+ * Which text of a listed session [`discovery_text`] reads (numeric: JS indexes its kept
+ * texts by it).
+ */
+export declare enum ListedText {
+  FirstMessage = 0,
+  AllMessagesText = 1,
+}
 
 /** Outcome of loading a file into the session. */
 export interface LoadOutcome {

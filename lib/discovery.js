@@ -156,12 +156,12 @@ function readSessionHeaderJs(filePath) {
 function nativeHeader(filePath) {
   if (typeof filePath !== "string" || filePath.includes("\0")) return 1;
   const r = native.discoveryReadHeader(filePath);
-  switch (r.charCodeAt(0)) {
-    case 70: // F
-      return JSON.parse(r.slice(1));
-    case 78: // N
+  switch (r.kind) {
+    case "found":
+      return JSON.parse(/** @type {string} */ (r.header));
+    case "none":
       return null;
-    case 76: // L
+    case "limit":
       throw new SessionHeaderScanLimitError(filePath);
     default:
       return 1;
@@ -288,8 +288,9 @@ function findById(cwd, id, sessionDir) {
 // (`firstMessage` "(no messages)", `allMessagesText` ""), as a session without messages.
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
-const FIRST = 0;
-const ALL = 1;
+/** `discoveryText`'s `which` (src/discovery.rs `ListedText`); also the index of a kept text. */
+const FIRST = native.ListedText.FirstMessage;
+const ALL = native.ListedText.AllMessagesText;
 
 function readText(path, key, which) {
   const t = native.discoveryText(path, key, which);

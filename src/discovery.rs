@@ -12,21 +12,36 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-/// `readSessionHeader` outcome: `"F" + line` header found (JSON.parse the rest), `"N"` no
-/// header, `"L"` scan limit exceeded, `"E"` I/O error (the JS layer re-raises it).
+/// What [`discovery_read_header`] found.
+#[napi(string_enum = "lowercase")]
+pub enum HeaderKind {
+    /// A header line: `header` holds its JSON text.
+    Found,
+    /// No header (the first entry is not one, or the file is empty).
+    None,
+    /// The scan limit was exceeded before the first line ended.
+    Limit,
+    /// An I/O error (the JS layer reads the file again to raise Node's error).
+    Error,
+}
+
+/// `readSessionHeader` outcome: `header` is set for `found` (JSON.parse it).
+#[napi(object)]
+pub struct HeaderRead {
+    pub kind: HeaderKind,
+    pub header: Option<String>,
+}
+
+/// `readSessionHeader` for one file, without throwing: what it found.
 #[napi(catch_unwind)]
-pub fn discovery_read_header(path: String) -> String {
-    match discovery::read_header(Path::new(&path)) {
-        Ok(Header::Found(line)) => {
-            let mut s = String::with_capacity(line.len() + 1);
-            s.push('F');
-            s.push_str(&line);
-            s
-        }
-        Ok(Header::None) => "N".into(),
-        Ok(Header::Limit) => "L".into(),
-        Err(_) => "E".into(),
-    }
+pub fn discovery_read_header(path: String) -> HeaderRead {
+    let (kind, header) = match discovery::read_header(Path::new(&path)) {
+        Ok(Header::Found(line)) => (HeaderKind::Found, Some(line)),
+        Ok(Header::None) => (HeaderKind::None, None),
+        Ok(Header::Limit) => (HeaderKind::Limit, None),
+        Err(_) => (HeaderKind::Error, None),
+    };
+    HeaderRead { kind, header }
 }
 
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
@@ -409,18 +424,27 @@ impl ToNapiValue for TextOut {
     }
 }
 
-/// A listed session's `firstMessage` text (`which` 0, before `|| "(no messages)"`) or
-/// `allMessagesText` (`which` 1), read when a caller first reads it: the bytes the listing
+/// Which text of a listed session [`discovery_text`] reads (numeric: JS indexes its kept
+/// texts by it).
+#[napi]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListedText {
+    FirstMessage = 0,
+    AllMessagesText = 1,
+}
+
+/// A listed session's `firstMessage` text (`ListedText.FirstMessage`, before `|| "(no messages)"`) or
+/// `allMessagesText` (`ListedText.AllMessagesText`), read when a caller first reads it: the bytes the listing
 /// saw (`key`, from the record), or what the file holds now if it was rewritten since
 /// ([`discovery::texts_as_listed`]); `null` when it is gone or no longer a session. A text
 /// past V8's string length limit is an error (the listing left such a session out).
 #[napi(catch_unwind)]
-pub fn discovery_text(path: String, key: String, which: u32) -> Result<TextOut> {
+pub fn discovery_text(path: String, key: String, which: ListedText) -> Result<TextOut> {
     let listed = Listed::parse(&key);
     let Some(t) = discovery::texts_as_listed(Path::new(&path), listed.as_ref()) else {
         return Ok(TextOut(None));
     };
-    let text = if which == 0 {
+    let text = if which == ListedText::FirstMessage {
         match t.first {
             First::Text(f) => f,
             First::Prefix(n) => t.all.prefix(n),
