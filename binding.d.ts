@@ -330,6 +330,31 @@ export declare function nativeVersion(): string
  */
 export declare function readSessionWindowNative(path: string, entryId: string, before: number, after: number, maxChars: number, maxEntryChars: number): Promise<unknown>
 
+/**
+ * The slots of a listing record (an array in the listing's JSON, see [`push_out`]): their
+ * order is defined here alone; `push_out` writes them in it and JS reads them by it.
+ */
+export declare enum RecordSlot {
+  /** The header object. */
+  Header = 0,
+  /** The session name (a JSON string literal), or 0. */
+  Name = 1,
+  /** The message count. */
+  Count = 2,
+  /** The last activity time (ms). */
+  Activity = 3,
+  /** Timestamps whose parse was left to JS (a JSON array), or 0. */
+  Deferred = 4,
+  /** The length of `firstMessage` (0: none). */
+  FirstLength = 5,
+  /** The length of `allMessagesText` (0: none). */
+  AllLength = 6,
+  /** 1 if the caller may keep the record (its stamp key is in the text key), else 0. */
+  Keep = 7,
+  /** The key `discoveryText` reads the texts with (a string). */
+  TextKey = 8,
+}
+
 /** Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts). */
 export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag): Promise<unknown>
 

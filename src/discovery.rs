@@ -80,14 +80,50 @@ impl ToNapiValue for Batch {
     }
 }
 
+/// The slots of a listing record (an array in the listing's JSON, see [`push_out`]): their
+/// order is defined here alone; `push_out` writes them in it and JS reads them by it.
+#[napi]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordSlot {
+    /// The header object.
+    Header = 0,
+    /// The session name (a JSON string literal), or 0.
+    Name = 1,
+    /// The message count.
+    Count = 2,
+    /// The last activity time (ms).
+    Activity = 3,
+    /// Timestamps whose parse was left to JS (a JSON array), or 0.
+    Deferred = 4,
+    /// The length of `firstMessage` (0: none).
+    FirstLength = 5,
+    /// The length of `allMessagesText` (0: none).
+    AllLength = 6,
+    /// 1 if the caller may keep the record (its stamp key is in the text key), else 0.
+    Keep = 7,
+    /// The key `discoveryText` reads the texts with (a string).
+    TextKey = 8,
+}
+
+/// Every [`RecordSlot`], at the index of its value: the order `push_out` writes.
+const RECORD_SLOTS: [RecordSlot; 9] = [
+    RecordSlot::Header,
+    RecordSlot::Name,
+    RecordSlot::Count,
+    RecordSlot::Activity,
+    RecordSlot::Deferred,
+    RecordSlot::FirstLength,
+    RecordSlot::AllLength,
+    RecordSlot::Keep,
+    RecordSlot::TextKey,
+];
+
 /// One file's outcome as JSON: `null` (not a session, or a record JS cannot hold: a text
 /// past V8's string length limit, which the reference's buildSessionInfo answers `null`
-/// for), `true` (unchanged since the caller's copy), `false` (already sent), or
-/// `[header object, name literal | 0, count, activity, deferred timestamps | 0,
-/// firstMessage length, allMessagesText length, 1 if the caller may keep it | 0, text key]`.
-/// Raw JSON values of the file are embedded verbatim: `JSON.parse` gives the reference's
-/// values exactly (lone surrogates included). One JSON text for a whole listing costs a
-/// fraction of building its records value by value through N-API.
+/// for), `true` (unchanged since the caller's copy), `false` (already sent), or an array of
+/// the [`RecordSlot`]s. Raw JSON values of the file are embedded verbatim: `JSON.parse`
+/// gives the reference's values exactly (lone surrogates included). One JSON text for a
+/// whole listing costs a fraction of building its records value by value through N-API.
 fn push_out(json: &mut String, o: &Outcome) {
     match o {
         Outcome::None => json.push_str("null"),
@@ -102,22 +138,39 @@ fn push_out(json: &mut String, o: &Outcome) {
             listed,
         } => {
             json.push('[');
-            json.push_str(&r.header);
-            json.push(',');
-            json.push_str(r.name.as_deref().unwrap_or("0"));
-            json.push(',');
-            json.push_str(&r.count.to_string());
-            json.push(',');
-            discovery::text::push_number(r.activity, json);
-            json.push(',');
-            json.push_str(r.deferred.as_deref().unwrap_or("0"));
-            json.push(',');
-            json.push_str(&r.first_units.to_string());
-            json.push(',');
-            json.push_str(&r.all_units.to_string());
-            json.push_str(if *keep { ",1,\"" } else { ",0,\"" });
-            json.push_str(&listed.key());
-            json.push_str("\"]");
+            for (i, slot) in RECORD_SLOTS.iter().enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                match slot {
+                    RecordSlot::Header => json.push_str(&r.header),
+                    RecordSlot::Name => json.push_str(r.name.as_deref().unwrap_or("0")),
+                    RecordSlot::Count => json.push_str(&r.count.to_string()),
+                    RecordSlot::Activity => discovery::text::push_number(r.activity, json),
+                    RecordSlot::Deferred => json.push_str(r.deferred.as_deref().unwrap_or("0")),
+                    RecordSlot::FirstLength => json.push_str(&r.first_units.to_string()),
+                    RecordSlot::AllLength => json.push_str(&r.all_units.to_string()),
+                    RecordSlot::Keep => json.push(if *keep { '1' } else { '0' }),
+                    RecordSlot::TextKey => {
+                        json.push('"');
+                        json.push_str(&listed.key());
+                        json.push('"');
+                    }
+                }
+            }
+            json.push(']');
+        }
+    }
+}
+
+#[cfg(test)]
+mod record_slot_tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_indexed_by_value() {
+        for (i, slot) in RECORD_SLOTS.iter().enumerate() {
+            assert_eq!(*slot as usize, i);
         }
     }
 }
