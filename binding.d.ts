@@ -54,29 +54,27 @@ export declare class NativeSession {
    * `appendNew` with the entry's index fields given instead of scanned (the JS layer
    * knows them exactly for these types; see `Entry::from_fields`). In-memory sessions send
    * no `line` and keep no text (`Text::Js`); persisted ones send the `JSON.stringify` line,
-   * which is written as by `append` and not scanned. `kind`: 0 message, 1 custom,
-   * 2 session_info, 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage.
-   * `role` (messages): 0 user, 1 assistant, 2 toolResult, 3 system, 4 any other or none.
-   * -1 when the id is taken, unless `unchecked` (an id the caller already drew through the
-   * reference's loop).
+   * which is written as by `append` and not scanned. `role` is read for messages only.
+   * `ID_TAKEN` when the id is taken, unless `unchecked` (an id the caller already drew
+   * through the reference's loop).
    */
-  appendFields(kind: number, id: string, parentId: string | undefined | null, role: number, unchecked: boolean, line?: Utf8Arg | undefined | null): number
+  appendFields(kind: FieldKind, id: string, parentId: string | undefined | null, role: FieldRole, unchecked: boolean, line?: Utf8Arg | undefined | null): number
   /**
    * Many in-memory `appendFields` in one call: the JS layer queues the appends of an
    * in-memory session (their ids already checked against its complete id map) and hands
-   * them over when Rust is next asked anything. Entry `k` has `kinds[k]`, `roles[k]` (codes
-   * of `appendFields`), id key `ids[k]`, and parent `parents[k]`: -1 null, -2 the id of
-   * entry `k - 1`, otherwise `parentKeys[parents[k]]`. `ids` is one `
-  `-separated string
-   * (generated ids never hold a newline) or an array; a string that does not split into
-   * exactly one id per entry answers -1 with nothing appended (the caller sends the array).
+   * them over when Rust is next asked anything. Entry `k` has `kinds[k]` (a `FieldKind`),
+   * `roles[k]` (a `FieldRole`), id key `ids[k]`, and parent `parents[k]`: a `BatchParent`
+   * (null, or the id of entry `k - 1`), otherwise `parentKeys[parents[k]]`. `ids` is one
+   * newline-separated string (generated ids never hold a newline) or an array; a string that
+   * does not split into exactly one id per entry answers `IDS_NOT_SPLIT` with nothing
+   * appended (the caller sends the array).
    * Appended unchecked (as the reference's `_appendEntry`). Returns the index of the first.
    * Checked whole before anything is appended: a malformed batch changes nothing.
    */
   appendFieldsBatch(kinds: Uint8Array, roles: Uint8Array, ids: string | Array<string>, parents: Int32Array, parentKeys: Array<string>): number
   /** Every id key (`byId`'s keys), for the JS layer's id map of an in-memory session. */
   idKeys(): Array<string>
-  /** The entries the last append that threw `PI_SESSION_NATIVE_NEEDS_TEXTS` needs. */
+  /** The entries the last append that threw code `PI_SESSION_NATIVE_NEEDS_TEXTS` needs. */
   neededTexts(): Uint32Array
   /**
    * Give entries their JSON text back: `lines[k]` is `JSON.stringify` of entry
@@ -84,19 +82,18 @@ export declare class NativeSession {
    */
   restoreTexts(indices: Array<number>, lines: Array<string | undefined | null>): void
   /**
-   * `append` for an entry carrying a fresh, unchecked id candidate: -1 (nothing appended)
-   * when an entry with that id exists. Saves the per-append `indexOf` round trip of the id
-   * check; the caller redraws on -1.
+   * `append` for an entry carrying a fresh, unchecked id candidate: `ID_TAKEN` (nothing
+   * appended) when an entry with that id exists. Saves the per-append `indexOf` round trip
+   * of the id check; the caller redraws on `ID_TAKEN`.
    */
   appendNew(line: Utf8Arg): number
   /**
    * `createBranchedSession` on text: replace the entries with `header` followed by the
    * path to `from` (or the leaf) without labels, re-chained, and its labels re-created
-   * (see `crate::branch`). Returns 1 when done, -1 when the path is empty, and 0 when a
-   * line on the path does not qualify (the caller then takes the object route; nothing
-   * changed).
+   * (see `crate::branch`). Says whether it was done, the path was empty, or a line on the
+   * path does not qualify (the caller then takes the object route; nothing changed).
    */
-  branchInto(from: string | undefined | null, header: string, draw?: ((arg: boolean) => string) | undefined | null): number
+  branchInto(from: string | undefined | null, header: string, draw?: ((arg: boolean) => string) | undefined | null): Branched
   /** `_rewriteFile()`. */
   rewrite(): void
   /**
@@ -115,17 +112,17 @@ export declare class NativeSession {
   /**
    * Texts of the given entries for JS to parse one by one: `{ text, starts, ends }`,
    * where entry `k`'s JSON is `text.slice(starts[k], ends[k])` (`starts[k]` is
-   * `0xFFFFFFFF` when its text cannot be read). Holds a prefix of the requested entries
+   * `UNREADABLE` when its text cannot be read). Holds a prefix of the requested entries
    * (about 64 KB of text per call, at least one entry): `starts.length` says how many.
    * Texts are laid out in Rust a batch (up to 1 MB) at a time and handed over in pieces;
    * while JS parses a batch's pieces, the next batch is laid out on a worker thread.
-   * `form` 1: an entry that has a shell (heavy values left out, see
-   * `crate::entry::Entry::shell`) comes as that shell, flagged 1 in `shells`; `form` 2: it
-   * comes as the array of the values its shell left out, flagged 2 (what filling it
-   * needs). With either, texts are separated by commas: `JSON.parse("[" + text + "]")`
-   * gives the readable entries.
+   * `shells[k]` is the `TextForm` entry `k` came in. `form` `TextForm.Shell`: an entry
+   * that has a shell (heavy values left out, see `crate::entry::Entry::shell`) comes as
+   * that shell; `TextForm.Values`: it comes as the array of the values its shell left out
+   * (what filling it needs). With either, texts are separated by commas:
+   * `JSON.parse("[" + text + "]")` gives the readable entries. Default `TextForm.Whole`.
    */
-  linesText(indices: Uint32Array, form?: number | undefined | null): { text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }
+  linesText(indices: Uint32Array, form?: TextForm | undefined | null): { text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }
   /** Indices of entries that are not `type: "session"`. */
   nonSession(): Uint32Array
   /** Index of the header (first `type: "session"` entry), or -1. */
@@ -156,6 +153,27 @@ export declare class NativeSession {
   contextPlan(): ContextPlan
   /** Indices of the session path for the current leaf (`buildSessionPath`). */
   sessionPath(): Uint32Array
+}
+
+/** `appendFieldsBatch`'s parent codes besides an index into `parentKeys` (0 and up). */
+export declare enum BatchParent {
+  /** `parentId: null`. */
+  Null = -1,
+  /** The id of the entry before it in the batch. */
+  Previous = -2,
+}
+
+/** What `branchInto` did. */
+export declare enum Branched {
+  /** The entries are now the branched session's. */
+  Done = 1,
+  /**
+   * A line on the path does not qualify: the caller takes the object route; nothing
+   * changed.
+   */
+  ObjectRoute = 0,
+  /** The path is empty (`Entry <id> not found`); nothing changed. */
+  NotFound = -1,
 }
 
 /**
@@ -205,20 +223,41 @@ export declare function discoveryFindHeader(paths: Array<string>, id: string): F
  */
 export declare function discoveryMtimes(paths: Array<string>): Array<number>
 
-/**
- * `readSessionHeader` outcome: `"F" + line` header found (JSON.parse the rest), `"N"` no
- * header, `"L"` scan limit exceeded, `"E"` I/O error (the JS layer re-raises it).
- */
-export declare function discoveryReadHeader(path: string): string
+/** `readSessionHeader` for one file, without throwing: what it found. */
+export declare function discoveryReadHeader(path: string): HeaderRead
 
 /**
- * A listed session's `firstMessage` text (`which` 0, before `|| "(no messages)"`) or
- * `allMessagesText` (`which` 1), read when a caller first reads it: the bytes the listing
+ * A listed session's `firstMessage` text (`ListedText.FirstMessage`, before `|| "(no messages)"`) or
+ * `allMessagesText` (`ListedText.AllMessagesText`), read when a caller first reads it: the bytes the listing
  * saw (`key`, from the record), or what the file holds now if it was rewritten since
  * ([`discovery::texts_as_listed`]); `null` when it is gone or no longer a session. A text
  * past V8's string length limit is an error (the listing left such a session out).
  */
-export declare function discoveryText(path: string, key: string, which: number): TextOut
+export declare function discoveryText(path: string, key: string, which: ListedText): TextOut
+
+/**
+ * The entry types `appendFields` takes with their index fields given (type, id, parentId
+ * and role are all their index holds), so Rust does not scan their text.
+ */
+export declare enum FieldKind {
+  Message = 0,
+  Custom = 1,
+  SessionInfo = 2,
+  ThinkingLevelChange = 3,
+  ModelChange = 4,
+  CustomMessage = 5,
+  Usage = 6,
+}
+
+/** A message's role as `appendFields` takes it (read only for `FieldKind.Message`). */
+export declare enum FieldRole {
+  User = 0,
+  Assistant = 1,
+  ToolResult = 2,
+  System = 3,
+  /** Any other role, or none. */
+  Other = 4,
+}
 
 /** A header found by [`discovery_find_header`]. */
 export interface FoundHeader {
@@ -226,6 +265,37 @@ export interface FoundHeader {
   index: number
   /** The header line (`JSON.parse` it). */
   header: string
+}
+
+/** What [`discovery_read_header`] found. */
+export type HeaderKind = 'found' | 'none' | 'limit' | 'error'
+
+/** `readSessionHeader` outcome: `header` is set for `found` (JSON.parse it). */
+export interface HeaderRead {
+  kind: HeaderKind
+  header?: string
+}
+
+/**
+ * The reply of `appendNew` / `appendFields` when the id is taken (nothing appended); any
+ * other reply is the new entry's index.
+ */
+export declare const ID_TAKEN: number
+
+/**
+ * The reply of `appendFieldsBatch` when its `
+`-joined ids do not split into one per entry
+ * (nothing appended; the caller sends them as an array).
+ */
+export declare const IDS_NOT_SPLIT: number
+
+/**
+ * Which text of a listed session [`discovery_text`] reads (numeric: JS indexes its kept
+ * texts by it).
+ */
+export declare enum ListedText {
+  FirstMessage = 0,
+  AllMessagesText = 1,
 }
 
 /** Outcome of loading a file into the session. */
@@ -260,8 +330,49 @@ export declare function nativeVersion(): string
  */
 export declare function readSessionWindowNative(path: string, entryId: string, before: number, after: number, maxChars: number, maxEntryChars: number): Promise<unknown>
 
+/**
+ * The slots of a listing record (an array in the listing's JSON, see [`push_out`]): their
+ * order is defined here alone; `push_out` writes them in it and JS reads them by it.
+ */
+export declare enum RecordSlot {
+  /** The header object. */
+  Header = 0,
+  /** The session name (a JSON string literal), or 0. */
+  Name = 1,
+  /** The message count. */
+  Count = 2,
+  /** The last activity time (ms). */
+  Activity = 3,
+  /** Timestamps whose parse was left to JS (a JSON array), or 0. */
+  Deferred = 4,
+  /** The length of `firstMessage` (0: none). */
+  FirstLength = 5,
+  /** The length of `allMessagesText` (0: none). */
+  AllLength = 6,
+  /** 1 if the caller may keep the record (its stamp key is in the text key), else 0. */
+  Keep = 7,
+  /** The key `discoveryText` reads the texts with (a string). */
+  TextKey = 8,
+}
+
 /** Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts). */
 export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag): Promise<unknown>
+
+/**
+ * What `linesText` hands over for an entry: its `form` argument (what to give for entries
+ * that have a shell) and, per entry, its `shells` flag (what its text is).
+ */
+export declare enum TextForm {
+  /** The whole JSON text. */
+  Whole = 0,
+  /** Its shell (heavy values left out). */
+  Shell = 1,
+  /** The values its shell left out, as a JSON array. */
+  Values = 2,
+}
+
+/** `linesText`'s `starts`/`ends` value for an entry whose text could not be read. */
+export declare const UNREADABLE: number
 
 /** A UUIDv7 session id (time-ordered, like the reference's `uuidv7()`). */
 export declare function uuidv7(): string

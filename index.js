@@ -2,7 +2,6 @@
 // pi-session-native: the reference's `session-manager` module surface, backed by Rust.
 const { existsSync } = require("node:fs");
 const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = require("./lib/session-manager.js");
-const { fsCall } = require("./lib/errors.js");
 const context = require("./lib/context.js");
 const { migrateSessionEntries } = require("./lib/migrate.js");
 const paths = require("./lib/paths.js");
@@ -30,7 +29,7 @@ function loadEntriesFromFile(filePath) {
   const resolved = paths.normalizePath(filePath);
   if (!existsSync(resolved)) return [];
   const s = new native.NativeSession(false);
-  const { count } = fsCall(() => s.loadFile(resolved));
+  const { count } = s.loadFile(resolved);
   if (count === 0) return [];
   const out = new Array(count);
   parseEntries(

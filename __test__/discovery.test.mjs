@@ -397,6 +397,15 @@ describe("headers, findById, findMostRecentSession, continueRecent", () => {
     expect(() => disc.readSessionHeader(exact)).toThrow(/scan limit/);
     fs.writeFileSync(exact, line1.slice(1));
     expect(disc.readSessionHeader(exact)).toBe(null);
+    // The binding's answer underneath: a kind from a string union, the header text only when found.
+    const native = require("../lib/native.js");
+    const a = native.discoveryReadHeader(path.join(CUSTOM, "a-normal.jsonl"));
+    expect(Object.keys(a).sort()).toEqual(["header", "kind"]);
+    expect(a.kind).toBe("found");
+    expect(JSON.parse(a.header)).toEqual(h);
+    expect(native.discoveryReadHeader(path.join(CUSTOM, "f-notheader.jsonl"))).toEqual({ kind: "none" });
+    expect(native.discoveryReadHeader(huge)).toEqual({ kind: "limit" });
+    expect(native.discoveryReadHeader(path.join(CUSTOM, "nope.jsonl"))).toEqual({ kind: "error" });
   });
 });
 

@@ -338,8 +338,37 @@ describe("queued in-memory appends", () => {
     expect(s.appendFieldsBatch(u8(0, 1), u8(0, 4), ["a", "b"], i32(-1, 0), ["a"])).toBe(1);
     expect(s.length).toBe(3);
     expect(s.leafKey()).toBe("b");
+    expect(() => s.appendFieldsBatch(u8(0), u8(5), "c", i32(-1), [])).toThrow(/unknown role 5/);
+    expect(s.length).toBe(3);
     const p = new binding.NativeSession(true);
     expect(() => p.appendFieldsBatch(u8(0), u8(0), "a", i32(-1), [])).toThrow(/persisted session/);
+  });
+
+  it("the codes are the binding's enums: named values, and a code outside them is refused", () => {
+    const { FieldKind, FieldRole, BatchParent, ID_TAKEN, IDS_NOT_SPLIT } = binding;
+    expect(FieldKind).toEqual({
+      Message: 0,
+      Custom: 1,
+      SessionInfo: 2,
+      ThinkingLevelChange: 3,
+      ModelChange: 4,
+      CustomMessage: 5,
+      Usage: 6,
+    });
+    expect(FieldRole).toEqual({ User: 0, Assistant: 1, ToolResult: 2, System: 3, Other: 4 });
+    expect(BatchParent).toEqual({ Null: -1, Previous: -2 });
+    const s = new binding.NativeSession(false);
+    s.replaceLines(JSON.stringify({ type: "session", version: 3, id: "h", timestamp: "t", cwd: "/" }));
+    expect(s.appendFields(FieldKind.Message, "a", null, FieldRole.Assistant, false, null)).toBe(1);
+    expect(s.appendFields(FieldKind.Custom, "a", "a", FieldRole.Other, false, null)).toBe(ID_TAKEN);
+    expect(() => s.appendFields(7, "b", "a", FieldRole.User, false, null)).toThrow(/FieldKind/);
+    expect(() => s.appendFields(FieldKind.Message, "b", "a", 5, false, null)).toThrow(/FieldRole/);
+    expect(s.length).toBe(2);
+    const batch = [Uint8Array.of(FieldKind.Usage), Uint8Array.of(FieldRole.Other)];
+    expect(s.appendFieldsBatch(...batch, "x\ny", Int32Array.of(BatchParent.Previous), [])).toBe(IDS_NOT_SPLIT);
+    expect(s.appendFieldsBatch(...batch, "b", Int32Array.of(0), ["a"])).toBe(2);
+    expect(s.contextPlan().modelFrom).toBe(1);
+    expect(s.branchInto("nope", JSON.stringify({ type: "session", id: "h2" }))).toBe(binding.Branched.NotFound);
   });
 });
 

@@ -5,14 +5,15 @@
 // built while the queue extends Rust's leaf needs no hand-over at all (`plan`). It earns its
 // keep: BENCHMARKS.md "In-memory append queue" (bench/append-queue.mjs) measures it against
 // one `appendFields` call per append.
-const { FIELD_KINDS, ROLE_ASSISTANT } = require("./field-codes.js");
+const { FieldKind, FieldRole } = require("./field-codes.js");
+const { BatchParent, IDS_NOT_SPLIT } = require("./native.js");
 const { keyOf } = require("./entry-ids.js");
 
 /**
  * Per queued entry `k`, what Rust will index is taken when it is appended, as a persisted
  * append takes it from the line it writes (a field changed on the object later is not seen by
  * Rust's walks): kind and role codes (`kinds`, `roles`; typed arrays grown by doubling), the id
- * key (`ids`) and the parent (`parents`: -1 null, -2 the id of entry `k - 1`, else an index into
+ * key (`ids`) and the parent (`parents`: `BatchParent.Null`, `BatchParent.Previous` (the id of entry `k - 1`), else an index into
  * `parentKeys`), the arguments of `appendFieldsBatch`. And, for a context built without handing
  * them over (`plan`): the key of the first one's parent (`anchor`), whether each later one's
  * parent is the one before (`chain`), and the positions of the last thinking-level entry and of
@@ -68,16 +69,16 @@ class AppendQueue {
     this.roles[k] = role;
     const ids = this.ids;
     const p = entry.parentId;
-    if (p === null) this.parents[k] = -1;
-    else if (k > 0 && p === ids[k - 1]) this.parents[k] = -2;
+    if (p === null) this.parents[k] = BatchParent.Null;
+    else if (k > 0 && p === ids[k - 1]) this.parents[k] = BatchParent.Previous;
     else this.parents[k] = this.parentKeys.push(keyOf(p)) - 1;
     if (k === 0) this.anchor = p === null ? null : keyOf(p);
-    else if (this.parents[k] !== -2) this.chain = false;
+    else if (this.parents[k] !== BatchParent.Previous) this.chain = false;
     // The reference's walk ends at a falsy parentId (0, "", false, undefined), Rust's plan for
     // such a leaf does not: those queues are handed over for a context.
     if (p !== null && !p) this.chain = false;
-    if (kind === FIELD_KINDS.thinking_level_change) this.lastThinking = k;
-    else if (kind === FIELD_KINDS.model_change || (kind === FIELD_KINDS.message && role === ROLE_ASSISTANT))
+    if (kind === FieldKind.ThinkingLevelChange) this.lastThinking = k;
+    else if (kind === FieldKind.ModelChange || (kind === FieldKind.Message && role === FieldRole.Assistant))
       this.lastModel = k;
     ids.push(keyOf(entry.id));
     this.entries.push(entry);
@@ -85,7 +86,7 @@ class AppendQueue {
 
   /**
    * Hand the queue to Rust's `core` in one call and empty it. The ids go as one `\n`-joined
-   * string (cheapest to hand over; Rust answers -1 if an id held a newline, and they go again
+   * string (cheapest to hand over; Rust answers `IDS_NOT_SPLIT` if an id held a newline, and they go again
    * as an array). Returns Rust's index of the first entry and the entries handed over.
    */
   handOver(core) {
@@ -96,7 +97,7 @@ class AppendQueue {
     const parents = this.parents.subarray(0, n);
     const ids = this.ids;
     let start = core.appendFieldsBatch(kinds, roles, ids.join("\n"), parents, this.parentKeys);
-    if (start < 0) start = core.appendFieldsBatch(kinds, roles, ids, parents, this.parentKeys);
+    if (start === IDS_NOT_SPLIT) start = core.appendFieldsBatch(kinds, roles, ids, parents, this.parentKeys);
     this.clear();
     return { start, entries };
   }

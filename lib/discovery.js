@@ -156,12 +156,12 @@ function readSessionHeaderJs(filePath) {
 function nativeHeader(filePath) {
   if (typeof filePath !== "string" || filePath.includes("\0")) return 1;
   const r = native.discoveryReadHeader(filePath);
-  switch (r.charCodeAt(0)) {
-    case 70: // F
-      return JSON.parse(r.slice(1));
-    case 78: // N
+  switch (r.kind) {
+    case "found":
+      return JSON.parse(/** @type {string} */ (r.header));
+    case "none":
       return null;
-    case 76: // L
+    case "limit":
       throw new SessionHeaderScanLimitError(filePath);
     default:
       return 1;
@@ -288,8 +288,9 @@ function findById(cwd, id, sessionDir) {
 // (`firstMessage` "(no messages)", `allMessagesText` ""), as a session without messages.
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
-const FIRST = 0;
-const ALL = 1;
+/** `discoveryText`'s `which` (src/discovery.rs `ListedText`); also the index of a kept text. */
+const FIRST = native.ListedText.FirstMessage;
+const ALL = native.ListedText.AllMessagesText;
 
 function readText(path, key, which) {
   const t = native.discoveryText(path, key, which);
@@ -378,24 +379,35 @@ const INSPECT_PLAIN = { value: inspectPlain, writable: true, enumerable: false, 
 /** A value of a remembered header, as a fresh `JSON.parse` would give it (not shared). */
 const fresh = (v) => (typeof v === "object" && v !== null ? structuredClone(v) : v);
 
+// A native record's slots (src/discovery.rs `RecordSlot`), read once.
+const S_HEADER = native.RecordSlot.Header;
+const S_NAME = native.RecordSlot.Name;
+const S_COUNT = native.RecordSlot.Count;
+const S_ACTIVITY = native.RecordSlot.Activity;
+const S_DEFERRED = native.RecordSlot.Deferred;
+const S_FIRST_LENGTH = native.RecordSlot.FirstLength;
+const S_ALL_LENGTH = native.RecordSlot.AllLength;
+const S_KEEP = native.RecordSlot.Keep;
+const S_TEXT_KEY = native.RecordSlot.TextKey;
+
 /**
  * A native record -> the reference's SessionInfo (or null), same keys in the same order.
- * Record (parsed from the native JSON): [header object, name | 0, count, activity,
- * deferred timestamps | 0, firstMessage length, allMessagesText length, keep 1 | 0,
- * text key]. `shared`: the record was remembered from an earlier listing.
+ * Record (parsed from the native JSON): an array of `RecordSlot`s (header object, name | 0,
+ * count, activity, deferred timestamps | 0, firstMessage length, allMessagesText length,
+ * keep 1 | 0, text key). `shared`: the record was remembered from an earlier listing.
  */
 function toSessionInfo(filePath, r, stats, shared) {
   if (!r) return null;
   try {
-    const header = r[0];
-    let lastActivityTime = r[3];
-    if (r[4] !== 0) {
-      for (const ts of r[4]) {
+    const header = r[S_HEADER];
+    let lastActivityTime = r[S_ACTIVITY];
+    if (r[S_DEFERRED] !== 0) {
+      for (const ts of r[S_DEFERRED]) {
         const t = new Date(ts).getTime();
         if (!Number.isNaN(t)) lastActivityTime = Math.max(lastActivityTime, t);
       }
     }
-    const name = r[1] === 0 ? undefined : r[1].trim() || undefined;
+    const name = r[S_NAME] === 0 ? undefined : r[S_NAME].trim() || undefined;
     const cwd = typeof header.cwd === "string" ? header.cwd : "";
     const id = shared ? fresh(header.id) : header.id;
     const parentSessionPath = shared ? fresh(header.parentSession) : header.parentSession;
@@ -408,7 +420,7 @@ function toSessionInfo(filePath, r, stats, shared) {
           : (stats ?? statSync(filePath)).mtime;
     const created = new Date(header.timestamp);
     // An empty text is a plain value; a text is lazy (any first user text is in all texts).
-    if (r[6] === 0) {
+    if (r[S_ALL_LENGTH] === 0) {
       return {
         path: filePath,
         id,
@@ -417,13 +429,13 @@ function toSessionInfo(filePath, r, stats, shared) {
         parentSessionPath,
         created,
         modified,
-        messageCount: r[2],
+        messageCount: r[S_COUNT],
         firstMessage: "(no messages)",
         allMessagesText: "",
       };
     }
     let info;
-    if (r[5] === 0) {
+    if (r[S_FIRST_LENGTH] === 0) {
       info = {
         path: filePath,
         id,
@@ -432,16 +444,16 @@ function toSessionInfo(filePath, r, stats, shared) {
         parentSessionPath,
         created,
         modified,
-        messageCount: r[2],
+        messageCount: r[S_COUNT],
         firstMessage: "(no messages)",
       };
     } else {
-      info = { path: filePath, id, cwd, name, parentSessionPath, created, modified, messageCount: r[2] };
+      info = { path: filePath, id, cwd, name, parentSessionPath, created, modified, messageCount: r[S_COUNT] };
       Object.defineProperty(info, "firstMessage", LAZY_FIRST);
     }
     Object.defineProperty(info, "allMessagesText", LAZY_ALL);
     Object.defineProperty(info, INSPECT, INSPECT_PLAIN);
-    new LazySource(info, filePath, r[8]);
+    new LazySource(info, filePath, r[S_TEXT_KEY]);
     return info;
   } catch {
     return null;
@@ -457,9 +469,9 @@ const MEMO_MAX = 200_000;
 
 function remember(path, r) {
   memo.delete(path);
-  if (r?.[7] !== 1) return;
+  if (r?.[S_KEEP] !== 1) return;
   if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(path, { key: r[8], rec: r });
+  memo.set(path, { key: r[S_TEXT_KEY], rec: r });
 }
 
 /**
@@ -491,7 +503,7 @@ async function buildSessionInfos(files, signal, onInfo, pre) {
     if (r === true) return toSessionInfo(path, memo.get(path).rec, files[i].stats, true);
     if (!memoOn) return toSessionInfo(path, r, files[i].stats, false);
     remember(path, r);
-    return toSessionInfo(path, r, files[i].stats, r?.[7] === 1);
+    return toSessionInfo(path, r, files[i].stats, r?.[S_KEEP] === 1);
   };
   const report = (i) => {
     try {

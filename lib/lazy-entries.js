@@ -35,10 +35,10 @@ const SINGLE_READS = 8;
 const FIRST_WINDOW = 64;
 const MAX_WINDOW = 8192;
 
-const UNREADABLE = 0xffffffff;
-/** `linesText` forms (crates/core/src/materialize.rs `Form`, `WHOLE`/`SHELL`/`VALUES`). */
-const FORM_SHELLS = 1;
-const FORM_VALUES = 2;
+/** `linesText` forms and per-entry flags, and its position of an unreadable text (src/codes.rs). */
+const { TextForm, UNREADABLE } = require("./native.js");
+const FORM_SHELLS = TextForm.Shell;
+const FORM_VALUES = TextForm.Values;
 
 /**
  * The shells of one session: makes entry objects from `linesText(want, true)` batches and

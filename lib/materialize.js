@@ -7,7 +7,8 @@
 // never adds up in memory beside the objects. While JS parses one batch's pieces, Rust lays
 // out the next batch on a worker thread.
 
-const UNREADABLE = 0xffffffff;
+/** `linesText` position of a text that cannot be read (src/codes.rs). */
+const { UNREADABLE } = require("./native.js");
 
 /**
  * Parse the entries at `want` (a Uint32Array of entry indices) and call `put(k, object)` for

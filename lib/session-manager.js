@@ -16,10 +16,10 @@ const discovery = require("./discovery-bridge.js");
 const { Shells } = require("./lazy-entries.js");
 const { EntryCache } = require("./entry-cache.js");
 const { AppendQueue } = require("./append-queue.js");
-const { fsError, fsCall, changedUnderUs } = require("./errors.js");
+const { changedUnderUs } = require("./errors.js");
 const { nowStamp } = require("./timestamp.js");
 const { drawShortId, drawFreshId, drawLabelId, keyOf, isTaggedKey, plainId } = require("./entry-ids.js");
-const { FIELD_KINDS, ROLE_OTHER, objectRole, messageRole } = require("./field-codes.js");
+const { FieldKind, FieldRole, ROLE_UNKNOWN, objectRole, messageRole } = require("./field-codes.js");
 const {
   CURRENT_SESSION_VERSION,
   assertValidSessionId,
@@ -28,8 +28,12 @@ const {
   stringifyEntry,
 } = require("./session-files.js");
 
-/** The message of a native append that needs entry texts back (see `_send`). */
+/** The `code` of a native append's error that asks for entry texts back (see `_send`; src/error.rs). */
 const NEEDS_TEXTS = "PI_SESSION_NATIVE_NEEDS_TEXTS";
+
+/** `_appendEntry`'s kind of an entry Rust indexes by scanning its text (not a `FieldKind`; never sent). */
+const NO_KIND = -1;
+const { Branched, ID_TAKEN } = native;
 
 class SessionManager {
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries) {
@@ -170,7 +174,7 @@ class SessionManager {
     if (existsSync(this.sessionFile)) {
       const file = this.sessionFile;
       this._shells.settle();
-      const { count } = fsCall(() => this._native.loadFile(file));
+      const { count } = this._native.loadFile(file);
       if (count === 0) {
         if (statSync(file).size > 0) {
           throw new Error(`Session file is not a valid ${paths.APP_NAME} session: ${file}`);
@@ -178,7 +182,7 @@ class SessionManager {
         this.newSession();
         this.sessionFile = file;
         this._native.setFile(file, false);
-        fsCall(() => this._native.rewrite());
+        this._native.rewrite();
         this._native.flushed = true;
         return;
       }
@@ -200,7 +204,7 @@ class SessionManager {
     this.sessionId = header.id;
     // Old versions are migrated in Rust (src/migrate.rs) and the file rewritten.
     if (this._native.migrate()) {
-      fsCall(() => this._native.rewrite());
+      this._native.rewrite();
       this._adopt();
       return;
     }
@@ -274,38 +278,41 @@ class SessionManager {
 
   /**
    * Append `entry`. With `freshId`, `entry.id` is an unchecked first candidate (see `_base`):
-   * Rust checks it in the same call and answers -1 when it is taken; the id is then redrawn
+   * Rust checks it in the same call and answers `ID_TAKEN` when it is taken; the id is then redrawn
    * by the rest of the reference's loop. Same ids as the reference, one call per append.
    *
-   * `kind` (see `FIELD_KINDS`) and `role` (messages, see `messageRole`) let Rust take the
+   * `kind` (see `FieldKind`) and `role` (messages, see `messageRole`) let Rust take the
    * entry's index fields as given instead of scanning its text: for those types the index
    * holds nothing but type, id, parentId and role. In-memory sessions then send no text at
    * all (the reference never serializes an entry it does not write) and this object is what
    * every later read returns; persisted ones send the line to write. Without a kind, with
-   * role -1 or with an id that is not a plain string, the line is sent and scanned.
+   * `ROLE_UNKNOWN` or with an id that is not a plain string, the line is sent and scanned.
+   * @param {object} entry
+   * @param {boolean} [freshId]
+   * @param {import("../binding.js").FieldKind | -1} [kind] `NO_KIND`: none
+   * @param {import("../binding.js").FieldRole | -1} [role] `ROLE_UNKNOWN`: not certain
    */
-  _appendEntry(entry, freshId, kind = -1, role = ROLE_OTHER) {
-    if (kind >= 0 && !this.persist) {
+  _appendEntry(entry, freshId, kind = NO_KIND, role = FieldRole.Other) {
+    if (kind !== NO_KIND && !this.persist) {
       this._queue(entry, freshId, kind, role);
       return;
     }
-    const fields = kind >= 0 && role >= 0 && plainId(entry.id) && (entry.parentId === null || plainId(entry.parentId));
-    let i;
-    try {
-      i = this._send(entry, fields, kind, role, freshId);
-      if (i < 0) {
-        entry.id = this._generateIdFrom(1);
-        i = this._send(entry, fields, kind, role, false);
-      }
-    } catch (err) {
-      throw fsError(err);
+    const fields =
+      kind !== NO_KIND &&
+      role !== ROLE_UNKNOWN &&
+      plainId(entry.id) &&
+      (entry.parentId === null || plainId(entry.parentId));
+    let i = this._send(entry, fields, kind, role, freshId);
+    if (i === ID_TAKEN) {
+      entry.id = this._generateIdFrom(1);
+      i = this._send(entry, fields, kind, role, false);
     }
     this._cache.appended(i, entry);
     this.leafId = entry.id;
   }
 
   /**
-   * An in-memory append of a type Rust indexes by fields alone (`FIELD_KINDS`): no native
+   * An in-memory append of a type Rust indexes by fields alone (`FieldKind`): no native
    * call now; the entry joins the append queue and is handed over by the next use of
    * `_native` (`_flush`). A fresh id candidate is checked against the cache's `byId`, which
    * holds every id of the session once `_completeIds` ran: one `set` that does not grow the
@@ -336,7 +343,7 @@ class SessionManager {
     try {
       return this._sendOnce(entry, line, fields, kind, role, checked);
     } catch (err) {
-      if (err?.message !== NEEDS_TEXTS) throw err;
+      if (err?.code !== NEEDS_TEXTS) throw err;
       this._restoreTexts();
       return this._sendOnce(entry, line, fields, kind, role, checked);
     }
@@ -368,15 +375,15 @@ class SessionManager {
   appendMessage(message) {
     // One literal (not `_base` + a property): the object is built in its final shape.
     const entry = { type: "message", id: drawShortId(), parentId: this.leafId, timestamp: nowStamp(), message };
-    if (this.persist) this._appendEntry(entry, true, FIELD_KINDS.message, messageRole(message));
-    else this._queue(entry, true, FIELD_KINDS.message, objectRole(message));
+    if (this.persist) this._appendEntry(entry, true, FieldKind.Message, messageRole(message));
+    else this._queue(entry, true, FieldKind.Message, objectRole(message));
     return entry.id;
   }
 
   appendThinkingLevelChange(thinkingLevel) {
     const entry = this._base("thinking_level_change");
     entry.thinkingLevel = thinkingLevel;
-    this._appendEntry(entry, true, FIELD_KINDS.thinking_level_change);
+    this._appendEntry(entry, true, FieldKind.ThinkingLevelChange);
     return entry.id;
   }
 
@@ -384,14 +391,14 @@ class SessionManager {
     const entry = this._base("model_change");
     entry.provider = provider;
     entry.modelId = modelId;
-    this._appendEntry(entry, true, FIELD_KINDS.model_change);
+    this._appendEntry(entry, true, FieldKind.ModelChange);
     return entry.id;
   }
 
   appendUsage(kind, provider, model, usage, note) {
     const entry = this._base("usage");
     Object.assign(entry, { kind, provider, model, usage }, note ? { note } : {});
-    this._appendEntry(entry, true, FIELD_KINDS.usage);
+    this._appendEntry(entry, true, FieldKind.Usage);
     return entry;
   }
 
@@ -425,14 +432,14 @@ class SessionManager {
       parentId: this.leafId,
       timestamp: nowStamp(),
     };
-    this._appendEntry(entry, false, FIELD_KINDS.custom);
+    this._appendEntry(entry, false, FieldKind.Custom);
     return entry.id;
   }
 
   appendSessionInfo(name) {
     const entry = this._base("session_info");
     entry.name = name.replace(/[\r\n]+/g, " ").trim();
-    this._appendEntry(entry, true, FIELD_KINDS.session_info);
+    this._appendEntry(entry, true, FieldKind.SessionInfo);
     return entry.id;
   }
 
@@ -453,7 +460,7 @@ class SessionManager {
       parentId: this.leafId,
       timestamp: nowStamp(),
     };
-    this._appendEntry(entry, false, FIELD_KINDS.custom_message);
+    this._appendEntry(entry, false, FieldKind.CustomMessage);
     return entry.id;
   }
 
@@ -718,9 +725,9 @@ class SessionManager {
       }
     }
     this._shells.settle();
-    const done = untouched ? this._native.branchInto(from, stringifyEntry(header), drawLabelId) : 0;
-    if (done < 0) throw new Error(`Entry ${leafId} not found`);
-    if (done > 0) {
+    const done = untouched ? this._native.branchInto(from, stringifyEntry(header), drawLabelId) : Branched.ObjectRoute;
+    if (done === Branched.NotFound) throw new Error(`Entry ${leafId} not found`);
+    if (done === Branched.Done) {
       this.sessionId = newSessionId;
       this._adopt([header]);
     } else {
@@ -732,7 +739,7 @@ class SessionManager {
       this._native.setFile(newSessionFile, false);
       // Same rule as the first flush: write now only if the path holds a conversation.
       if (this._native.hasConversation()) {
-        fsCall(() => this._native.rewrite());
+        this._native.rewrite();
         this._native.flushed = true;
       }
       return newSessionFile;
@@ -825,7 +832,7 @@ class SessionManager {
     const resolvedSourcePath = paths.resolvePath(sourcePath);
     const resolvedTargetCwd = paths.resolvePath(targetCwd);
     const source = new native.NativeSession(true);
-    const { count } = fsCall(() => source.loadFile(resolvedSourcePath));
+    const { count } = source.loadFile(resolvedSourcePath);
     if (count === 0) throw new Error(`Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
     if (source.headerIndex() < 0) throw new Error(`Cannot fork: source session has no header: ${resolvedSourcePath}`);
     const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(resolvedTargetCwd);
@@ -835,7 +842,7 @@ class SessionManager {
     const timestamp = nowStamp();
     const newSessionFile = sessionFileName(dir, timestamp, newSessionId);
     const newHeader = sessionHeader(newSessionId, timestamp, resolvedTargetCwd, resolvedSourcePath);
-    fsCall(() => source.forkInto(newSessionFile, stringifyEntry(newHeader)));
+    source.forkInto(newSessionFile, stringifyEntry(newHeader));
     return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true);
   }
 

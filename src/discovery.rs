@@ -12,21 +12,36 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-/// `readSessionHeader` outcome: `"F" + line` header found (JSON.parse the rest), `"N"` no
-/// header, `"L"` scan limit exceeded, `"E"` I/O error (the JS layer re-raises it).
+/// What [`discovery_read_header`] found.
+#[napi(string_enum = "lowercase")]
+pub enum HeaderKind {
+    /// A header line: `header` holds its JSON text.
+    Found,
+    /// No header (the first entry is not one, or the file is empty).
+    None,
+    /// The scan limit was exceeded before the first line ended.
+    Limit,
+    /// An I/O error (the JS layer reads the file again to raise Node's error).
+    Error,
+}
+
+/// `readSessionHeader` outcome: `header` is set for `found` (JSON.parse it).
+#[napi(object)]
+pub struct HeaderRead {
+    pub kind: HeaderKind,
+    pub header: Option<String>,
+}
+
+/// `readSessionHeader` for one file, without throwing: what it found.
 #[napi(catch_unwind)]
-pub fn discovery_read_header(path: String) -> String {
-    match discovery::read_header(Path::new(&path)) {
-        Ok(Header::Found(line)) => {
-            let mut s = String::with_capacity(line.len() + 1);
-            s.push('F');
-            s.push_str(&line);
-            s
-        }
-        Ok(Header::None) => "N".into(),
-        Ok(Header::Limit) => "L".into(),
-        Err(_) => "E".into(),
-    }
+pub fn discovery_read_header(path: String) -> HeaderRead {
+    let (kind, header) = match discovery::read_header(Path::new(&path)) {
+        Ok(Header::Found(line)) => (HeaderKind::Found, Some(line)),
+        Ok(Header::None) => (HeaderKind::None, None),
+        Ok(Header::Limit) => (HeaderKind::Limit, None),
+        Err(_) => (HeaderKind::Error, None),
+    };
+    HeaderRead { kind, header }
 }
 
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
@@ -65,14 +80,50 @@ impl ToNapiValue for Batch {
     }
 }
 
+/// The slots of a listing record (an array in the listing's JSON, see [`push_out`]): their
+/// order is defined here alone; `push_out` writes them in it and JS reads them by it.
+#[napi]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordSlot {
+    /// The header object.
+    Header = 0,
+    /// The session name (a JSON string literal), or 0.
+    Name = 1,
+    /// The message count.
+    Count = 2,
+    /// The last activity time (ms).
+    Activity = 3,
+    /// Timestamps whose parse was left to JS (a JSON array), or 0.
+    Deferred = 4,
+    /// The length of `firstMessage` (0: none).
+    FirstLength = 5,
+    /// The length of `allMessagesText` (0: none).
+    AllLength = 6,
+    /// 1 if the caller may keep the record (its stamp key is in the text key), else 0.
+    Keep = 7,
+    /// The key `discoveryText` reads the texts with (a string).
+    TextKey = 8,
+}
+
+/// Every [`RecordSlot`], at the index of its value: the order `push_out` writes.
+const RECORD_SLOTS: [RecordSlot; 9] = [
+    RecordSlot::Header,
+    RecordSlot::Name,
+    RecordSlot::Count,
+    RecordSlot::Activity,
+    RecordSlot::Deferred,
+    RecordSlot::FirstLength,
+    RecordSlot::AllLength,
+    RecordSlot::Keep,
+    RecordSlot::TextKey,
+];
+
 /// One file's outcome as JSON: `null` (not a session, or a record JS cannot hold: a text
 /// past V8's string length limit, which the reference's buildSessionInfo answers `null`
-/// for), `true` (unchanged since the caller's copy), `false` (already sent), or
-/// `[header object, name literal | 0, count, activity, deferred timestamps | 0,
-/// firstMessage length, allMessagesText length, 1 if the caller may keep it | 0, text key]`.
-/// Raw JSON values of the file are embedded verbatim: `JSON.parse` gives the reference's
-/// values exactly (lone surrogates included). One JSON text for a whole listing costs a
-/// fraction of building its records value by value through N-API.
+/// for), `true` (unchanged since the caller's copy), `false` (already sent), or an array of
+/// the [`RecordSlot`]s. Raw JSON values of the file are embedded verbatim: `JSON.parse`
+/// gives the reference's values exactly (lone surrogates included). One JSON text for a
+/// whole listing costs a fraction of building its records value by value through N-API.
 fn push_out(json: &mut String, o: &Outcome) {
     match o {
         Outcome::None => json.push_str("null"),
@@ -87,22 +138,39 @@ fn push_out(json: &mut String, o: &Outcome) {
             listed,
         } => {
             json.push('[');
-            json.push_str(&r.header);
-            json.push(',');
-            json.push_str(r.name.as_deref().unwrap_or("0"));
-            json.push(',');
-            json.push_str(&r.count.to_string());
-            json.push(',');
-            discovery::text::push_number(r.activity, json);
-            json.push(',');
-            json.push_str(r.deferred.as_deref().unwrap_or("0"));
-            json.push(',');
-            json.push_str(&r.first_units.to_string());
-            json.push(',');
-            json.push_str(&r.all_units.to_string());
-            json.push_str(if *keep { ",1,\"" } else { ",0,\"" });
-            json.push_str(&listed.key());
-            json.push_str("\"]");
+            for (i, slot) in RECORD_SLOTS.iter().enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                match slot {
+                    RecordSlot::Header => json.push_str(&r.header),
+                    RecordSlot::Name => json.push_str(r.name.as_deref().unwrap_or("0")),
+                    RecordSlot::Count => json.push_str(&r.count.to_string()),
+                    RecordSlot::Activity => discovery::text::push_number(r.activity, json),
+                    RecordSlot::Deferred => json.push_str(r.deferred.as_deref().unwrap_or("0")),
+                    RecordSlot::FirstLength => json.push_str(&r.first_units.to_string()),
+                    RecordSlot::AllLength => json.push_str(&r.all_units.to_string()),
+                    RecordSlot::Keep => json.push(if *keep { '1' } else { '0' }),
+                    RecordSlot::TextKey => {
+                        json.push('"');
+                        json.push_str(&listed.key());
+                        json.push('"');
+                    }
+                }
+            }
+            json.push(']');
+        }
+    }
+}
+
+#[cfg(test)]
+mod record_slot_tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_indexed_by_value() {
+        for (i, slot) in RECORD_SLOTS.iter().enumerate() {
+            assert_eq!(*slot as usize, i);
         }
     }
 }
@@ -409,18 +477,27 @@ impl ToNapiValue for TextOut {
     }
 }
 
-/// A listed session's `firstMessage` text (`which` 0, before `|| "(no messages)"`) or
-/// `allMessagesText` (`which` 1), read when a caller first reads it: the bytes the listing
+/// Which text of a listed session [`discovery_text`] reads (numeric: JS indexes its kept
+/// texts by it).
+#[napi]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListedText {
+    FirstMessage = 0,
+    AllMessagesText = 1,
+}
+
+/// A listed session's `firstMessage` text (`ListedText.FirstMessage`, before `|| "(no messages)"`) or
+/// `allMessagesText` (`ListedText.AllMessagesText`), read when a caller first reads it: the bytes the listing
 /// saw (`key`, from the record), or what the file holds now if it was rewritten since
 /// ([`discovery::texts_as_listed`]); `null` when it is gone or no longer a session. A text
 /// past V8's string length limit is an error (the listing left such a session out).
 #[napi(catch_unwind)]
-pub fn discovery_text(path: String, key: String, which: u32) -> Result<TextOut> {
+pub fn discovery_text(path: String, key: String, which: ListedText) -> Result<TextOut> {
     let listed = Listed::parse(&key);
     let Some(t) = discovery::texts_as_listed(Path::new(&path), listed.as_ref()) else {
         return Ok(TextOut(None));
     };
-    let text = if which == 0 {
+    let text = if which == ListedText::FirstMessage {
         match t.first {
             First::Text(f) => f,
             First::Prefix(n) => t.all.prefix(n),

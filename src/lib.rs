@@ -19,6 +19,8 @@ pub fn uuidv7() -> String {
 }
 pub mod abort;
 pub mod check;
+pub mod codes;
 pub mod discovery;
+pub mod error;
 pub mod search;
 pub mod utf8_arg;

@@ -14,60 +14,19 @@ use napi_derive::napi;
 use pi_session_core::context;
 use pi_session_core::entry::{Entry, Text};
 use pi_session_core::jsonl;
-use pi_session_core::materialize;
 use pi_session_core::session::{BranchedInto, LoadFileError, Session};
 use pi_session_core::store::{IdCheck, Persistence, StoreError, fs_error};
 use std::path::{Path, PathBuf};
 
-fn to_js(e: StoreError) -> Error {
-    Error::from_reason(e.to_string())
-}
-
-/// Entry type and role of `appendFields`' codes: `kind` 0 message, 1 custom, 2 session_info,
-/// 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage (the JS layer takes
-/// them at append, so no other type arrives here); `role` (messages) 0 user, 1 assistant,
-/// 2 toolResult, 3 system, 4 any other or none.
-fn field_kind(
-    kind: u32,
-    role: u32,
-) -> Result<(
-    pi_session_core::entry::EntryType,
-    pi_session_core::entry::Role,
-)> {
-    use pi_session_core::entry::{EntryType, Role};
-    let etype = match kind {
-        0 => EntryType::Message,
-        1 => EntryType::Custom,
-        2 => EntryType::SessionInfo,
-        3 => EntryType::ThinkingLevelChange,
-        4 => EntryType::ModelChange,
-        5 => EntryType::CustomMessage,
-        6 => EntryType::Usage,
-        _ => {
-            return Err(Error::from_reason(format!(
-                "appendFields: unknown kind {kind}"
-            )));
-        }
-    };
-    let role = match (etype, role) {
-        (EntryType::Message, 0) => Role::User,
-        (EntryType::Message, 1) => Role::Assistant,
-        (EntryType::Message, 2) => Role::ToolResult,
-        (EntryType::Message, 3) => Role::System,
-        _ => Role::Other,
-    };
-    Ok((etype, role))
-}
-
-/// Message of the error an append throws when the session file was truncated in place and
-/// some entries' texts lived only in it: the JS layer answers with `restoreTexts` for the
-/// indices `neededTexts()` lists, then retries the append once.
-const NEEDS_TEXTS: &str = "PI_SESSION_NATIVE_NEEDS_TEXTS";
+use crate::codes::{
+    BatchParent, Branched, FieldKind, FieldRole, ID_TAKEN, IDS_NOT_SPLIT, TextForm,
+};
+use crate::error::store_error;
 
 #[napi]
 pub struct NativeSession {
     session: Session,
-    /// Entries a failed append needs the texts of (see [`NEEDS_TEXTS`]).
+    /// Entries a failed append needs the texts of (see `crate::error::NEEDS_TEXTS`).
     needed: Vec<u32>,
 }
 
@@ -139,18 +98,17 @@ impl NativeSession {
     /// missing final newline exactly when the reference does (valid header, text after the
     /// last newline). Entries are only replaced when the file is a session.
     #[napi(catch_unwind)]
-    pub fn load_file(&mut self, path: String) -> Result<LoadOutcome> {
+    pub fn load_file(&mut self, env: &Env, path: String) -> Result<LoadOutcome> {
         let p = PathBuf::from(&path);
         let done = self.session.load_file(&p).map_err(|e| match e {
             LoadFileError::Load(jsonl::LoadError::Open(e)) => {
-                to_js(fs_error(&e, "open", &p).into())
+                crate::error::fs_error(env, &fs_error(&e, "open", &p))
             }
             // Node's readSync errors carry no path: "EISDIR: illegal operation on a directory, read".
             LoadFileError::Load(jsonl::LoadError::Read(e)) => {
-                let m = fs_error(&e, "read", &p).message;
-                Error::from_reason(m.split(" '").next().unwrap_or_default().to_string())
+                crate::error::fs_error(env, &fs_error(&e, "read", &p).without_path())
             }
-            LoadFileError::Repair(e) => to_js(e.into()),
+            LoadFileError::Repair(e) => crate::error::fs_error(env, &e),
         })?;
         Ok(LoadOutcome {
             count: done.count as u32,
@@ -179,32 +137,37 @@ impl NativeSession {
     /// index (saves JS a call for `length`). `line` is the `JSON.stringify` output of the
     /// entry object (valid JSON by construction; its strings are not validated again).
     #[napi(catch_unwind)]
-    pub fn append(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<u32> {
+    pub fn append(&mut self, env: &Env, line: crate::utf8_arg::Utf8Arg) -> Result<u32> {
         let done = self.session.append_stringified(line.0);
-        self.appended(done)?;
+        self.appended(env, done)?;
         Ok(self.session.tree().entries.len().saturating_sub(1) as u32)
     }
 
     /// `appendNew` with the entry's index fields given instead of scanned (the JS layer
     /// knows them exactly for these types; see `Entry::from_fields`). In-memory sessions send
     /// no `line` and keep no text (`Text::Js`); persisted ones send the `JSON.stringify` line,
-    /// which is written as by `append` and not scanned. `kind`: 0 message, 1 custom,
-    /// 2 session_info, 3 thinking_level_change, 4 model_change, 5 custom_message, 6 usage.
-    /// `role` (messages): 0 user, 1 assistant, 2 toolResult, 3 system, 4 any other or none.
-    /// -1 when the id is taken, unless `unchecked` (an id the caller already drew through the
-    /// reference's loop).
+    /// which is written as by `append` and not scanned. `role` is read for messages only.
+    /// `ID_TAKEN` when the id is taken, unless `unchecked` (an id the caller already drew
+    /// through the reference's loop).
+    // `env` is injected by napi-rs (the error of a failed append is built with it): JS passes six.
+    #[allow(clippy::too_many_arguments)]
     #[napi(catch_unwind)]
     pub fn append_fields(
         &mut self,
-        kind: u32,
+        env: &Env,
+        kind: FieldKind,
         id: String,
         parent_id: Option<String>,
-        role: u32,
+        role: FieldRole,
         unchecked: bool,
         line: Option<crate::utf8_arg::Utf8Arg>,
     ) -> Result<i32> {
-        let (etype, role) = field_kind(kind, role)?;
-        let mut entry = Entry::from_fields(etype, &id, parent_id.as_deref(), role);
+        let mut entry = Entry::from_fields(
+            kind.entry_type(),
+            &id,
+            parent_id.as_deref(),
+            role.role_of(kind),
+        );
         if let Some(line) = line {
             entry.text = Text::Owned(line.0.into_boxed_str());
         }
@@ -214,21 +177,23 @@ impl NativeSession {
             IdCheck::Check
         };
         let done = self.session.append_fields(entry, check);
-        self.appended_at(done)
+        self.appended_at(env, done)
     }
 
     /// Many in-memory `appendFields` in one call: the JS layer queues the appends of an
     /// in-memory session (their ids already checked against its complete id map) and hands
-    /// them over when Rust is next asked anything. Entry `k` has `kinds[k]`, `roles[k]` (codes
-    /// of `appendFields`), id key `ids[k]`, and parent `parents[k]`: -1 null, -2 the id of
-    /// entry `k - 1`, otherwise `parentKeys[parents[k]]`. `ids` is one `\n`-separated string
-    /// (generated ids never hold a newline) or an array; a string that does not split into
-    /// exactly one id per entry answers -1 with nothing appended (the caller sends the array).
+    /// them over when Rust is next asked anything. Entry `k` has `kinds[k]` (a `FieldKind`),
+    /// `roles[k]` (a `FieldRole`), id key `ids[k]`, and parent `parents[k]`: a `BatchParent`
+    /// (null, or the id of entry `k - 1`), otherwise `parentKeys[parents[k]]`. `ids` is one
+    /// newline-separated string (generated ids never hold a newline) or an array; a string that
+    /// does not split into exactly one id per entry answers `IDS_NOT_SPLIT` with nothing
+    /// appended (the caller sends the array).
     /// Appended unchecked (as the reference's `_appendEntry`). Returns the index of the first.
     /// Checked whole before anything is appended: a malformed batch changes nothing.
     #[napi(catch_unwind)]
     pub fn append_fields_batch(
         &mut self,
+        env: &Env,
         kinds: Uint8Array,
         roles: Uint8Array,
         ids: Either<String, Vec<String>>,
@@ -246,7 +211,7 @@ impl NativeSession {
             Either::A(joined) => {
                 let v: Vec<&str> = joined.split('\n').collect();
                 if v.len() != n {
-                    return Ok(-1);
+                    return Ok(IDS_NOT_SPLIT);
                 }
                 v
             }
@@ -263,8 +228,8 @@ impl NativeSession {
         // Checked whole first, so that a bad code appends nothing.
         let parent_of = |k: usize| -> Result<Option<&str>> {
             match parents[k] {
-                -1 => Ok(None),
-                -2 if k > 0 => Ok(Some(ids[k - 1])),
+                p if p == BatchParent::Null as i32 => Ok(None),
+                p if p == BatchParent::Previous as i32 && k > 0 => Ok(Some(ids[k - 1])),
                 p => usize::try_from(p)
                     .ok()
                     .and_then(|p| parent_keys.get(p))
@@ -276,17 +241,39 @@ impl NativeSession {
                     }),
             }
         };
+        let codes = |k: usize| -> Result<(FieldKind, FieldRole)> {
+            let kind = FieldKind::from_code(kinds[k]).ok_or_else(|| {
+                Error::from_reason(format!(
+                    "appendFieldsBatch: entry {k} has unknown kind {}",
+                    kinds[k]
+                ))
+            })?;
+            let role = FieldRole::from_code(roles[k]).ok_or_else(|| {
+                Error::from_reason(format!(
+                    "appendFieldsBatch: entry {k} has unknown role {}",
+                    roles[k]
+                ))
+            })?;
+            Ok((kind, role))
+        };
         for k in 0..n {
-            field_kind(u32::from(kinds[k]), u32::from(roles[k]))?;
+            codes(k)?;
             parent_of(k)?;
         }
         let start = self.session.tree().entries.len();
         let entries = (0..n).filter_map(|k| {
-            let (etype, role) = field_kind(u32::from(kinds[k]), u32::from(roles[k])).ok()?;
+            let (kind, role) = codes(k).ok()?;
             let parent = parent_of(k).ok()?;
-            Some(Entry::from_fields(etype, ids[k], parent, role))
+            Some(Entry::from_fields(
+                kind.entry_type(),
+                ids[k],
+                parent,
+                role.role_of(kind),
+            ))
         });
-        self.session.extend_in_memory(n, entries).map_err(to_js)?;
+        self.session
+            .extend_in_memory(n, entries)
+            .map_err(|e| store_error(env, e))?;
         i32::try_from(start).map_err(|_| Error::from_reason("appendFieldsBatch: too many entries"))
     }
 
@@ -301,26 +288,29 @@ impl NativeSession {
             .collect()
     }
 
-    /// The index of an append that was refused when its id was taken (`Ok(false)`: -1).
-    fn appended_at(&mut self, done: std::result::Result<bool, StoreError>) -> Result<i32> {
-        if !self.appended(done)? {
-            return Ok(-1);
+    /// The index of an append, or [`ID_TAKEN`] when it was refused for its id (`Ok(false)`).
+    fn appended_at(
+        &mut self,
+        env: &Env,
+        done: std::result::Result<bool, StoreError>,
+    ) -> Result<i32> {
+        if !self.appended(env, done)? {
+            return Ok(ID_TAKEN);
         }
         Ok(self.session.tree().entries.len().saturating_sub(1) as i32)
     }
 
     /// The outcome of an append, with [`StoreError::NeedsTexts`] kept for `neededTexts`.
-    fn appended<T>(&mut self, done: std::result::Result<T, StoreError>) -> Result<T> {
-        match done {
-            Err(StoreError::NeedsTexts(v)) => {
-                self.needed = v;
-                Err(Error::from_reason(NEEDS_TEXTS))
+    fn appended<T>(&mut self, env: &Env, done: std::result::Result<T, StoreError>) -> Result<T> {
+        done.map_err(|e| {
+            if let StoreError::NeedsTexts(v) = &e {
+                self.needed.clone_from(v);
             }
-            other => other.map_err(to_js),
-        }
+            store_error(env, e)
+        })
     }
 
-    /// The entries the last append that threw `PI_SESSION_NATIVE_NEEDS_TEXTS` needs.
+    /// The entries the last append that threw code `PI_SESSION_NATIVE_NEEDS_TEXTS` needs.
     #[napi(catch_unwind)]
     pub fn needed_texts(&mut self) -> Uint32Array {
         Uint32Array::new(std::mem::take(&mut self.needed))
@@ -333,27 +323,26 @@ impl NativeSession {
         self.session.restore_texts(&indices, lines);
     }
 
-    /// `append` for an entry carrying a fresh, unchecked id candidate: -1 (nothing appended)
-    /// when an entry with that id exists. Saves the per-append `indexOf` round trip of the id
-    /// check; the caller redraws on -1.
+    /// `append` for an entry carrying a fresh, unchecked id candidate: `ID_TAKEN` (nothing
+    /// appended) when an entry with that id exists. Saves the per-append `indexOf` round trip
+    /// of the id check; the caller redraws on `ID_TAKEN`.
     #[napi(catch_unwind)]
-    pub fn append_new(&mut self, line: crate::utf8_arg::Utf8Arg) -> Result<i32> {
+    pub fn append_new(&mut self, env: &Env, line: crate::utf8_arg::Utf8Arg) -> Result<i32> {
         let done = self.session.append_stringified_if_new_id(line.0);
-        self.appended_at(done)
+        self.appended_at(env, done)
     }
 
     /// `createBranchedSession` on text: replace the entries with `header` followed by the
     /// path to `from` (or the leaf) without labels, re-chained, and its labels re-created
-    /// (see `crate::branch`). Returns 1 when done, -1 when the path is empty, and 0 when a
-    /// line on the path does not qualify (the caller then takes the object route; nothing
-    /// changed).
+    /// (see `crate::branch`). Says whether it was done, the path was empty, or a line on the
+    /// path does not qualify (the caller then takes the object route; nothing changed).
     #[napi(catch_unwind)]
     pub fn branch_into(
         &mut self,
         from: Option<String>,
         header: String,
         draw: Option<Function<'_, bool, String>>,
-    ) -> Result<i32> {
+    ) -> Result<Branched> {
         // Label ids come from `draw(full)` (JS: `crypto.randomUUID()`, sliced unless `full`),
         // so they are drawn exactly as the reference's object route draws them; a throwing
         // `draw` sends the caller to that route.
@@ -363,26 +352,28 @@ impl NativeSession {
         };
         Ok(
             match self.session.branch_into(from.as_deref(), header, new_id) {
-                BranchedInto::Done => 1,
-                BranchedInto::NotFound => -1,
-                BranchedInto::Fallback => 0,
+                BranchedInto::Done => Branched::Done,
+                BranchedInto::NotFound => Branched::NotFound,
+                BranchedInto::Fallback => Branched::ObjectRoute,
             },
         )
     }
 
     /// `_rewriteFile()`.
     #[napi(catch_unwind)]
-    pub fn rewrite(&mut self) -> Result<()> {
-        self.session.rewrite().map_err(|e| to_js(e.into()))
+    pub fn rewrite(&mut self, env: &Env) -> Result<()> {
+        self.session
+            .rewrite()
+            .map_err(|e| crate::error::fs_error(env, &e))
     }
 
     /// forkFrom: write `header` and every non-header entry to a new file (exclusive create).
     /// Lines are written as `JSON.stringify(JSON.parse(line))`, as the reference does.
     #[napi(catch_unwind)]
-    pub fn fork_into(&self, path: String, header: String) -> Result<()> {
+    pub fn fork_into(&self, env: &Env, path: String, header: String) -> Result<()> {
         self.session
             .fork_into(Path::new(&path), header)
-            .map_err(|e| to_js(e.into()))
+            .map_err(|e| crate::error::fs_error(env, &e))
     }
 
     /// Number of file entries (header included).
@@ -415,15 +406,15 @@ impl NativeSession {
 
     /// Texts of the given entries for JS to parse one by one: `{ text, starts, ends }`,
     /// where entry `k`'s JSON is `text.slice(starts[k], ends[k])` (`starts[k]` is
-    /// `0xFFFFFFFF` when its text cannot be read). Holds a prefix of the requested entries
+    /// `UNREADABLE` when its text cannot be read). Holds a prefix of the requested entries
     /// (about 64 KB of text per call, at least one entry): `starts.length` says how many.
     /// Texts are laid out in Rust a batch (up to 1 MB) at a time and handed over in pieces;
     /// while JS parses a batch's pieces, the next batch is laid out on a worker thread.
-    /// `form` 1: an entry that has a shell (heavy values left out, see
-    /// `crate::entry::Entry::shell`) comes as that shell, flagged 1 in `shells`; `form` 2: it
-    /// comes as the array of the values its shell left out, flagged 2 (what filling it
-    /// needs). With either, texts are separated by commas: `JSON.parse("[" + text + "]")`
-    /// gives the readable entries.
+    /// `shells[k]` is the `TextForm` entry `k` came in. `form` `TextForm.Shell`: an entry
+    /// that has a shell (heavy values left out, see `crate::entry::Entry::shell`) comes as
+    /// that shell; `TextForm.Values`: it comes as the array of the values its shell left out
+    /// (what filling it needs). With either, texts are separated by commas:
+    /// `JSON.parse("[" + text + "]")` gives the readable entries. Default `TextForm.Whole`.
     #[napi(
         catch_unwind,
         ts_return_type = "{ text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }"
@@ -432,15 +423,10 @@ impl NativeSession {
         &mut self,
         env: &'env Env,
         indices: Uint32Array,
-        form: Option<u32>,
+        form: Option<TextForm>,
     ) -> Result<Object<'env>> {
         let want: &[u32] = &indices;
-        let form = match form.unwrap_or(0) {
-            0 => materialize::Form::Whole,
-            1 => materialize::Form::Shells,
-            2 => materialize::Form::Values,
-            f => return Err(Error::from_reason(format!("linesText: unknown form {f}"))),
-        };
+        let form = form.unwrap_or(TextForm::Whole).form();
         self.session.lines_text(want, form, |text, p| {
             // The text is ASCII (materialize escapes the rest), so V8 takes it as one-byte
             // text without decoding. A piece is copied into the V8 heap, not handed over as

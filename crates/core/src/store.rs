@@ -10,7 +10,7 @@
 //! line found on load (a crash of a writer without these guarantees) is handled like the
 //! reference: skipped as malformed, and a newline is appended so later lines start clean.
 
-pub use crate::error::{FsError, fs_error};
+pub use crate::error::{FsError, OsFields, fs_error};
 
 use crate::config::{Locking, Settings};
 use crate::durability::flusher::SyncTarget;

@@ -267,6 +267,7 @@ pub fn locked_error(path: &Path, pid: &str) -> FsError {
     FsError {
         code: "ELOCKED".to_string(),
         message: format!("Session file {} is locked by pid {pid}", path.display()),
+        os: None,
     }
 }
 
@@ -318,6 +319,7 @@ fn foreign_lock_error(session: &Path, lock_path: &Path, what: &str) -> FsError {
             session.display(),
             lock_path.display()
         ),
+        os: None,
     }
 }
 

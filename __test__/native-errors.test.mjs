@@ -1,0 +1,85 @@
+// Errors crossing the JS↔Rust boundary arrive as the objects Node's `fs` throws: own
+// properties `errno, code, syscall, path` in Node's order and values (errno from the OS), and
+// the same message; nothing on the JS side parses a message (src/error.rs). Compared here with
+// the errors Node itself throws for the same failures.
+import { describe, expect, test } from "vitest";
+import fs from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+import { tmp } from "./helpers.mjs";
+
+const binding = createRequire(import.meta.url)("../lib/native.js");
+
+/** What the thrown value of `fn` is (it must throw). */
+function thrown(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error("did not throw");
+}
+
+/** The parts of an error a caller can see besides its stack. */
+const shape = (e) => ({
+  isError: e instanceof Error,
+  keys: Object.keys(e),
+  own: Object.fromEntries(Object.keys(e).map((k) => [k, e[k]])),
+  message: e.message,
+});
+
+const H = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/" });
+const msg = (id, parentId) =>
+  JSON.stringify({ type: "message", id, parentId, timestamp: "t", message: { role: "user", content: id } });
+
+describe("native filesystem errors have Node's shape", () => {
+  test("open: ENOTDIR with errno, code, syscall, path as fs.openSync gives them", () => {
+    const p = join(tmp(), "file");
+    fs.writeFileSync(p, "x");
+    const bad = join(p, "below");
+    const ours = thrown(() => new binding.NativeSession(true).loadFile(bad));
+    const node = thrown(() => fs.openSync(bad, "r"));
+    expect(shape(ours)).toEqual(shape(node));
+    expect(Object.keys(ours)).toEqual(["errno", "code", "syscall", "path"]);
+    expect(ours.errno).toBe(-os.constants.errno.ENOTDIR);
+  });
+
+  test("read: EISDIR without a path, as fs.readSync on a descriptor gives it", () => {
+    const d = tmp();
+    const ours = thrown(() => new binding.NativeSession(true).loadFile(d));
+    const fd = fs.openSync(d, "r");
+    const node = thrown(() => fs.readSync(fd, Buffer.alloc(8)));
+    fs.closeSync(fd);
+    expect(shape(ours)).toEqual(shape(node));
+    expect("path" in ours).toBe(false);
+    expect(ours.errno).toBe(-os.constants.errno.EISDIR);
+  });
+
+  test("exclusive create: EEXIST as fs.openSync(path, 'wx') gives it", () => {
+    const p = join(tmp(), "taken.jsonl");
+    fs.writeFileSync(p, "x");
+    const s = new binding.NativeSession(false);
+    s.append(H);
+    const ours = thrown(() => s.forkInto(p, H));
+    const node = thrown(() => fs.openSync(p, "wx"));
+    expect(shape(ours)).toEqual(shape(node));
+    expect(ours.errno).toBe(-os.constants.errno.EEXIST);
+  });
+
+  test("a truncated session file asks for texts by code, not message", () => {
+    const f = join(tmp(), "s.jsonl");
+    const s = new binding.NativeSession(true);
+    s.setFile(f, false);
+    s.append(H);
+    s.append(msg("a", null));
+    s.rewrite();
+    s.append(msg("b", "a"));
+    fs.truncateSync(f, 0);
+    const e = thrown(() => s.append(msg("c", "b")));
+    expect(e).toBeInstanceOf(Error);
+    expect(Object.keys(e)).toEqual(["code"]);
+    expect(e.code).toBe("PI_SESSION_NATIVE_NEEDS_TEXTS");
+    expect(Array.from(s.neededTexts())).toEqual([2]);
+  });
+});
