@@ -125,30 +125,30 @@ export declare class NativeSession {
   linesText(indices: Uint32Array, form?: TextForm | undefined | null): { text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }
   /** Indices of entries that are not `type: "session"`. */
   nonSession(): Uint32Array
-  /** Index of the header (first `type: "session"` entry), or -1. */
-  headerIndex(): number
-  /** Entry index for an id key, or -1. */
-  indexOf(key: string): number
+  /** Index of the header (first `type: "session"` entry), or null. */
+  headerIndex(): number | null
+  /** Entry index for an id key, or null. */
+  indexOf(key: string): number | null
   /**
    * The leaf's id key: `null`, a string id, or (for a non-string id) its `\u{0}`-prefixed
    * tagged key, which JS looks up with `indexOf` to read the id value from that entry.
    */
   leafKey(): string | null
   setLeaf(key?: string | undefined | null): void
-  /** `getLeafEntry()` index or -1. */
-  leafIndex(): number
+  /** `getLeafEntry()` index, or null. */
+  leafIndex(): number | null
   /** Children of a parent key (`null` for roots). */
   children(parent?: string | undefined | null): Uint32Array
   /** `getBranch(fromId?)` as indices. */
   branch(from?: string | undefined | null): Uint32Array
   /** Whether an entry with this id key is on the current leaf's branch. */
   branchContains(key: string): boolean
-  /** Label entry index for a target key, or -1. */
-  labelIndex(target: string): number
+  /** Label entry index for a target key, or null. */
+  labelIndex(target: string): number | null
   /** Label entry indices in `labelsById` order. */
   labelIndices(): Uint32Array
-  /** Index of the latest `session_info` entry, or -1. */
-  lastSessionInfo(): number
+  /** Index of the latest `session_info` entry, or null. */
+  lastSessionInfo(): number | null
   /** The projection plan for the current leaf. */
   contextPlan(): ContextPlan
   /** Indices of the session path for the current leaf (`buildSessionPath`). */
@@ -190,14 +190,14 @@ export declare function checkScanFiles(paths: Array<string>): Array<string | und
 export declare function checkSearchFiles(paths: Array<string>, needle: string, ignoreCase: boolean, limit: number): Array<string | undefined | null>
 
 /**
- * The context plan: selected entry indices with their latest edit (or -1), plus where
- * model and thinking level come from.
+ * The context plan: selected entry indices with their latest edit ([`NO_EDIT`] for none),
+ * plus where model and thinking level come from (null: nowhere).
  */
 export interface ContextPlan {
   indices: Uint32Array
   edits: Int32Array
-  thinkingFrom: number
-  modelFrom: number
+  thinkingFrom?: number
+  modelFrom?: number
   /** Ids targeted by the selected `context_edit` entries (usually none). */
   editTargets: Array<string>
 }
@@ -276,10 +276,6 @@ export interface HeaderRead {
   header?: string
 }
 
-/**
- * The reply of `appendNew` / `appendFields` when the id is taken (nothing appended); any
- * other reply is the new entry's index.
- */
 export declare const ID_TAKEN: number
 
 /**
@@ -323,6 +319,13 @@ export interface NativeSearchOptions {
 
 /** Version of the native core, for diagnostics. */
 export declare function nativeVersion(): string
+
+/**
+ * The reply of `appendNew` / `appendFields` when the id is taken (nothing appended); any
+ * other reply is the new entry's index.
+ * `contextPlan().edits[k]` for a selected entry with no `context_edit`.
+ */
+export declare const NO_EDIT: number
 
 /**
  * The entries around `entry_id` on its branch: resolves to a JSON array, or null when the

@@ -117,7 +117,7 @@ class AppendQueue {
   plan(core) {
     if (this.entries.length === 0 || !this.chain) return null;
     const anchor = this.anchor;
-    if (core.leafKey() !== anchor || (anchor !== null && core.indexOf(anchor) < 0)) return null;
+    if (core.leafKey() !== anchor || (anchor !== null && core.indexOf(anchor) === null)) return null;
     const plan = core.contextPlan();
     const targets = plan.editTargets;
     if (targets.length !== 0) {

@@ -97,7 +97,7 @@ class SessionManager {
   /** Whether an entry has the (generated, plain) id `id`. */
   _idTaken(id) {
     const c = this._cache;
-    return c.idsComplete ? c.byId.has(id) : this._native.indexOf(id) >= 0;
+    return c.idsComplete ? c.byId.has(id) : this._native.indexOf(id) !== null;
   }
 
   /** The object of Rust's entry `i` (an index from a Rust answer). */
@@ -137,7 +137,7 @@ class SessionManager {
     } else {
       // A non-string id (hand-edited file): read its JS value from the entry that has it.
       const i = this._native.indexOf(key);
-      this.leafId = i >= 0 ? this._obj(i).id : undefined;
+      this.leafId = i !== null ? this._obj(i).id : undefined;
     }
   }
 
@@ -147,7 +147,7 @@ class SessionManager {
   }
 
   _has(id) {
-    return this._native.indexOf(keyOf(id)) >= 0;
+    return this._native.indexOf(keyOf(id)) !== null;
   }
 
   _generateId() {
@@ -445,7 +445,7 @@ class SessionManager {
 
   getSessionName() {
     const i = this._native.lastSessionInfo();
-    if (i < 0) return undefined;
+    if (i === null) return undefined;
     return this._obj(i).name?.trim() || undefined;
   }
 
@@ -513,7 +513,7 @@ class SessionManager {
     const cached = byId.get(id);
     if (cached !== undefined) return cached;
     const i = this._native.indexOf(keyOf(id));
-    if (i < 0) return undefined;
+    if (i === null) return undefined;
     const o = this._obj(i);
     if (typeof id === "string") byId.set(id, o);
     return o;
@@ -525,7 +525,7 @@ class SessionManager {
 
   getLabel(id) {
     const i = this._native.labelIndex(keyOf(id));
-    return i < 0 ? undefined : this._obj(i).label;
+    return i === null ? undefined : this._obj(i).label;
   }
 
   appendLabelChange(targetId, label) {
@@ -591,14 +591,15 @@ class SessionManager {
     const rustCount = selected.length;
     if (q !== null) selected = selected.concat(q);
     const editIdx = plan.edits;
-    const editFor = (_e, index) => (index < rustCount && editIdx[index] >= 0 ? this._obj(editIdx[index]) : undefined);
+    const editFor = (_e, index) =>
+      index < rustCount && editIdx[index] !== native.NO_EDIT ? this._obj(editIdx[index]) : undefined;
     if (!withSettings) return { selected, editFor, thinkingLevel: "off", model: null };
     let thinking;
     if (q !== null && qThinking >= 0) thinking = q[qThinking];
-    else if (plan.thinkingFrom >= 0) thinking = this._obj(plan.thinkingFrom);
+    else if (plan.thinkingFrom != null) thinking = this._obj(plan.thinkingFrom);
     let modelEntry;
     if (q !== null && qModel >= 0) modelEntry = q[qModel];
-    else if (plan.modelFrom >= 0) modelEntry = this._obj(plan.modelFrom);
+    else if (plan.modelFrom != null) modelEntry = this._obj(plan.modelFrom);
     const thinkingLevel = thinking === undefined ? "off" : thinking.thinkingLevel;
     let model = null;
     if (modelEntry !== undefined) {
@@ -622,7 +623,7 @@ class SessionManager {
 
   getHeader() {
     const h = this._native.headerIndex();
-    return h >= 0 ? this._obj(h) : null;
+    return h !== null ? this._obj(h) : null;
   }
 
   getEntryCount() {
@@ -834,7 +835,8 @@ class SessionManager {
     const source = new native.NativeSession(true);
     const { count } = source.loadFile(resolvedSourcePath);
     if (count === 0) throw new Error(`Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
-    if (source.headerIndex() < 0) throw new Error(`Cannot fork: source session has no header: ${resolvedSourcePath}`);
+    if (source.headerIndex() === null)
+      throw new Error(`Cannot fork: source session has no header: ${resolvedSourcePath}`);
     const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(resolvedTargetCwd);
     if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
     if (options?.id !== undefined) assertValidSessionId(options.id);

@@ -144,6 +144,10 @@ pub enum Branched {
 
 /// The reply of `appendNew` / `appendFields` when the id is taken (nothing appended); any
 /// other reply is the new entry's index.
+/// `contextPlan().edits[k]` for a selected entry with no `context_edit`.
+#[napi]
+pub const NO_EDIT: i32 = -1;
+
 #[napi]
 pub const ID_TAKEN: i32 = -1;
 

@@ -30,14 +30,14 @@ pub struct NativeSession {
     needed: Vec<u32>,
 }
 
-/// The context plan: selected entry indices with their latest edit (or -1), plus where
-/// model and thinking level come from.
+/// The context plan: selected entry indices with their latest edit ([`NO_EDIT`] for none),
+/// plus where model and thinking level come from (null: nowhere).
 #[napi(object)]
 pub struct ContextPlan {
     pub indices: Uint32Array,
     pub edits: Int32Array,
-    pub thinking_from: i32,
-    pub model_from: i32,
+    pub thinking_from: Option<u32>,
+    pub model_from: Option<u32>,
     /// Ids targeted by the selected `context_edit` entries (usually none).
     pub edit_targets: Vec<String>,
 }
@@ -449,16 +449,16 @@ impl NativeSession {
         Uint32Array::new(self.session.tree().non_session())
     }
 
-    /// Index of the header (first `type: "session"` entry), or -1.
+    /// Index of the header (first `type: "session"` entry), or null.
     #[napi(catch_unwind)]
-    pub fn header_index(&self) -> i32 {
-        self.session.tree().header_index().map_or(-1, |i| i as i32)
+    pub fn header_index(&self) -> Option<u32> {
+        self.session.tree().header_index().map(|i| i as u32)
     }
 
-    /// Entry index for an id key, or -1.
+    /// Entry index for an id key, or null.
     #[napi(catch_unwind)]
-    pub fn index_of(&self, key: String) -> i32 {
-        self.session.tree().index_of(&key).map_or(-1, |i| i as i32)
+    pub fn index_of(&self, key: String) -> Option<u32> {
+        self.session.tree().index_of(&key).map(|i| i as u32)
     }
 
     /// The leaf's id key: `null`, a string id, or (for a non-string id) its `\u{0}`-prefixed
@@ -473,10 +473,10 @@ impl NativeSession {
         self.session.set_leaf(key.map(Into::into));
     }
 
-    /// `getLeafEntry()` index or -1.
+    /// `getLeafEntry()` index, or null.
     #[napi(catch_unwind)]
-    pub fn leaf_index(&self) -> i32 {
-        self.session.tree().leaf_index().map_or(-1, |i| i as i32)
+    pub fn leaf_index(&self) -> Option<u32> {
+        self.session.tree().leaf_index().map(|i| i as u32)
     }
 
     /// Children of a parent key (`null` for roots).
@@ -500,14 +500,10 @@ impl NativeSession {
             .any(|&i| tree.entries.get(i as usize).is_some_and(|e| e.id == key))
     }
 
-    /// Label entry index for a target key, or -1.
+    /// Label entry index for a target key, or null.
     #[napi(catch_unwind)]
-    pub fn label_index(&self, target: String) -> i32 {
-        self.session
-            .tree()
-            .labels
-            .get(&target)
-            .map_or(-1, |&i| i as i32)
+    pub fn label_index(&self, target: String) -> Option<u32> {
+        self.session.tree().labels.get(&target).map(|&i| i as u32)
     }
 
     /// Label entry indices in `labelsById` order.
@@ -523,15 +519,15 @@ impl NativeSession {
         )
     }
 
-    /// Index of the latest `session_info` entry, or -1.
+    /// Index of the latest `session_info` entry, or null.
     #[napi(catch_unwind)]
-    pub fn last_session_info(&self) -> i32 {
+    pub fn last_session_info(&self) -> Option<u32> {
         self.session
             .tree()
             .entries
             .iter()
             .rposition(|e| e.etype == pi_session_core::entry::EntryType::SessionInfo)
-            .map_or(-1, |i| i as i32)
+            .map(|i| i as u32)
     }
 
     /// The projection plan for the current leaf.
@@ -543,11 +539,11 @@ impl NativeSession {
             edits: Int32Array::new(
                 plan.selected
                     .iter()
-                    .map(|s| s.edit.map_or(-1, |e| e as i32))
+                    .map(|s| s.edit.map_or(crate::codes::NO_EDIT, |e| e as i32))
                     .collect(),
             ),
-            thinking_from: plan.settings.thinking_from.map_or(-1, |i| i as i32),
-            model_from: plan.settings.model_from.map_or(-1, |i| i as i32),
+            thinking_from: plan.settings.thinking_from,
+            model_from: plan.settings.model_from,
             edit_targets: plan.edit_targets.iter().map(|k| k.to_string()).collect(),
         }
     }
