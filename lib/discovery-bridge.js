@@ -24,6 +24,7 @@ function readSessionHeaderForOpen(path) {
 module.exports = {
   readSessionHeaderForOpen,
   findMostRecentSession: discovery.findMostRecentSession,
+  continueRecentPath: discovery.continueRecentPath,
   findById: discovery.findById,
   list: discovery.list,
   listAll: discovery.listAll,

@@ -819,10 +819,8 @@ class SessionManager {
   }
 
   static continueRecent(cwd, sessionDir) {
-    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
-    const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
-    const mostRecent = discovery.findMostRecentSession(dir, filterCwd ? cwd : undefined);
-    return new SessionManager(cwd, dir, mostRecent || undefined, true);
+    const { dir, path } = discovery.continueRecentPath(cwd, sessionDir);
+    return new SessionManager(cwd, dir, path || undefined, true);
   }
 
   static inMemory(cwd = process.cwd(), options, entries) {
