@@ -105,7 +105,7 @@ function patchInstance(sm, name) {
   return sm;
 }
 
-/** Checks (see SKIPPABLE in diff-lib) a mutant can only be caught by. */
+/** Checks (see SKIPPABLE in lib/verify/differential.mjs) a mutant can only be caught by. */
 export const REQUIRES = { copyEntries: "identity" };
 
 export const MUTANTS = [

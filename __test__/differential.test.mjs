@@ -4,15 +4,23 @@
 //   DIFF_IMPL=reference npx vitest run __test__/differential.test.mjs   # B = reference (harness self-test)
 //   DIFF_SEED=123 npx vitest run __test__/differential.test.mjs    # one seed
 //   FUZZ_SEQUENCES=5000 FUZZ_SEED_BASE=10000 ...                   # more / other seeds
-//   DIFF_SKIP=argIdentity,identity ...                             # disable named checks (see diff-lib SKIPPABLE)
+//   DIFF_SKIP=argIdentity,identity ...                             # disable named checks (see SKIPPABLE in lib/verify/differential.mjs)
 //   FUZZ_PERSIST_EVERY=6 (every n-th seed persists to disk; 0 = none), FUZZ_MIN_OPS/FUZZ_MAX_OPS, DIFF_KEEP=1
 import { afterEach, describe, expect, it } from "vitest";
-import { EXPORT_NAMES, defaultConfig, isPersistedSeed, loadModules, parseSkip, runSequence } from "./diff-lib.mjs";
+import { EXPORT_NAMES, defaultConfig, isPersistedSeed, loadModules, parseSkip, runSequence } from "../lib/verify/differential.mjs";
+import { makeMutantModule } from "./diff-mutants.mjs";
 
 let mods;
 let loadError;
 try {
-  mods = await loadModules();
+  const which = process.env.DIFF_IMPL;
+  mods = await loadModules(
+    which === "reference"
+      ? { impl: (ref) => ref, implName: "reference (DIFF_IMPL=reference)" }
+      : which?.startsWith("mutant:")
+        ? { impl: (ref) => makeMutantModule(ref, which.slice(7)), implName: `mutant (DIFF_IMPL=${which})` }
+        : {},
+  );
 } catch (error) {
   loadError = error;
 }
@@ -36,7 +44,7 @@ afterEach(async () => {
   lastTurn = Date.now();
 });
 
-describe(`differential SessionManager (B = ${mods?.implName ?? "../index.js"})`, () => {
+describe(`differential SessionManager (B = ${mods?.implName ?? "pi-session-native"})`, () => {
   if (loadError) {
     it("loads the implementation under test", () => {
       throw loadError;

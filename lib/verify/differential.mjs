@@ -17,8 +17,9 @@ import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 
+/** The reference pi's session module in this repository's devDependency (tests' default side A). */
 export const REFERENCE_MODULE_URL = new URL(
-  "../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js",
+  "../../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js",
   import.meta.url,
 ).href;
 
@@ -65,44 +66,41 @@ export function parseSkip(env = process.env) {
 }
 
 /**
- * The project ships a loader hook (lib/register.mjs) that redirects imports of the reference
- * session-manager.js to the native package. Make sure side A really is the reference code.
+ * The project ships a loader hook (lib/register.mjs) that redirects imports of pi's session module
+ * (and patches pi's bundle) to this package. Make sure side A really is the code of `moduleUrl`:
+ * its class's source text must occur in that file.
  */
-export function assertGenuineReference(ref) {
-  const file = fs.readFileSync(new URL(REFERENCE_MODULE_URL), "utf8");
+export function assertGenuineReference(ref, moduleUrl = REFERENCE_MODULE_URL) {
+  const file = fs.readFileSync(new URL(moduleUrl), "utf8");
   const src = Function.prototype.toString.call(ref.SessionManager);
-  if (!src.startsWith("class SessionManager") || !file.includes(src)) {
+  if (!/^class _?SessionManager\b/.test(src) || !file.includes(src)) {
     throw new Error(
-      `differential: the module loaded from ${REFERENCE_MODULE_URL} is not the reference source ` +
+      `differential: the module loaded from ${moduleUrl} is not that file's own code ` +
         "(a loader hook such as pi-session-native/register redirected it?). Run without --import/NODE_OPTIONS hooks.",
     );
   }
 }
 
-export async function loadModules(env = process.env) {
-  const ref = await import(REFERENCE_MODULE_URL);
-  assertGenuineReference(ref);
-  if (env.DIFF_IMPL === "reference") return { ref, impl: ref, implName: "reference (DIFF_IMPL=reference)" };
-  if (env.DIFF_IMPL?.startsWith("mutant:")) {
-    const { makeMutantModule } = await import("./diff-mutants.mjs");
-    const name = env.DIFF_IMPL.slice("mutant:".length);
-    return { ref, impl: makeMutantModule(ref, name), implName: `mutant ${name} (DIFF_IMPL=${env.DIFF_IMPL})` };
-  }
-  let impl;
+/**
+ * Side A (`ref`: pi's own session module, default the devDependency's dist/core/session-manager.js,
+ * or one of pi's bundle chunks) and side B (`impl`: default this package's index.js).
+ */
+export async function loadModules({ referenceUrl = REFERENCE_MODULE_URL, impl, implName } = {}) {
+  const ref = await import(referenceUrl);
+  assertGenuineReference(ref, referenceUrl);
+  if (impl) return { ref, impl: typeof impl === "function" ? impl(ref) : impl, implName };
+  let own;
   try {
-    impl = require("../index.js");
+    own = require("../../index.js");
   } catch (error) {
+    throw new Error(`differential: failed to load this package's index.js: ${error?.stack ?? error}`);
+  }
+  if (!own || typeof own.SessionManager !== "function") {
     throw new Error(
-      `differential: failed to load the implementation under test from ../index.js: ${error?.stack ?? error}\n` +
-        "(set DIFF_IMPL=reference to run the harness against the reference on both sides)",
+      `differential: index.js does not export a SessionManager class (exports: ${Object.keys(own ?? {}).join(", ")})`,
     );
   }
-  if (!impl || typeof impl.SessionManager !== "function") {
-    throw new Error(
-      `differential: ../index.js does not export a SessionManager class (exports: ${Object.keys(impl ?? {}).join(", ")})`,
-    );
-  }
-  return { ref, impl, implName: "../index.js" };
+  return { ref, impl: own, implName: "pi-session-native" };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1272,7 +1270,10 @@ const OPS = {
   fixture(rng, ctx) {
     const kind = rng.pick(FIXTURES);
     const name = `fixture-${kind}-${++uniqueCounter}.jsonl`;
-    const how = rng.pick(["open", "setSessionFile", "loadEntriesFromFile"]);
+    // loadEntriesFromFile is not among the exports of pi's bundle chunk
+    const hows = ["open", "setSessionFile"];
+    if (typeof ctx.A.mod.loadEntriesFromFile === "function") hows.push("loadEntriesFromFile");
+    const how = rng.pick(hows);
     const content = fixtureContent(kind, ctx.cwd);
     return {
       name: `fixture:${kind}:${how}`,
@@ -1350,20 +1351,22 @@ const OPS = {
   },
   freeFn(rng, ctx) {
     const A = ctx.A;
+    // pi's bundle chunk exports only some of the free functions: the others get no weight
+    const has = (name) => typeof A.mod[name] !== "undefined";
     const fn = rng.weighted([
-      [3, "buildSessionContext"],
-      [2, "buildContextEntries"],
-      [2, "buildSessionProjection"],
-      [1, "getLatestCompactionEntry"],
-      [2, "sessionEntryToContextMessages"],
-      [2, "projectContextEntry"],
-      [1, "parseSessionEntries"],
-      [1, "assertValidSessionId"],
-      [0.5, "migrateSessionEntries"],
-      [ctx.persisted ? 1 : 0, "loadEntriesFromFile"],
-      [ctx.persisted ? 0.3 : 0, "findMostRecentSession"],
-      [ctx.persisted ? 0.3 : 0, "getDefaultSessionDir"],
-      [0.2, "CURRENT_SESSION_VERSION"],
+      [has("buildSessionContext") ? 3 : 0, "buildSessionContext"],
+      [has("buildContextEntries") ? 2 : 0, "buildContextEntries"],
+      [has("buildSessionProjection") ? 2 : 0, "buildSessionProjection"],
+      [has("getLatestCompactionEntry") ? 1 : 0, "getLatestCompactionEntry"],
+      [has("sessionEntryToContextMessages") ? 2 : 0, "sessionEntryToContextMessages"],
+      [has("projectContextEntry") ? 2 : 0, "projectContextEntry"],
+      [has("parseSessionEntries") ? 1 : 0, "parseSessionEntries"],
+      [has("assertValidSessionId") ? 1 : 0, "assertValidSessionId"],
+      [has("migrateSessionEntries") ? 0.5 : 0, "migrateSessionEntries"],
+      [has("loadEntriesFromFile") && ctx.persisted ? 1 : 0, "loadEntriesFromFile"],
+      [has("findMostRecentSession") && ctx.persisted ? 0.3 : 0, "findMostRecentSession"],
+      [has("getDefaultSessionDir") && ctx.persisted ? 0.3 : 0, "getDefaultSessionDir"],
+      [has("CURRENT_SESSION_VERSION") ? 0.2 : 0, "CURRENT_SESSION_VERSION"],
     ]);
     const n = A.sm.getEntryCount();
     switch (fn) {
@@ -1848,7 +1851,7 @@ export function runSequence(seed, mods, config = defaultConfig(), skip = parseSk
       `${what}: at ${d.path}${d.note ? ` (${d.note})` : ""}`,
       `  A (reference): ${show(d.a)}`,
       `  B (${mods.implName}): ${show(d.b)}`,
-      `Reproduce: DIFF_SEED=${seed} npx vitest run __test__/differential.test.mjs${config.keep ? "" : "   (DIFF_KEEP=1 keeps the temp dir)"}`,
+      `Reproduce: ${config.reproduce ?? `DIFF_SEED=${seed} npx vitest run __test__/differential.test.mjs`}${config.keep ? "" : "   (DIFF_KEEP=1 keeps the temp dir)"}`,
       `Temp dir: ${tmp}`,
       `Last ${Math.min(20, log.length)} ops (ids as A-side tokens):`,
       ...log.slice(-20).map((l) => `  #${l.step} ${l.name}(${l.args})${l.outcome ? ` -> ${l.outcome}` : ""}`),
