@@ -7,7 +7,14 @@
 //   DIFF_SKIP=argIdentity,identity ...                             # disable named checks (see SKIPPABLE in lib/verify/differential.mjs)
 //   FUZZ_PERSIST_EVERY=6 (every n-th seed persists to disk; 0 = none), FUZZ_MIN_OPS/FUZZ_MAX_OPS, DIFF_KEEP=1
 import { afterEach, describe, expect, it } from "vitest";
-import { EXPORT_NAMES, defaultConfig, isPersistedSeed, loadModules, parseSkip, runSequence } from "../lib/verify/differential.mjs";
+import {
+  EXPORT_NAMES,
+  defaultConfig,
+  isPersistedSeed,
+  loadModules,
+  parseSkip,
+  runSequence,
+} from "../lib/verify/differential.mjs";
 import { makeMutantModule } from "./diff-mutants.mjs";
 
 let mods;

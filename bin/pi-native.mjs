@@ -7,6 +7,10 @@
 // exit code and NODE_OPTIONS, since nothing is in between): the hooks are installed, then pi's
 // bin is imported. PI_SESSION_NATIVE=0 runs pi unmodified; PI_SESSION_NATIVE_DEBUG=1 says which
 // module was served.
+//
+// `pi-native --verify [--seeds N] [--json]` does not start pi: it verifies the session code of the
+// pi it would start against this package (lib/verify/cli.mjs), prints the report, records the
+// verdict (so the next start serves a pi that passed) and exits 0 (pass) or 1 (differs).
 import {
   accessSync,
   closeSync,
@@ -18,9 +22,11 @@ import {
   realpathSync,
   statSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { installHooks } from "../lib/register-hooks.mjs";
+import { piPackageOf } from "../lib/verify/locate.mjs";
 
 const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 const self = realpathSync(fileURLToPath(import.meta.url));
@@ -87,6 +93,20 @@ function fromPathHit(hit) {
   return undefined;
 }
 
+/** `pi-native --verify`: the verifier on pi's package, in a child without this package's hooks. */
+function verify(piBin) {
+  const pi = piPackageOf(piBin);
+  if (!pi) fail(`${piBin} is not inside the pi package (${PI_PACKAGE})`);
+  const cli = fileURLToPath(new URL("../lib/verify/cli.mjs", import.meta.url));
+  const env = { ...process.env, PI_SESSION_NATIVE: "0" };
+  if (env.NODE_OPTIONS) {
+    env.NODE_OPTIONS = env.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
+    if (!env.NODE_OPTIONS) delete env.NODE_OPTIONS;
+  }
+  const r = spawnSync(process.execPath, [cli, pi.dir, ...process.argv.slice(3)], { stdio: "inherit", env });
+  process.exit(r.status ?? 1);
+}
+
 function findPi() {
   const explicit = process.env.PI_CODING_AGENT_BIN;
   if (explicit) {
@@ -114,6 +134,7 @@ function findPi() {
 }
 
 const bin = findPi();
+if (process.argv[2] === "--verify") verify(bin);
 installHooks();
 // pi sees the argv it would see when started as `pi ...`: [node, <pi bin>, ...args]
 process.argv[1] = bin;

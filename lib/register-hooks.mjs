@@ -15,23 +15,30 @@
 // - The unbundled `dist/core/session-manager.js` (`node dist/cli.js`, the SDK from dist/index.js):
 //   the `resolve` hook redirects it to this package's index.mjs.
 //
-// Fail-safe: when the pi version is not one this hook was tested with, the chunk does not match
-// the signature, or the addon does not load, nothing is changed (pi runs unmodified) and one line
-// on stderr says why, once per process. PI_SESSION_NATIVE=0 keeps the hooks from being installed;
-// PI_SESSION_NATIVE_DEBUG=1 prints `[pi-session-native] serving session-manager: ...` once.
-// PI_SESSION_NATIVE_ANY_VERSION=1 skips the version check (the signature check still applies).
+// What is served is decided by what pi's session code is, not by pi's version string: the digest of
+// the chunk (or of the unbundled module and the files it imports; lib/verify/identity.mjs) must be
+// one this package ships as known-good (lib/verify/known-good.mjs: the pi releases it was verified
+// against) or one the verifier passed on this machine (lib/verify/verdicts.mjs). Session code it
+// does not know: pi runs unmodified, one line says so, and the verifier (lib/verify/cli.mjs) starts
+// in the background; from the next start on, the code is served if it behaved as ours, and the
+// line says which operation differed if not. PI_SESSION_NATIVE_ANY_VERSION=1 serves unverified code
+// (the signature check still applies).
+//
+// Fail-safe: when the code is not verified, the chunk does not match the signature, or the addon
+// does not load, nothing is changed (pi runs unmodified) and one line on stderr says why, once per
+// process. PI_SESSION_NATIVE=0 keeps the hooks from being installed; PI_SESSION_NATIVE_DEBUG=1
+// prints `[pi-session-native] serving session-manager: ...` once.
 import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
+import { CLASS_SIGNATURE, piPackageOf } from "./verify/locate.mjs";
 
-/** pi versions whose bundle this hook was tested against. */
-export const TESTED_PI_VERSIONS = ["1.6.0"];
-const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 const PREFIX = "[pi-session-native]";
 export const MARKER = `${PREFIX} serving session-manager`;
 /** globalThis key: state shared by every copy of this file in the process (and the patched chunk). */
 export const STATE_KEY = Symbol.for("pi-session-native.hooks");
+export const REPORT_URL = "https://github.com/pi-session-native/pi-session-native/issues";
 
 // The session-manager module of pi's bundle exports exactly these names, all of them ours.
 export const SESSION_EXPORTS = [
@@ -45,10 +52,10 @@ export const SESSION_EXPORTS = [
   "buildSessionContext",
   "SessionManager",
 ];
-// The class as esbuild emits it (a `var`, so the binding can be reassigned). Signature checks are
-// literal searches of esbuild's minified-whitespace output: a regex over the 2.6 MB chunk costs
-// milliseconds per pattern, indexOf microseconds.
-const CLASS_SIGNATURE = "var SessionManager=class _SessionManager{";
+/** What the native store writes (checked against the chunk's CURRENT_SESSION_VERSION before loading it). */
+const NATIVE_SESSION_VERSION = 3;
+// Signature checks are literal searches of esbuild's minified-whitespace output, on the bytes as
+// loaded (no decoding of the 2.6 MB chunk): Buffer#indexOf costs microseconds.
 // Cheap pre-filter on the raw bytes: a module that may define pi's SessionManager mentions it in
 // its last TAIL bytes (where esbuild puts the export list), and then contains one of the needles.
 // pi's bundle is ~10 MB: scanning only tails keeps the hook's own cost near zero.
@@ -64,6 +71,7 @@ const UNBUNDLED_SUFFIX = "/pi-coding-agent/dist/core/session-manager.js";
 const packageRoot = new URL("../", import.meta.url);
 const nativeEntry = fileURLToPath(new URL("../index.js", import.meta.url));
 const esmEntry = new URL("../index.mjs", import.meta.url).href;
+const verifierCli = fileURLToPath(new URL("./verify/cli.mjs", import.meta.url));
 const require = createRequire(import.meta.url);
 
 function say(line) {
@@ -116,104 +124,152 @@ function loadNative() {
   }
 }
 
-function readPiVersion(fromFile) {
-  let dir = dirname(fromFile);
-  for (let i = 0; i < 8; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      if (pkg.name === PI_PACKAGE) return { version: pkg.version, dir };
-    } catch {
-      // no package.json here
-    }
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
+/**
+ * Whether the session code with `digest` may be served: known-good, or passed by the verifier on
+ * this machine. Otherwise gives up (one line) and, for code never verified here, starts the
+ * verifier in the background. `what` names the code in the line.
+ */
+function trusted(digest, pi, what) {
+  const s = state();
+  const release = knownRelease(digest);
+  if (release) {
+    s.trust = `known: pi ${release}`;
+    return true;
   }
-  return undefined;
+  const label = `pi ${pi?.version ?? "(version unknown)"}'s session code (${what}, ${shortDigest(digest)})`;
+  if (s.env.PI_SESSION_NATIVE_ANY_VERSION === "1") {
+    s.trust = "unverified (PI_SESSION_NATIVE_ANY_VERSION=1)";
+    return true;
+  }
+  let verdict;
+  try {
+    // loaded only for code this package does not know: the known path stays as light as it was
+    const { VERIFIER, readVerdict } = require("./verify/verdicts.mjs");
+    verdict = readVerdict(digest, VERIFIER, s.env);
+  } catch {
+    verdict = undefined;
+  }
+  if (verdict?.ok) {
+    s.trust = `verified on this machine ${verdict.at ?? ""}`.trim();
+    return true;
+  }
+  if (verdict) {
+    giveUp(
+      `${label} does not behave as this package's: ${String(verdict.failure ?? "").split("\n")[0].slice(0, 300)}. ` +
+        `\`pi-native --verify\` prints the report; please report it at ${REPORT_URL}`,
+    );
+    return false;
+  }
+  const started = pi ? startVerifier(pi.dir) : false;
+  giveUp(
+    `${label} is new to this package${started ? ": it is being verified in the background, and the next start serves it if it behaves as ours" : ""} ` +
+      "(`pi-native --verify` verifies it now and prints the report)",
+  );
+  return false;
 }
 
-function checkVersion(file) {
+/** Starts the verifier on pi's package `dir` in a detached, low-priority process without our hooks. */
+function startVerifier(dir) {
   const s = state();
-  if (s.version) return s.version;
-  const pi = readPiVersion(file);
-  if (!pi) {
-    giveUp(`no package.json of ${PI_PACKAGE} above ${file}`);
-    return undefined;
+  if (s.env.PI_SESSION_NATIVE_NO_VERIFY === "1") return false;
+  try {
+    const { spawn } = require("node:child_process");
+    const env = { ...s.env, PI_SESSION_NATIVE: "0" };
+    if (env.NODE_OPTIONS) {
+      env.NODE_OPTIONS = env.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
+      if (!env.NODE_OPTIONS) delete env.NODE_OPTIONS;
+    }
+    const child = spawn(process.execPath, [verifierCli, "--background", dir], {
+      detached: true,
+      stdio: "ignore",
+      env,
+      windowsHide: true,
+    });
+    child.on("error", () => {});
+    child.unref();
+    s.verifierPid = child.pid;
+    return true;
+  } catch {
+    return false;
   }
-  if (!TESTED_PI_VERSIONS.includes(pi.version) && process.env.PI_SESSION_NATIVE_ANY_VERSION !== "1") {
-    giveUp(
-      `pi ${pi.version} is not a version this hook was tested with (${TESTED_PI_VERSIONS.join(", ")}); ` +
-        "PI_SESSION_NATIVE_ANY_VERSION=1 tries anyway",
-    );
-    return undefined;
-  }
-  s.version = pi.version;
-  return pi.version;
 }
 
 /** `export{a,b as c}` at the end of an esbuild chunk: exported name -> local name. */
-function exportList(source) {
-  const at = source.lastIndexOf("export{");
+function exportList(bytes) {
+  const at = bytes.lastIndexOf("export{");
   if (at === -1) return undefined;
-  const end = source.indexOf("}", at);
+  const end = bytes.indexOf("}", at);
   if (end === -1) return undefined;
   const map = new Map();
-  for (const item of source.slice(at + 7, end).split(",")) {
+  for (const item of textOf(bytes, at + 7, end).split(",")) {
     const parts = item.trim().split(/\s+as\s+/);
     if (!parts[0]) continue;
     map.set((parts[1] ?? parts[0]).trim(), parts[0].trim());
   }
   // a re-export (`export{...}from"..."`) defines nothing here
-  if (/^\s*from\s*["']/.test(source.slice(end + 1, end + 40))) return undefined;
+  if (/^\s*from\s*["']/.test(textOf(bytes, end + 1, end + 40))) return undefined;
   return map;
 }
 
-/**
- * Checks a candidate module against the signature; returns the assignments to append or the
- * reason it does not match.
- */
-/** Whether `literal` occurs in `source` at the start of a statement (not inside a longer name). */
-function declares(source, literal) {
-  for (let at = source.indexOf(literal); at !== -1; at = source.indexOf(literal, at + 1)) {
-    if (at === 0 || !/[\w$.]/.test(source[at - 1])) return true;
-  }
-  return false;
+/** Bytes `from`..`to` of a string or Buffer as a string (latin1: a 1:1 copy, enough for ASCII code). */
+function textOf(bytes, from, to) {
+  return typeof bytes === "string" ? bytes.slice(from, to) : bytes.toString("latin1", from, Math.min(to, bytes.length));
 }
 
-export function matchSignature(source, native) {
-  const classAt = source.indexOf(CLASS_SIGNATURE);
-  if (classAt === -1 || !declares(source, CLASS_SIGNATURE)) {
-    return { reason: `the class declaration \`${CLASS_SIGNATURE}\` is not there` };
+const NAME_CHAR = /[\w$.]/;
+/** Whether `literal` occurs at `from`.. at the start of a statement (not inside a longer name). */
+function declaresIn(bytes, literal, from = 0, to = bytes.length) {
+  for (let at = bytes.indexOf(literal, from); at !== -1 && at < to; at = bytes.indexOf(literal, at + 1)) {
+    if (at === 0 || !NAME_CHAR.test(textOf(bytes, at - 1, at))) return at;
   }
+  return -1;
+}
+
+/**
+ * Checks a candidate module (a string or the Buffer as loaded) against the signature; returns the
+ * assignments to append or the reason it does not match.
+ */
+export function matchSignature(bytes) {
+  const classAt = declaresIn(bytes, CLASS_SIGNATURE);
+  if (classAt === -1) return { reason: `the class declaration \`${CLASS_SIGNATURE}\` is not there` };
   // esbuild emits the session functions just before the class (15 KB in 1.6.0): look there
   // first, then in the whole module
-  const near = source.slice(Math.max(0, classAt - 256 * 1024), classAt + 64 * 1024);
-  const bound = (local) =>
-    [near, source].some((text) => declares(text, `var ${local}=`) || declares(text, `function ${local}(`));
-  const exported = exportList(source);
+  const nearFrom = Math.max(0, classAt - 256 * 1024);
+  const nearTo = classAt + 64 * 1024;
+  const declAt = (local) => {
+    for (const [from, to] of [
+      [nearFrom, nearTo],
+      [0, bytes.length],
+    ]) {
+      const v = declaresIn(bytes, `var ${local}=`, from, to);
+      if (v !== -1) return { at: v, kind: "var" };
+      if (declaresIn(bytes, `function ${local}(`, from, to) !== -1) return { kind: "function" };
+    }
+    return undefined;
+  };
+  const exported = exportList(bytes);
   if (!exported) return { reason: "no export list at the end of the module" };
   const missing = SESSION_EXPORTS.filter((name) => !exported.has(name));
   if (missing.length) return { reason: `the module does not export ${missing.join(", ")}` };
   const assignments = [];
+  let versionDecl;
   for (const name of SESSION_EXPORTS) {
     const local = exported.get(name);
     if (!/^[\w$]+$/.test(local)) return { reason: `unexpected local name ${local} for ${name}` };
-    if (!bound(local)) {
-      return { reason: `${name} is not a var or function binding` };
-    }
-    if (!(name in native)) return { reason: `the native module has no ${name}` };
+    const decl = declAt(local);
+    if (!decl) return { reason: `${name} is not a var or function binding` };
+    if (name === "CURRENT_SESSION_VERSION") versionDecl = { ...decl, local };
     assignments.push([local, name]);
   }
-  const versionLocal = exported.get("CURRENT_SESSION_VERSION");
-  const versionText = near.includes(`var ${versionLocal}=`) ? near : source;
-  const at = versionText.indexOf(`var ${versionLocal}=`);
   const version =
-    at === -1
+    versionDecl?.at === undefined
       ? null
-      : /^(\d+)[;,]/.exec(versionText.slice(at + versionLocal.length + 5, at + versionLocal.length + 25));
-  if (!version || Number(version[1]) !== native.CURRENT_SESSION_VERSION) {
+      : /^(\d+)[;,]/.exec(
+          textOf(bytes, versionDecl.at + versionDecl.local.length + 5, versionDecl.at + versionDecl.local.length + 25),
+        );
+  if (!version || Number(version[1]) !== NATIVE_SESSION_VERSION) {
     return {
-      reason: `CURRENT_SESSION_VERSION is ${version ? version[1] : "not a number"}, the native store writes ${native.CURRENT_SESSION_VERSION}`,
+      reason: `CURRENT_SESSION_VERSION is ${version ? version[1] : "not a number"}, the native store writes ${NATIVE_SESSION_VERSION}`,
     };
   }
   return { assignments };
@@ -248,14 +304,19 @@ function serveChunk(url, result, bytes) {
   s.seenCandidate = true;
   if (s.outcome) return result; // served already (a second copy would not be ours) or gave up
   const file = fileURLToPath(url);
-  if (!checkVersion(file)) return result;
-  // latin1 is a 1:1 byte copy (no UTF-8 decoding): enough for matching ASCII declarations
-  const source = typeof bytes === "string" ? bytes : bytes.toString("latin1");
-  const native = loadNative();
-  if (!native) return result;
-  const match = matchSignature(source, native);
+  const pi = piPackageOf(file);
+  s.version = pi?.version;
+  const match = matchSignature(bytes);
   if (!match.assignments) {
     giveUp(`${file} does not match the signature: ${match.reason}`);
+    return result;
+  }
+  if (!trusted(bundleDigest(bytes), pi, file)) return result;
+  const native = loadNative();
+  if (!native) return result;
+  const absent = match.assignments.filter(([, name]) => !(name in native)).map(([, name]) => name);
+  if (absent.length) {
+    giveUp(`the native module has no ${absent.join(", ")}`);
     return result;
   }
   s.outcome = { served: true, module: file, names: match.assignments.map(([, name]) => name) };
@@ -272,7 +333,7 @@ function announce(what, names) {
   if (!s.debug) return;
   const addons = loadedAddons();
   say(
-    `${MARKER}: ${what} (pi ${s.version}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; ` +
+    `${MARKER}: ${what} (pi ${s.version}, ${s.trust}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; ` +
       `addon ${addons.join(", ") || "not found"}; pid ${process.pid}; addon load ${(s.nativeMs ?? 0).toFixed(1)} ms, hooks ${s.hookMs.toFixed(1)} ms in all)`,
   );
 }
@@ -300,10 +361,16 @@ function redirectUnbundled(url, resolved) {
   const s = state();
   if (s.outcome && !s.outcome.served) return resolved;
   if (s.outcome?.served && s.outcome.module !== "unbundled") return resolved;
-  if (!checkVersion(fileURLToPath(url)) || !loadNative()) return resolved;
   if (!s.outcome) {
+    const started = performance.now();
+    const file = fileURLToPath(url);
+    const pi = piPackageOf(file);
+    s.version = pi?.version;
+    const ok = trusted(moduleDigest(file), pi, file);
+    s.hookMs += performance.now() - started;
+    if (!ok || !loadNative()) return resolved;
     s.outcome = { served: true, module: "unbundled" };
-    announce(fileURLToPath(url));
+    announce(file);
   }
   return { url: esmEntry, format: "module", shortCircuit: true };
 }
@@ -325,10 +392,8 @@ function inspectModule(url, result) {
   if (url.endsWith(UNBUNDLED_SUFFIX)) return result;
   if (url.includes("/dist/bundle/") && !s.bundleSeen) {
     s.bundleSeen = true;
-    // pi's bundle is loading: check its version now (one package.json read), so an untested
-    // pi is reported before it starts, and at exit say so if no module of it was even a
-    // candidate (at exit, because modules may load lazily; never too early)
-    if (!checkVersion(fileURLToPath(url))) return result;
+    // at exit, say so if no module of pi's bundle was even a candidate (at exit, because modules
+    // may load lazily; never too early)
     process.once("exit", () => {
       if (!state().outcome && !state().seenCandidate) {
         giveUp(
@@ -353,7 +418,7 @@ function inspectModule(url, result) {
  */
 export function installHooks({ env = process.env } = {}) {
   if (globalThis[STATE_KEY]) return globalThis[STATE_KEY];
-  const s = { debug: env.PI_SESSION_NATIVE_DEBUG === "1", outcome: undefined, installed: false, hookMs: 0 };
+  const s = { debug: env.PI_SESSION_NATIVE_DEBUG === "1", env, outcome: undefined, installed: false, hookMs: 0 };
   Object.defineProperty(globalThis, STATE_KEY, { value: s, enumerable: false, configurable: true, writable: true });
   if (env.PI_SESSION_NATIVE === "0") {
     s.outcome = { served: false, reason: "PI_SESSION_NATIVE=0" };

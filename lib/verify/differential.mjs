@@ -891,7 +891,7 @@ const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "", "ünï
 // ---------------------------------------------------------------------------------------------
 
 const FIX_TS = "2024-01-02T03:04:05.678Z";
-function fixtureContent(kind, cwd) {
+export function fixtureContent(kind, cwd) {
   const L = (o) => JSON.stringify(o);
   const header = (extra = {}) => ({
     type: "session",
@@ -968,7 +968,7 @@ function fixtureContent(kind, cwd) {
   }
   throw new Error(`unknown fixture ${kind}`);
 }
-const FIXTURES = [
+export const FIXTURES = [
   "empty",
   "garbage",
   "headerOnly",

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Runs the verifier (lib/verify/run.mjs) on an installed pi:
+//   node lib/verify/cli.mjs <pi package folder, or a file inside it such as its bin>
+//     [--seeds N] [--no-record] [--background] [--json]
+// Prints the report and exits 0 when every piece of pi's session code behaves as ours, 1 when one
+// differs, 2 on bad arguments. --background (what the module hook starts when it meets session
+// code it does not know): one verifier per user at a time, lower CPU priority, no output; the
+// verdicts and the report go to the cache folder (lib/verify/verdicts.mjs).
+// `pi-native --verify` runs this on the pi it would start.
+import { spawnSync } from "node:child_process";
+import { setPriority } from "node:os";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { piPackageOf } from "./locate.mjs";
+import { formatReport, verifyPi } from "./run.mjs";
+import { takeLock, writeReport } from "./verdicts.mjs";
+
+const HOOKS_KEY = Symbol.for("pi-session-native.hooks");
+
+/** The environment for a verifier process: this package's hooks off, whatever the caller had. */
+export function cleanEnv(env = process.env) {
+  const out = { ...env, PI_SESSION_NATIVE: "0" };
+  if (out.NODE_OPTIONS) {
+    out.NODE_OPTIONS = out.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
+    if (!out.NODE_OPTIONS) delete out.NODE_OPTIONS;
+  }
+  return out;
+}
+
+function usage(message) {
+  process.stderr.write(
+    `${message ? `${message}\n` : ""}usage: node lib/verify/cli.mjs <pi package folder or a file in it> [--seeds N] [--no-record] [--background] [--json]\n`,
+  );
+  process.exit(2);
+}
+
+async function main() {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        seeds: { type: "string" },
+        "no-record": { type: "boolean" },
+        background: { type: "boolean" },
+        json: { type: "boolean" },
+      },
+    });
+  } catch (error) {
+    usage(error.message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) usage("one pi package folder (or a file in it) is needed");
+  // our hooks would hand the verifier our own code as pi's: run again without them
+  if (globalThis[HOOKS_KEY]?.installed) {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+      stdio: "inherit",
+      env: cleanEnv(),
+    });
+    process.exit(r.status ?? 1);
+  }
+  const target = resolve(positionals[0]);
+  const pi = piPackageOf(`${target}/package.json`) ?? piPackageOf(target);
+  if (!pi) usage(`${target}: not inside the pi package (@earendil-works/pi-coding-agent)`);
+  const seeds = values.seeds === undefined ? 40 : Number(values.seeds);
+  if (!Number.isInteger(seeds) || seeds < 1) usage("--seeds: a positive integer");
+
+  if (values.background) {
+    const release = takeLock();
+    if (!release) return 0; // another verifier is at work
+    try {
+      setPriority(10);
+    } catch {
+      // not allowed: run at the normal priority
+    }
+    try {
+      const outcome = await verifyPi({ ...pi, seeds, record: !values["no-record"] });
+      writeReport(formatReport(pi, outcome));
+      return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
+    } finally {
+      release();
+    }
+  }
+  const outcome = await verifyPi({
+    ...pi,
+    seeds,
+    record: !values["no-record"],
+    onTarget: values.json ? undefined : (t) => process.stderr.write(`verifying ${t.kind} ${t.file} ...\n`),
+  });
+  const report = formatReport(pi, outcome);
+  if (!values["no-record"]) writeReport(report);
+  process.stdout.write(values.json ? `${JSON.stringify({ pi, ...outcome }, null, 1)}\n` : report);
+  return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      process.stderr.write(`pi-session-native verify: ${error?.stack ?? error}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,48 @@
+// Where an installed pi keeps its session code: the package folder of a file inside it, the bundle
+// chunk that defines SessionManager, the unbundled module.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
+/** How esbuild declares the class in pi's bundle (a `var`, so the hook can reassign it). */
+export const CLASS_SIGNATURE = "var SessionManager=class _SessionManager{";
+
+/** `{ dir, version }` of the pi package that holds `file`, or undefined. */
+export function piPackageOf(file) {
+  let dir = dirname(file);
+  for (let i = 0; i < 8; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (pkg.name === PI_PACKAGE) return { dir, version: String(pkg.version) };
+    } catch {
+      // no package.json here
+    }
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return undefined;
+}
+
+/** The bundle chunk of pi's package `dir` that declares SessionManager, or undefined. */
+export function findSessionChunk(dir) {
+  for (const sub of [join("dist", "bundle", "chunks"), join("dist", "bundle")]) {
+    let names;
+    try {
+      names = readdirSync(join(dir, sub)).filter((n) => n.endsWith(".js")).sort();
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const file = join(dir, sub, name);
+      if (readFileSync(file).includes(CLASS_SIGNATURE)) return file;
+    }
+  }
+  return undefined;
+}
+
+/** The unbundled session module of pi's package `dir`, or undefined. */
+export function findSessionModule(dir) {
+  const file = join(dir, "dist", "core", "session-manager.js");
+  return existsSync(file) ? file : undefined;
+}
