@@ -32,7 +32,9 @@ import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
-import { CLASS_SIGNATURE, piPackageOf } from "./verify/locate.mjs";
+import { CLASS_SIGNATURE, piPackageOf, SESSION_EXPORTS } from "./verify/locate.mjs";
+
+export { SESSION_EXPORTS };
 
 const PREFIX = "[pi-session-native]";
 export const MARKER = `${PREFIX} serving session-manager`;
@@ -40,18 +42,6 @@ export const MARKER = `${PREFIX} serving session-manager`;
 export const STATE_KEY = Symbol.for("pi-session-native.hooks");
 export const REPORT_URL = "https://github.com/pi-session-native/pi-session-native/issues";
 
-// The session-manager module of pi's bundle exports exactly these names, all of them ours.
-export const SESSION_EXPORTS = [
-  "CURRENT_SESSION_VERSION",
-  "migrateSessionEntries",
-  "parseSessionEntries",
-  "getLatestCompactionEntry",
-  "sessionEntryToContextMessages",
-  "buildContextEntries",
-  "buildSessionProjection",
-  "buildSessionContext",
-  "SessionManager",
-];
 /** What the native store writes (checked against the chunk's CURRENT_SESSION_VERSION before loading it). */
 const NATIVE_SESSION_VERSION = 3;
 // Signature checks are literal searches of esbuild's minified-whitespace output, on the bytes as
@@ -155,8 +145,9 @@ function trusted(digest, pi, what) {
   }
   if (verdict) {
     giveUp(
-      `${label} does not behave as this package's: ${String(verdict.failure ?? "").split("\n")[0].slice(0, 300)}. ` +
-        `\`pi-native --verify\` prints the report; please report it at ${REPORT_URL}`,
+      `${label} does not behave as this package's: ${String(verdict.failure ?? "")
+        .split("\n")[0]
+        .slice(0, 300)}. ` + `\`pi-native --verify\` prints the report; please report it at ${REPORT_URL}`,
     );
     return false;
   }

@@ -8,6 +8,7 @@
 //   "options"  NODE_OPTIONS="--import <abs>/lib/register.mjs" node22 <pi bin> ...  (the recipe)
 import { execFile, spawn } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -15,6 +16,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -208,3 +210,48 @@ export function startRpc(root, how, args = [], { cwd = join(root, "project") } =
 }
 
 export { MODEL, PROVIDER };
+
+/**
+ * A real copy of pi's package at <tmp>/node_modules/@earendil-works/pi-coding-agent (module URLs
+ * must point into the copy, so no symlinks there), its dependencies symlinked next to it.
+ * `editChunk(source)` returns the new text of the bundle chunk that defines SessionManager (found
+ * by content); `editPackage(pkg)` changes its package.json object in place.
+ * @param {{ editChunk?: (source: string) => string, editPackage?: (pkg: any) => void, from?: string }} [options]
+ */
+export function copyPiPackage({ editChunk, editPackage, from = piPackage } = {}) {
+  const base = tempDir("pi-copy-");
+  dirs.push(base);
+  const nm = join(base, "node_modules");
+  const scope = join(nm, "@earendil-works");
+  mkdirSync(scope, { recursive: true });
+  const fromNm = resolve(from, "..", "..");
+  for (const name of readdirSync(fromNm)) {
+    if (name === "@earendil-works" || name.startsWith(".")) continue;
+    symlinkSync(join(fromNm, name), join(nm, name));
+  }
+  for (const name of readdirSync(join(fromNm, "@earendil-works"))) {
+    if (name !== "pi-coding-agent") symlinkSync(join(fromNm, "@earendil-works", name), join(scope, name));
+  }
+  const pkg = join(scope, "pi-coding-agent");
+  cpSync(from, pkg, { recursive: true, dereference: true });
+  const chunks = join(pkg, "dist", "bundle", "chunks");
+  const found = readdirSync(chunks)
+    .map((f) => join(chunks, f))
+    .filter((file) => readFileSync(file, "utf8").includes(CLASS_SIGNATURE));
+  if (found.length !== 1) throw new Error(`expected one chunk defining SessionManager, found ${found.length}`);
+  const [chunk] = found;
+  const original = readFileSync(chunk, "utf8");
+  if (editChunk) {
+    const edited = editChunk(original);
+    if (edited === original) throw new Error("editChunk changed nothing");
+    writeFileSync(chunk, edited);
+  }
+  if (editPackage) {
+    const file = join(pkg, "package.json");
+    const data = JSON.parse(readFileSync(file, "utf8"));
+    editPackage(data);
+    writeFileSync(file, JSON.stringify(data, null, "\t"));
+  }
+  return { base, pkg, bin: join(pkg, "dist", "bundle", "cli.js"), chunk, original };
+}
+const CLASS_SIGNATURE = "var SessionManager=class _SessionManager{";

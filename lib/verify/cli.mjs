@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the verifier (lib/verify/run.mjs) on an installed pi:
 //   node lib/verify/cli.mjs <pi package folder, or a file inside it such as its bin>
-//     [--seeds N] [--no-record] [--background] [--json]
+//     [--seeds N] [--all] [--no-record] [--background] [--json]
+// --all also verifies session code whose digest is known-good (lib/verify/known-good.mjs).
 // Prints the report and exits 0 when every piece of pi's session code behaves as ours, 1 when one
 // differs, 2 on bad arguments. --background (what the module hook starts when it meets session
 // code it does not know): one verifier per user at a time, lower CPU priority, no output; the
@@ -30,7 +31,7 @@ export function cleanEnv(env = process.env) {
 
 function usage(message) {
   process.stderr.write(
-    `${message ? `${message}\n` : ""}usage: node lib/verify/cli.mjs <pi package folder or a file in it> [--seeds N] [--no-record] [--background] [--json]\n`,
+    `${message ? `${message}\n` : ""}usage: node lib/verify/cli.mjs <pi package folder or a file in it> [--seeds N] [--all] [--no-record] [--background] [--json]\n`,
   );
   process.exit(2);
 }
@@ -45,6 +46,7 @@ async function main() {
         "no-record": { type: "boolean" },
         background: { type: "boolean" },
         json: { type: "boolean" },
+        all: { type: "boolean" },
       },
     });
   } catch (error) {
@@ -75,7 +77,7 @@ async function main() {
       // not allowed: run at the normal priority
     }
     try {
-      const outcome = await verifyPi({ ...pi, seeds, record: !values["no-record"] });
+      const outcome = await verifyPi({ ...pi, seeds, all: values.all, record: !values["no-record"] });
       writeReport(formatReport(pi, outcome));
       return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
     } finally {
@@ -85,6 +87,7 @@ async function main() {
   const outcome = await verifyPi({
     ...pi,
     seeds,
+    all: values.all,
     record: !values["no-record"],
     onTarget: values.json ? undefined : (t) => process.stderr.write(`verifying ${t.kind} ${t.file} ...\n`),
   });

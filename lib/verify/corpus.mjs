@@ -17,7 +17,6 @@ import os from "node:os";
 import path from "node:path";
 import { DiffError, FIXTURES, fixtureContent, parseSkip, runSequence } from "./differential.mjs";
 
-
 const SEQUENCE_CONFIG = {
   persistEvery: 2, // every other sequence writes files, so file bytes are compared often
   fullEvery: 6,
@@ -51,7 +50,8 @@ export function surfaceDifferences(ref, impl) {
   for (const name of Object.getOwnPropertyNames(A)) {
     if (["length", "name", "prototype"].includes(name)) continue;
     const [ka, kb] = [memberKind(A, name), memberKind(B, name)];
-    if (ka !== kb) out.push(`static SessionManager.${name} is ${kb === "missing" ? "missing" : `a ${kb}, pi's a ${ka}`}`);
+    if (ka !== kb)
+      out.push(`static SessionManager.${name} is ${kb === "missing" ? "missing" : `a ${kb}, pi's a ${ka}`}`);
   }
   for (const name of Object.getOwnPropertyNames(A.prototype)) {
     if (name === "constructor" || name.startsWith("_")) continue;
@@ -150,7 +150,11 @@ async function listingCheck(ref, impl, tmp) {
 }
 
 async function defaultsCheck(ref, impl, tmp) {
-  const saved = { HOME: process.env.HOME, USERPROFILE: process.env.USERPROFILE, AGENT: process.env.PI_CODING_AGENT_DIR };
+  const saved = {
+    HOME: process.env.HOME,
+    USERPROFILE: process.env.USERPROFILE,
+    AGENT: process.env.PI_CODING_AGENT_DIR,
+  };
   const restore = () => {
     for (const [k, v] of [
       ["HOME", saved.HOME],

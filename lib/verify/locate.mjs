@@ -7,6 +7,19 @@ export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 /** How esbuild declares the class in pi's bundle (a `var`, so the hook can reassign it). */
 export const CLASS_SIGNATURE = "var SessionManager=class _SessionManager{";
 
+/** The names pi's bundle chunk exports from its session module, all of them replaced by ours. */
+export const SESSION_EXPORTS = Object.freeze([
+  "CURRENT_SESSION_VERSION",
+  "migrateSessionEntries",
+  "parseSessionEntries",
+  "getLatestCompactionEntry",
+  "sessionEntryToContextMessages",
+  "buildContextEntries",
+  "buildSessionProjection",
+  "buildSessionContext",
+  "SessionManager",
+]);
+
 /** `{ dir, version }` of the pi package that holds `file`, or undefined. */
 export function piPackageOf(file) {
   let dir = dirname(file);
@@ -29,7 +42,9 @@ export function findSessionChunk(dir) {
   for (const sub of [join("dist", "bundle", "chunks"), join("dist", "bundle")]) {
     let names;
     try {
-      names = readdirSync(join(dir, sub)).filter((n) => n.endsWith(".js")).sort();
+      names = readdirSync(join(dir, sub))
+        .filter((n) => n.endsWith(".js"))
+        .sort();
     } catch {
       continue;
     }

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { runCorpus } from "./corpus.mjs";
 import { loadModules } from "./differential.mjs";
 import { bundleDigest, knownRelease, moduleDigest } from "./identity.mjs";
-import { findSessionChunk, findSessionModule } from "./locate.mjs";
+import { findSessionChunk, findSessionModule, SESSION_EXPORTS } from "./locate.mjs";
 import { VERIFIER, writeVerdict } from "./verdicts.mjs";
 
 const require = createRequire(import.meta.url);
@@ -17,33 +17,39 @@ const require = createRequire(import.meta.url);
 function sessionExportsOf(chunkNs, moduleNs) {
   const names = Object.keys(chunkNs);
   if (moduleNs) return names.filter((n) => Object.hasOwn(moduleNs, n));
-  // without the unbundled module: the names the hook assigns, plus any export that is a session
-  // free function by its name
-  return names.filter((n) => n === "SessionManager" || n === "CURRENT_SESSION_VERSION" || /Session|Context|Compaction/.test(n));
+  // without the unbundled module: the names the hook assigns
+  return names.filter((n) => SESSION_EXPORTS.includes(n));
 }
 
 /**
  * Verifies pi's package `dir` (`version` for the report). Returns `{ results }`, one per target:
- * `{ kind, file, digest, known, ok, checks, failure, ms }`. Records verdicts unless `record` is false.
+ * `{ kind, file, digest, known, ok, skipped, checks, failure, ms }`. Code whose digest is
+ * known-good is not verified again unless `all`. Records verdicts unless `record` is false.
  */
-export async function verifyPi({ dir, version, seeds = 40, record = true, onCheck, onTarget } = {}) {
+export async function verifyPi({ dir, version, seeds = 40, record = true, all = false, onCheck, onTarget } = {}) {
   const own = require("../../index.js");
   const results = [];
   const moduleFile = findSessionModule(dir);
   const chunkFile = findSessionChunk(dir);
-  let moduleNs;
+  let moduleNs; // the unbundled module's namespace: which of a chunk's exports are the session module's
   const targets = [];
   if (moduleFile) targets.push({ kind: "module", file: moduleFile, digest: moduleDigest(moduleFile) });
   if (chunkFile) targets.push({ kind: "bundle", file: chunkFile, digest: bundleDigest(readFileSync(chunkFile)) });
   for (const target of targets) {
     const started = performance.now();
+    const known = knownRelease(target.digest);
+    if (known && !all) {
+      results.push({ ...target, known, ok: true, skipped: true, checks: [], ms: 0 });
+      continue;
+    }
     onTarget?.(target);
     let outcome;
     try {
       const { ref } = await loadModules({ referenceUrl: pathToFileURL(target.file).href, impl: own });
       let side = ref;
-      if (target.kind === "module") moduleNs = ref;
-      else {
+      if (target.kind === "bundle") {
+        // the chunk also exports other modules' names: keep the session module's
+        moduleNs ??= moduleFile ? await import(pathToFileURL(moduleFile).href) : undefined;
         side = {};
         for (const name of sessionExportsOf(ref, moduleNs)) side[name] = ref[name];
       }
@@ -54,7 +60,7 @@ export async function verifyPi({ dir, version, seeds = 40, record = true, onChec
     }
     const result = {
       ...target,
-      known: knownRelease(target.digest),
+      known,
       ok: outcome.ok,
       checks: outcome.checks,
       failure: outcome.failure,
@@ -72,12 +78,17 @@ export async function verifyPi({ dir, version, seeds = 40, record = true, onChec
 /** The report as text (what `pi-native --verify` prints and the cache keeps). */
 export function formatReport({ dir, version }, { results }) {
   const lines = [`pi ${version} at ${dir}`, `verifier ${VERIFIER}`];
-  if (!results.length) lines.push("  no session code found (no bundle chunk defines SessionManager, no dist/core/session-manager.js)");
+  if (!results.length)
+    lines.push("  no session code found (no bundle chunk defines SessionManager, no dist/core/session-manager.js)");
   for (const r of results) {
     lines.push(
       `${r.kind === "bundle" ? "bundle chunk" : "unbundled module"} ${r.file}`,
       `  ${r.digest}${r.known ? ` (known: pi ${r.known})` : " (new to this package)"}`,
     );
+    if (r.skipped) {
+      lines.push("  known-good: served without verifying here (--all verifies it too)");
+      continue;
+    }
     for (const c of r.checks)
       lines.push(`  ${c.ok ? "same" : "DIFFERS"}  ${c.name} (${c.ms} ms)${c.ok ? "" : `\n${indent(c.detail)}`}`);
     lines.push(`  verdict: ${r.ok ? "behaves as pi-session-native: served" : "differs: not served"} (${r.ms} ms)`);
