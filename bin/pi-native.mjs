@@ -26,7 +26,7 @@ import { spawnSync } from "node:child_process";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { installHooks } from "../lib/register-hooks.mjs";
-import { piPackageOf } from "../lib/verify/locate.mjs";
+import { piPackageOf, verifierEnv } from "../lib/verify/locate.mjs";
 
 const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 const self = realpathSync(fileURLToPath(import.meta.url));
@@ -98,12 +98,10 @@ function verify(piBin) {
   const pi = piPackageOf(piBin);
   if (!pi) fail(`${piBin} is not inside the pi package (${PI_PACKAGE})`);
   const cli = fileURLToPath(new URL("../lib/verify/cli.mjs", import.meta.url));
-  const env = { ...process.env, PI_SESSION_NATIVE: "0" };
-  if (env.NODE_OPTIONS) {
-    env.NODE_OPTIONS = env.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
-    if (!env.NODE_OPTIONS) delete env.NODE_OPTIONS;
-  }
-  const r = spawnSync(process.execPath, [cli, pi.dir, ...process.argv.slice(3)], { stdio: "inherit", env });
+  const r = spawnSync(process.execPath, [cli, pi.dir, ...process.argv.slice(3)], {
+    stdio: "inherit",
+    env: verifierEnv(process.env),
+  });
   process.exit(r.status ?? 1);
 }
 

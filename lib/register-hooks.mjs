@@ -32,7 +32,7 @@ import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
-import { CLASS_SIGNATURE, piPackageOf, SESSION_EXPORTS } from "./verify/locate.mjs";
+import { CLASS_SIGNATURE, piPackageOf, SESSION_EXPORTS, verifierEnv } from "./verify/locate.mjs";
 
 export { SESSION_EXPORTS };
 
@@ -165,11 +165,7 @@ function startVerifier(dir) {
   if (s.env.PI_SESSION_NATIVE_NO_VERIFY === "1") return false;
   try {
     const { spawn } = require("node:child_process");
-    const env = { ...s.env, PI_SESSION_NATIVE: "0" };
-    if (env.NODE_OPTIONS) {
-      env.NODE_OPTIONS = env.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
-      if (!env.NODE_OPTIONS) delete env.NODE_OPTIONS;
-    }
+    const env = verifierEnv(s.env);
     const child = spawn(process.execPath, [verifierCli, "--background", dir], {
       detached: true,
       stdio: "ignore",

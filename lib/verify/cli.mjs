@@ -13,21 +13,11 @@ import { setPriority } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { piPackageOf } from "./locate.mjs";
+import { piPackageOf, verifierEnv } from "./locate.mjs";
 import { formatReport, verifyPi } from "./run.mjs";
 import { takeLock, writeReport } from "./verdicts.mjs";
 
 const HOOKS_KEY = Symbol.for("pi-session-native.hooks");
-
-/** The environment for a verifier process: this package's hooks off, whatever the caller had. */
-export function cleanEnv(env = process.env) {
-  const out = { ...env, PI_SESSION_NATIVE: "0" };
-  if (out.NODE_OPTIONS) {
-    out.NODE_OPTIONS = out.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
-    if (!out.NODE_OPTIONS) delete out.NODE_OPTIONS;
-  }
-  return out;
-}
 
 function usage(message) {
   process.stderr.write(
@@ -58,7 +48,7 @@ async function main() {
   if (globalThis[HOOKS_KEY]?.installed) {
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
       stdio: "inherit",
-      env: cleanEnv(),
+      env: verifierEnv(process.env),
     });
     process.exit(r.status ?? 1);
   }

@@ -18,6 +18,7 @@ import path from "node:path";
 import { DiffError, FIXTURES, fixtureContent, parseSkip, runSequence } from "./differential.mjs";
 
 const SEQUENCE_CONFIG = {
+  sequences: 0, // the caller's seeds decide
   persistEvery: 2, // every other sequence writes files, so file bytes are compared often
   fullEvery: 6,
   minOps: 60,
@@ -130,6 +131,7 @@ function makeStore(ref, root) {
 async function listingCheck(ref, impl, tmp) {
   const root = path.join(tmp, "store");
   const { cwdA, projectDir } = makeStore(ref, root);
+  /** @type {[string, (m: any, p: any) => Promise<any[]>][]} */
   const cases = [
     ["list(cwd, dir)", (m, p) => m.SessionManager.list(cwdA, projectDir, p)],
     ["list(other cwd, dir)", (m, p) => m.SessionManager.list("/verify/elsewhere", projectDir, p)],
@@ -193,8 +195,9 @@ async function defaultsCheck(ref, impl, tmp) {
 /**
  * Runs the corpus. `ref`: pi's module namespace (unpatched); `impl`: ours. Returns
  * `{ ok, checks: [{ name, ok, detail, ms }], failure }` where `failure` is the first failed check.
+ * @param {{ ref: any, impl: any, seeds?: number, onCheck?: (check: any) => void }} options
  */
-export async function runCorpus({ ref, impl, seeds = 40, onCheck } = {}) {
+export async function runCorpus({ ref, impl, seeds = 40, onCheck }) {
   const checks = [];
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pi-session-native-verify-"));
   const record = (name, detail, started) => {

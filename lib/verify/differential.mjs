@@ -83,7 +83,9 @@ export function assertGenuineReference(ref, moduleUrl = REFERENCE_MODULE_URL) {
 
 /**
  * Side A (`ref`: pi's own session module, default the devDependency's dist/core/session-manager.js,
- * or one of pi's bundle chunks) and side B (`impl`: default this package's index.js).
+ * or one of pi's bundle chunks) and side B (`impl`: default this package's index.js; a function is
+ * called with side A's module).
+ * @param {{ referenceUrl?: string, impl?: any, implName?: string }} [options]
  */
 export async function loadModules({ referenceUrl = REFERENCE_MODULE_URL, impl, implName } = {}) {
   const ref = await import(referenceUrl);
@@ -1797,6 +1799,7 @@ function describeArg(v, ids) {
   }
 }
 
+/** @returns {{ sequences: number, persistEvery: number, fullEvery: number, minOps: number, maxOps: number, keep: boolean, verbose: boolean, reproduce?: string }} */
 export function defaultConfig(env = process.env) {
   return {
     sequences: Number(env.FUZZ_SEQUENCES ?? 500),

@@ -61,3 +61,19 @@ export function findSessionModule(dir) {
   const file = join(dir, "dist", "core", "session-manager.js");
   return existsSync(file) ? file : undefined;
 }
+
+/**
+ * The environment for a verifier process: this package's hooks off (PI_SESSION_NATIVE=0, and no
+ * `--import` of this package in NODE_OPTIONS), so pi's own session code is what it loads.
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {NodeJS.ProcessEnv}
+ */
+export function verifierEnv(env) {
+  /** @type {NodeJS.ProcessEnv} */
+  const out = { ...env, PI_SESSION_NATIVE: "0" };
+  if (out.NODE_OPTIONS) {
+    out.NODE_OPTIONS = out.NODE_OPTIONS.replace(/--(import|require|loader)[= ]\S*pi-session-native\S*/g, "").trim();
+    if (!out.NODE_OPTIONS) delete out.NODE_OPTIONS;
+  }
+  return out;
+}

@@ -26,7 +26,11 @@ function sessionExportsOf(chunkNs, moduleNs) {
  * `{ kind, file, digest, known, ok, skipped, checks, failure, ms }`. Code whose digest is
  * known-good is not verified again unless `all`. Records verdicts unless `record` is false.
  */
-export async function verifyPi({ dir, version, seeds = 40, record = true, all = false, onCheck, onTarget } = {}) {
+/**
+ * @param {{ dir: string, version: string, seeds?: number, record?: boolean, all?: boolean,
+ *   onCheck?: (check: any) => void, onTarget?: (target: any) => void }} options
+ */
+export async function verifyPi({ dir, version, seeds = 40, record = true, all = false, onCheck, onTarget }) {
   const own = require("../../index.js");
   const results = [];
   const moduleFile = findSessionModule(dir);

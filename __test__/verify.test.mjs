@@ -1,0 +1,211 @@
+// The verifier's parts without pi's bin (lib/verify/): the verdict cache cannot be turned into a
+// false "yes" by a corrupt, tampered, copied or planted file; the digests of the devDependency's
+// session code are the known-good ones; the corpus passes for pi's own module and catches an API
+// gap and a behaviour change. (With the real bin: __test__/pi-bin/verify.test.mjs.)
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { runCorpus, surfaceDifferences } from "../lib/verify/corpus.mjs";
+import { loadModules } from "../lib/verify/differential.mjs";
+import { bundleDigest, knownRelease, moduleDigest } from "../lib/verify/identity.mjs";
+import { findSessionChunk, findSessionModule, piPackageOf, verifierEnv } from "../lib/verify/locate.mjs";
+import { cacheDir, readVerdict, takeLock, VERIFIER, writeVerdict } from "../lib/verify/verdicts.mjs";
+import { makeMutantModule } from "./diff-mutants.mjs";
+
+const require = createRequire(import.meta.url);
+const piDir = join(import.meta.dirname, "..", "node_modules", "@earendil-works", "pi-coding-agent");
+const temps = [];
+function temp() {
+  const d = mkdtempSync(join(tmpdir(), "psn-verify-"));
+  temps.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const DIGEST = `bundle:${"ab".repeat(32)}`;
+
+describe("verdict cache", () => {
+  const envFor = (dir) => ({ PI_SESSION_NATIVE_CACHE_DIR: dir });
+
+  test("a verdict written is read back; another digest or verifier has none", () => {
+    const env = envFor(join(temp(), "cache"));
+    expect(readVerdict(DIGEST, VERIFIER, env)).toBeUndefined();
+    writeVerdict(DIGEST, VERIFIER, { ok: true, pi: "1.7.0" }, env);
+    writeVerdict(`bundle:${"cd".repeat(32)}`, VERIFIER, { ok: false, failure: "API surface: x", pi: "1.8.0" }, env);
+    expect(readVerdict(DIGEST, VERIFIER, env)).toMatchObject({ ok: true, pi: "1.7.0" });
+    expect(readVerdict(`bundle:${"cd".repeat(32)}`, VERIFIER, env)).toMatchObject({
+      ok: false,
+      failure: "API surface: x",
+    });
+    expect(readVerdict(`bundle:${"ef".repeat(32)}`, VERIFIER, env)).toBeUndefined();
+    expect(readVerdict(DIGEST, "pi-session-native@9.9.9/corpus-1", env)).toBeUndefined();
+  });
+
+  test("files and folder are the user's alone (0700 / 0600)", () => {
+    const dir = join(temp(), "cache");
+    writeVerdict(DIGEST, VERIFIER, { ok: true, pi: "1.7.0" }, envFor(dir));
+    if (process.platform === "win32") return;
+    const mode = (p) => require("node:fs").statSync(p).mode & 0o777;
+    expect(mode(dir)).toBe(0o700);
+    expect(mode(join(dir, "key"))).toBe(0o600);
+    expect(mode(join(dir, "verdicts.json"))).toBe(0o600);
+  });
+
+  test.each([
+    ["a 'no' edited into a 'yes'", (dir) => edit(dir, (d) => Object.assign(d.verdicts[DIGEST], { ok: true }))],
+    ["a wrong MAC", (dir) => edit(dir, (d) => Object.assign(d.verdicts[DIGEST], { mac: "00".repeat(32) }))],
+    ["a MAC that is not hex", (dir) => edit(dir, (d) => Object.assign(d.verdicts[DIGEST], { mac: "yes" }))],
+    ["garbage", (dir) => writeFileSync(join(dir, "verdicts.json"), "{not json", { mode: 0o600 })],
+    ["an empty file", (dir) => writeFileSync(join(dir, "verdicts.json"), "", { mode: 0o600 })],
+    ["another format", (dir) => edit(dir, (d) => Object.assign(d, { format: 99 }))],
+    ["another key", (dir) => writeFileSync(join(dir, "key"), "11".repeat(32), { mode: 0o600 })],
+    ["a key that is not a key", (dir) => writeFileSync(join(dir, "key"), "short", { mode: 0o600 })],
+  ])("%s reads as no verdict", (_what, spoil) => {
+    const dir = join(temp(), "cache");
+    const env = envFor(dir);
+    writeVerdict(DIGEST, VERIFIER, { ok: false, failure: "operation sequences: label", pi: "1.7.0" }, env);
+    spoil(dir);
+    expect(readVerdict(DIGEST, VERIFIER, env)).toBeUndefined();
+  });
+
+  test("a 'yes' copied from another user's cache (another key) is not a 'yes' here", () => {
+    const theirs = join(temp(), "theirs");
+    writeVerdict(DIGEST, VERIFIER, { ok: true, pi: "1.7.0" }, envFor(theirs));
+    const mine = join(temp(), "mine");
+    writeVerdict(`bundle:${"cd".repeat(32)}`, VERIFIER, { ok: true, pi: "1.8.0" }, envFor(mine));
+    cpSync(join(theirs, "verdicts.json"), join(mine, "verdicts.json"));
+    expect(readVerdict(DIGEST, VERIFIER, envFor(mine))).toBeUndefined();
+  });
+
+  test.skipIf(process.platform === "win32")("links and files others may write are not read", () => {
+    const dir = join(temp(), "cache");
+    const env = envFor(dir);
+    writeVerdict(DIGEST, VERIFIER, { ok: true, pi: "1.7.0" }, env);
+    expect(readVerdict(DIGEST, VERIFIER, env)?.ok).toBe(true);
+    chmodSync(join(dir, "verdicts.json"), 0o666);
+    expect(readVerdict(DIGEST, VERIFIER, env)).toBeUndefined();
+    chmodSync(join(dir, "verdicts.json"), 0o600);
+    chmodSync(dir, 0o777);
+    expect(readVerdict(DIGEST, VERIFIER, env)).toBeUndefined();
+    chmodSync(dir, 0o700);
+    // the cache folder a link to the real one
+    const link = join(temp(), "link");
+    symlinkSync(dir, link);
+    expect(readVerdict(DIGEST, VERIFIER, envFor(link))).toBeUndefined();
+    // the verdicts file a link to a good one elsewhere
+    const other = join(temp(), "other");
+    mkdirSync(other, { mode: 0o700 });
+    cpSync(join(dir, "key"), join(other, "key"));
+    symlinkSync(join(dir, "verdicts.json"), join(other, "verdicts.json"));
+    expect(readVerdict(DIGEST, VERIFIER, envFor(other))).toBeUndefined();
+  });
+
+  test("one verifier at a time; a stale lock is taken over", () => {
+    const dir = join(temp(), "cache");
+    const env = envFor(dir);
+    const release = takeLock(env);
+    expect(release).toBeTypeOf("function");
+    expect(takeLock(env)).toBeUndefined();
+    const old = new Date(Date.now() - 10 * 60_000);
+    utimesSync(join(dir, "verify.lock"), old, old);
+    const again = takeLock(env);
+    expect(again).toBeTypeOf("function");
+    again?.();
+    release?.();
+  });
+
+  test("the cache folder: PI_SESSION_NATIVE_CACHE_DIR, else XDG_CACHE_HOME, else ~/.cache", () => {
+    expect(cacheDir({ PI_SESSION_NATIVE_CACHE_DIR: "/x/y" })).toBe("/x/y");
+    if (process.platform === "linux") {
+      expect(cacheDir({ XDG_CACHE_HOME: "/xdg" })).toBe("/xdg/pi-session-native");
+      expect(cacheDir({})).toMatch(/\/\.cache\/pi-session-native$/);
+    }
+  });
+});
+
+function edit(dir, change) {
+  const file = join(dir, "verdicts.json");
+  const data = JSON.parse(readFileSync(file, "utf8"));
+  change(data);
+  writeFileSync(file, JSON.stringify(data), { mode: 0o600 });
+}
+
+describe("what pi's session code is", () => {
+  test("the devDependency's chunk and module digests are known-good (pi 1.6.0)", () => {
+    const chunk = findSessionChunk(piDir);
+    expect(chunk).toBeTruthy();
+    expect(knownRelease(bundleDigest(readFileSync(chunk)))).toBe("1.6.0");
+    expect(knownRelease(moduleDigest(findSessionModule(piDir)))).toBe("1.6.0");
+    expect(piPackageOf(chunk)).toEqual({ dir: piDir, version: "1.6.0" });
+  });
+
+  test("the module digest covers the files it imports", () => {
+    const copy = join(temp(), "pi");
+    cpSync(join(piDir, "dist"), join(copy, "dist"), { recursive: true });
+    const file = join(copy, "dist", "core", "session-manager.js");
+    const before = moduleDigest(file);
+    expect(knownRelease(before)).toBe("1.6.0");
+    writeFileSync(join(copy, "dist", "config.js"), `${readFileSync(join(copy, "dist", "config.js"), "utf8")}\n//x\n`);
+    expect(knownRelease(moduleDigest(file))).toBeUndefined();
+  });
+
+  test("the verifier's environment has this package's hooks off", () => {
+    const env = verifierEnv({ NODE_OPTIONS: "--max-old-space-size=99 --import /a/pi-session-native/lib/register.mjs" });
+    expect(env.PI_SESSION_NATIVE).toBe("0");
+    expect(env.NODE_OPTIONS).toBe("--max-old-space-size=99");
+    expect("NODE_OPTIONS" in verifierEnv({ NODE_OPTIONS: "--import=/x/pi-session-native/lib/register.mjs" })).toBe(
+      false,
+    );
+  });
+});
+
+describe("the corpus", () => {
+  test("API surface: a method, a static or an export of pi's that we lack is named", async () => {
+    const { ref, impl } = await loadModules();
+    expect(surfaceDifferences(ref, impl)).toEqual([]);
+    class Wider extends ref.SessionManager {
+      archiveBranch() {}
+      static compact() {}
+      _privateHelper() {}
+    }
+    const wider = { ...ref, SessionManager: Wider, newHelper() {} };
+    expect(surfaceDifferences(wider, impl)).toEqual([
+      "export newHelper is missing",
+      "static SessionManager.compact is missing",
+      "SessionManager#archiveBranch is missing",
+    ]);
+  });
+
+  test("pi's own module against ours: every check the same", async () => {
+    const { ref, impl } = await loadModules();
+    const r = await runCorpus({ ref, impl, seeds: 6 });
+    expect(r.checks.map((c) => [c.name, c.ok, c.detail])).toEqual([
+      ["API surface", true, undefined],
+      ["operation sequences (6 seeds)", true, undefined],
+      ["list / listAll", true, undefined],
+      ["default folders", true, undefined],
+    ]);
+  }, 120_000);
+
+  test("a pi whose behaviour changed (labels dropped) is caught, with the operation", async () => {
+    const { ref, impl } = await loadModules();
+    const r = await runCorpus({ ref: makeMutantModule(ref, "dropLabel"), impl, seeds: 6 });
+    expect(r.ok).toBe(false);
+    expect(r.failure.name).toBe("operation sequences (6 seeds)");
+    expect(r.failure.detail).toMatch(/label/);
+  }, 120_000);
+});
