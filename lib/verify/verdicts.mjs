@@ -156,7 +156,13 @@ export function readVerdict(digest, verifier, env = process.env) {
   };
 }
 
-/** Records a verdict (kept beside the others; the file is rewritten atomically). */
+/**
+ * Records a verdict (kept beside the others; the file is rewritten atomically).
+ * @param {string} digest
+ * @param {string} verifier
+ * @param {{ ok: boolean, failure?: string, pi?: string }} verdict
+ * @param {NodeJS.ProcessEnv} [env]
+ */
 export function writeVerdict(digest, verifier, { ok, failure, pi }, env = process.env) {
   const dir = cacheDir(env);
   ensureDir(dir);
