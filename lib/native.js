@@ -1,77 +1,30 @@
 "use strict";
-// Loads the native addon, once.
-//
-// Order (napi-rs convention):
-//   1. PI_SESSION_NATIVE_BINARY: an explicit path to a .node file (debugging, odd layouts);
-//   2. `pi-session-native.<platform>.node` next to the package (a clone built with
-//      `npm run build`: development builds win over an installed binary);
-//   3. the platform package `pi-session-native-<platform>`, installed by npm from the main
-//      package's optionalDependencies (what a user who installed from the registry gets).
-// When none loads, one error names the platform looked for, what was tried and why each failed,
-// and the two ways out. The platform table lives in lib/platform.js.
-const { join } = require("node:path");
-const { existsSync } = require("node:fs");
-const { platformId, PACKAGE_NAME, BINARY_NAME } = require("./platform.js");
-
-const root = join(__dirname, "..");
-const { version } = require("../package.json");
+// Loads the native addon, once, from the first of lib/binary.js's candidates that loads. When
+// none loads, one error names the platform looked for, what was tried and why each failed, and the
+// two ways out. The platform table lives in lib/platform.js.
+const { candidates, firstLine, version, PACKAGE_NAME } = require("./binary.js");
 
 function load() {
-  const tried = [];
-  const explicit = process.env.PI_SESSION_NATIVE_BINARY;
+  const { explicit, id, files, tried } = candidates();
   if (explicit) {
-    // Named explicitly: no fallback that would hide which binary runs.
     try {
       return require(explicit);
     } catch (error) {
       throw Object.assign(
         new Error(`pi-session-native: PI_SESSION_NATIVE_BINARY=${explicit} does not load: ${firstLine(error)}`),
-        {
-          code: "PI_SESSION_NATIVE_NO_BINARY",
-        },
+        { code: "PI_SESSION_NATIVE_NO_BINARY" },
       );
     }
   }
-
-  const id = platformId();
   if (!id.supported) throw noBinaryError(id, tried);
-
-  const local = join(root, `${BINARY_NAME}.${id.name}.node`);
-  if (existsSync(local)) {
+  for (const file of files) {
     try {
-      return require(local);
+      return require(file);
     } catch (error) {
-      tried.push(`${local}: ${firstLine(error)}`);
-    }
-  } else {
-    tried.push(`${local}: not present (built only in a clone, by \`npm run build\`)`);
-  }
-
-  const pkg = `${PACKAGE_NAME}-${id.name}`;
-  let pkgVersion;
-  try {
-    pkgVersion = require(`${pkg}/package.json`).version;
-  } catch (error) {
-    tried.push(`${pkg}: ${error?.code === "MODULE_NOT_FOUND" ? "not installed" : firstLine(error)}`);
-  }
-  if (pkgVersion !== undefined) {
-    if (pkgVersion !== version) {
-      // The JS adapter and the addon speak one protocol per release: a mismatch would
-      // misbehave in ways far harder to read than this.
-      tried.push(`${pkg}@${pkgVersion}: installed, but ${PACKAGE_NAME} is ${version} (they must be the same version)`);
-    } else {
-      try {
-        return require(pkg);
-      } catch (error) {
-        tried.push(`${pkg}@${pkgVersion}: ${firstLine(error)}`);
-      }
+      tried.push(`${file}: ${firstLine(error)}`);
     }
   }
   throw noBinaryError(id, tried);
-}
-
-function firstLine(error) {
-  return String(error?.message ?? error).split("\n")[0];
 }
 
 function noBinaryError(id, tried) {

@@ -31,6 +31,7 @@
 import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { standIns } from "./stand-ins.mjs";
 import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
 import { CLASS_SIGNATURE, piPackageOf, SESSION_EXPORTS, verifierEnv } from "./verify/locate.mjs";
 
@@ -123,7 +124,7 @@ function trusted(digest, pi, what) {
   const s = state();
   const release = knownRelease(digest);
   if (release) {
-    s.trust = `known: pi ${release}`;
+    s.trust = `session code known-good (pi ${release})`;
     return true;
   }
   const label = `pi ${pi?.version ?? "(version unknown)"}'s session code (${what}, ${shortDigest(digest)})`;
@@ -299,20 +300,57 @@ function serveChunk(url, result, bytes) {
     return result;
   }
   if (!trusted(bundleDigest(bytes), pi, file)) return result;
-  const native = loadNative();
-  if (!native) return result;
-  const absent = match.assignments.filter(([, name]) => !(name in native)).map(([, name]) => name);
-  if (absent.length) {
-    giveUp(`the native module has no ${absent.join(", ")}`);
-    return result;
-  }
+  const binary = addonFile();
+  if (!binary) return result;
+  s.addonFile = binary;
   s.outcome = { served: true, module: file, names: match.assignments.map(([, name]) => name) };
-  s.patch = native;
+  // the addon and our JS load when pi first uses its session code (lib/stand-ins.mjs)
+  s.patch = standIns(resolveServed, SESSION_EXPORTS, NATIVE_SESSION_VERSION);
+  const key = 'globalThis[Symbol.for("pi-session-native.hooks")]';
+  const originals = match.assignments.map(([local, name]) => `${name}:${local}`).join(",");
   const body = match.assignments.map(([local, name]) => `${local}=__psn.${name}`).join(";");
-  const appended = `\n;{const __psn=globalThis[Symbol.for("pi-session-native.hooks")]?.patch;if(__psn){${body};globalThis[Symbol.for("pi-session-native.hooks")].applied=true}}\n`;
+  const appended = `\n;{const __s=${key},__psn=__s?.patch;if(__psn){__s.originals={${originals}};${body};__s.applied=true}}\n`;
   // hand back bytes when given bytes: Node decodes the module source itself
   const patched = typeof bytes === "string" ? bytes + appended : Buffer.concat([bytes, Buffer.from(appended, "utf8")]);
   return { ...result, source: patched };
+}
+
+/** The addon file that will load, or undefined after giving up (no binary for this machine). */
+function addonFile() {
+  try {
+    const { candidates } = require("./binary.js");
+    const found = candidates();
+    if (found.files.length) return found.files[0];
+    giveUp(
+      found.explicit
+        ? `the native addon does not load (PI_SESSION_NATIVE_BINARY=${found.explicit} does not exist)`
+        : `the native addon does not load (no binary for ${found.id.describe}${found.tried.length ? `; ${found.tried.join("; ")}` : ""})`,
+    );
+  } catch (error) {
+    giveUp(`the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`);
+  }
+  return undefined;
+}
+
+/**
+ * What pi's session names forward to once pi first uses them: this package, or, when the addon
+ * does not load after all (a broken file), pi's own originals, said on stderr.
+ */
+function resolveServed() {
+  const s = state();
+  const started = performance.now();
+  try {
+    const mod = require(nativeEntry);
+    s.nativeMs = performance.now() - started;
+    if (typeof mod?.SessionManager !== "function") throw new Error(`${nativeEntry} does not export SessionManager`);
+    return mod;
+  } catch (error) {
+    s.outcome = { served: false, reason: "the native addon does not load" };
+    say(
+      `${PREFIX} not serving session-manager, pi runs unmodified: the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`,
+    );
+    return s.originals;
+  }
 }
 
 function announce(what, names) {
@@ -320,8 +358,9 @@ function announce(what, names) {
   if (!s.debug) return;
   const addons = loadedAddons();
   say(
-    `${MARKER}: ${what} (pi ${s.version}, ${s.trust}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; ` +
-      `addon ${addons.join(", ") || "not found"}; pid ${process.pid}; addon load ${(s.nativeMs ?? 0).toFixed(1)} ms, hooks ${s.hookMs.toFixed(1)} ms in all)`,
+    `${MARKER}: ${what} (pi ${s.version}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; ` +
+      `${addons.length ? `addon ${addons.join(", ")}` : `addon ${s.addonFile ?? "not found"} (loads when pi first uses its session code)`}; ` +
+      `${s.trust}; pid ${process.pid}; hooks ${s.hookMs.toFixed(1)} ms in all)`,
   );
 }
 
@@ -370,7 +409,18 @@ function loadHook(url, context, nextLoad) {
   const out = inspectModule(url, result);
   s.hookMs += performance.now() - started;
   if (s.outcome?.served && out !== result) announce(s.outcome.module, s.outcome.names);
+  if (s.outcome) dropLoadHook();
   return out;
+}
+
+function dropLoadHook() {
+  const s = state();
+  try {
+    s.loadHooks?.deregister?.();
+  } catch {
+    // not removable: it returns at once for every module from now on
+  }
+  s.loadHooks = undefined;
 }
 
 function inspectModule(url, result) {
@@ -428,7 +478,10 @@ export function installHooks({ env = process.env } = {}) {
       );
     return s;
   }
-  registerHooks({ resolve: resolveHook, load: loadHook });
+  registerHooks({ resolve: resolveHook });
+  // the load hook is removed once the chunk is served or refused: the modules pi loads after it
+  // take Node's own path (the resolve hook stays, for the unbundled module)
+  s.loadHooks = registerHooks({ load: loadHook });
   s.installed = true;
   return s;
 }

@@ -74,7 +74,8 @@ describe.skipIf(!node22)("pi served by what its session code is", () => {
       });
       const root = makeRoot("piverify-", server.baseUrl);
       const stderr = await served(root, copy.bin, "version string only");
-      expect(stderr).toContain("pi 1.99.0, known: pi 1.6.0");
+      expect(stderr).toContain("(pi 1.99.0; ");
+      expect(stderr).toContain("session code known-good (pi 1.6.0)");
       expect(existsSync(verdictsFile(root))).toBe(false); // nothing verified, nothing cached
     },
     TIMEOUT,
