@@ -13,6 +13,7 @@ import {
   MARKER,
   markerCount,
   node22,
+  piNodeModules,
   piPackage,
   readJsonl,
   registerScript,
@@ -27,8 +28,9 @@ const TIMEOUT = 120_000;
 const CLASS = "var SessionManager=class _SessionManager{";
 
 /**
- * <tmp>/node_modules/@earendil-works/pi-coding-agent: a real copy of pi's package (module URLs
- * must point into the copy, so no symlinks there), its dependencies symlinked next to it.
+ * <tmp>/node_modules/@earendil-works/pi-coding-agent: a real copy of pi's package under test
+ * (module URLs must point into the copy, so no symlinks there), its dependencies (from the
+ * node_modules it is installed in) symlinked next to it.
  * The module that defines SessionManager is found by content and its class renamed.
  */
 function copyPiWithRenamedClass() {
@@ -36,7 +38,7 @@ function copyPiWithRenamedClass() {
   const nm = join(base, "node_modules");
   const scope = join(nm, "@earendil-works");
   mkdirSync(scope, { recursive: true });
-  const repoNm = join(repoRoot, "node_modules");
+  const repoNm = piNodeModules;
   for (const name of readdirSync(repoNm)) {
     if (name === "@earendil-works" || name.startsWith(".")) continue;
     symlinkSync(join(repoNm, name), join(nm, name));
@@ -122,6 +124,7 @@ describe.skipIf(!node22)("fail-safe: pi runs unmodified and one line says why", 
       writeFileSync(pkgFile, JSON.stringify(pkg, null, "\t"));
       await expectUnmodifiedRun("native", /pi 1\.6\.99 is not a version this hook was tested with \(1\.6\.0\)/, {
         bin: copy.bin,
+        env: { PI_SESSION_NATIVE_ANY_VERSION: undefined },
       });
       // PI_SESSION_NATIVE_ANY_VERSION=1 skips the version check; the signature still guards
       await expectUnmodifiedRun("native", /does not match the signature/, {
