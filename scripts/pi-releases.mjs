@@ -82,6 +82,7 @@ const opts = {
   verify: true,
   anyVersion: false,
   reinstall: false,
+  json: undefined,
 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -135,6 +136,13 @@ try {
 }
 
 // ---------------------------------------------------------------- steps
+/**
+ * Runs a command to completion, output captured (and written to `log` when given).
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, cwd?: string, log?: string, timeout?: number }} [options]
+ * @returns {Promise<{ status: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string, ms: number }>}
+ */
 function run(cmd, args, { env = process.env, cwd = repoRoot, log, timeout = 0 } = {}) {
   return new Promise((resolvePromise) => {
     const t0 = Date.now();
@@ -246,6 +254,7 @@ async function verify(version, bin, home) {
 async function e2e(version, pkgDir) {
   const report = join(logDir, `${version}-e2e.json`);
   rmSync(report, { force: true });
+  /** @type {NodeJS.ProcessEnv} */
   const env = { ...process.env, PI_E2E_PI_PACKAGE: pkgDir, PI_NODE22: node22 };
   if (opts.anyVersion) env.PI_SESSION_NATIVE_ANY_VERSION = "1";
   else delete env.PI_SESSION_NATIVE_ANY_VERSION;

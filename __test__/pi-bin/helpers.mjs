@@ -43,6 +43,13 @@ export const piPackage = resolvePiPackage(process.env.PI_E2E_PI_PACKAGE);
 export const piBin = join(piPackage, "dist", "bundle", "cli.js");
 /** pi's version, from the package under test (tests that print it compare with this). */
 export const piVersion = JSON.parse(readFileSync(join(piPackage, "package.json"), "utf8")).version;
+/** Whether the pi under test is `version` or newer (stable x.y.z versions). */
+export function piAtLeast(version) {
+  const a = piVersion.split(/[.-]/).map(Number);
+  const b = version.split(".").map(Number);
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return true;
+}
 /**
  * The node_modules folder pi's dependencies resolve from: the one that holds
  * @earendil-works/pi-coding-agent (npm's flat layout), for tests that copy pi's package.
