@@ -192,13 +192,26 @@ async function install(version) {
     log: join(logDir, `${version}-install.log`),
     timeout: 600_000,
   });
-  if (r.status !== 0) return { ok: false, ms: r.ms, dir, error: `npm install exited ${r.status ?? r.signal}` };
+  if (r.status !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    // npm's own reason, e.g. "notarget No matching version found for …"
+    const why = r.stderr.split("\n").find((l) => /^npm error (?!code )/.test(l));
+    return {
+      ok: false,
+      ms: r.ms,
+      dir,
+      error: `npm install exited ${r.status ?? r.signal}${why ? `: ${why.slice(10)}` : ""}`,
+    };
+  }
   writeFileSync(
     join(staging, "installed.json"),
     `${JSON.stringify({ version, installedAt: new Date().toISOString() })}\n`,
   );
   const staged = installProblem(staging, version);
-  if (staged) return { ok: false, ms: r.ms, dir, error: `after npm install: ${staged}` };
+  if (staged) {
+    rmSync(staging, { recursive: true, force: true });
+    return { ok: false, ms: r.ms, dir, error: `after npm install: ${staged}` };
+  }
   rmSync(dir, { recursive: true, force: true });
   renameSync(staging, dir);
   return { ok: true, cached: false, ms: r.ms, dir };
@@ -340,9 +353,12 @@ console.log(
 );
 console.log(table(headers, tableRows));
 const failed = results.filter((r) => r.failures.length);
+const SHOWN = 8; // failures listed per release; the rest are in its logs
 for (const r of failed) {
   console.log(`\n${r.label}:`);
-  for (const f of r.failures) console.log(`  - ${f}`);
+  for (const f of r.failures.slice(0, SHOWN)) console.log(`  - ${f}`);
+  if (r.failures.length > SHOWN)
+    console.log(`  … and ${r.failures.length - SHOWN} more (${join(logDir, `${r.version}-e2e.log`)})`);
 }
 console.log(
   `\ntotal ${seconds(Date.now() - started)}; ${failed.length ? `FAIL (${failed.map((r) => r.version).join(", ")})` : "PASS"}`,
