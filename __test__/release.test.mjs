@@ -72,6 +72,18 @@ describe("release workflow", () => {
     });
     expect(out).toMatch(/^build=\[.*\]\ntest=\[.*\]\n$/s);
   });
+
+  test("every pi release is tested before publishing, and the newest pi daily", () => {
+    const wf = readFileSync(join(workflows, "release.yml"), "utf8");
+    expect(pkg.scripts["test:pi-releases"]).toBe("node scripts/pi-releases.mjs");
+    expect(wf).toMatch(/\n {2}pi-releases:\n {4}needs: build\n/);
+    expect(wf).toContain("run: npm run test:pi-releases");
+    expect(wf).toContain("needs: [build, test, pi-releases]");
+    const daily = readFileSync(join(workflows, "pi-latest.yml"), "utf8");
+    expect(daily).toMatch(/\n {2}schedule:\n {4}- cron: "[^"]+"\n/);
+    expect(daily).toContain("npm run test:pi-releases -- --versions");
+    expect(daily).toContain("inputs.versions || 'latest'");
+  });
 });
 
 describe("one list of targets", () => {

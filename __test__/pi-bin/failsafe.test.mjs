@@ -14,6 +14,7 @@ import {
   MARKER,
   markerCount,
   node22,
+  piPackage,
   readJsonl,
   registerScript,
   repoRoot,
@@ -82,10 +83,11 @@ describe.skipIf(!node22)("fail-safe: pi runs unmodified and one line says why", 
   });
 
   test("a pi version string is not what decides: the renamed copy called 1.6.0 is still refused", async () => {
-    // the copy's package.json says 1.6.0, the release this package knows; its session code is not
+    // the copy's package.json says the pi release under test, one this package knows; its session code is not
     // 1.6.0's, and the signature check refuses it before any digest is looked at
     const pkgFile = join(copy.pkg, "package.json");
-    expect(JSON.parse(readFileSync(pkgFile, "utf8")).version).toBe("1.6.0");
+    const { version } = JSON.parse(readFileSync(join(piPackage, "package.json"), "utf8"));
+    expect(JSON.parse(readFileSync(pkgFile, "utf8")).version).toBe(version);
     // PI_SESSION_NATIVE_ANY_VERSION=1 skips verification; the signature still guards
     await expectUnmodifiedRun("native", /does not match the signature/, {
       bin: copy.bin,

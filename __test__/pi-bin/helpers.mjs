@@ -1,6 +1,12 @@
-// Shared helpers for the end-to-end tests of the real, bundled `pi` bin (pi 1.6.0's
-// dist/bundle/cli.js) with and without this package's hook. vitest runs under Node 20; pi runs
-// under Node 22 (scripts/node22.mjs). Every pi run gets its own HOME and PI_CODING_AGENT_DIR.
+// Shared helpers for the end-to-end tests of the real, bundled `pi` bin (dist/bundle/cli.js)
+// with and without this package's hook. vitest runs under Node 20; pi runs under Node 22
+// (scripts/node22.mjs). Every pi run gets its own HOME and PI_CODING_AGENT_DIR.
+//
+// Which pi: the devDependency (node_modules/@earendil-works/pi-coding-agent, 1.6.0) unless
+// PI_E2E_PI_PACKAGE names another installed copy of pi's package directory (as
+// scripts/pi-releases.mjs does for every published release). PI_SESSION_NATIVE_ANY_VERSION is
+// the one PI_* variable of the caller passed on to the pi runs (the hook's version override);
+// a test that needs it unset says so in its own env.
 //
 // Three ways to start pi:
 //   "ref"      node22 <pi bin> ...                                   (pi unmodified)
@@ -34,8 +40,40 @@ export const node22 = findNode22();
 export function tempDir(prefix) {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
-export const piPackage = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent");
+export const devPiPackage = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent");
+export const piPackage = resolvePiPackage(process.env.PI_E2E_PI_PACKAGE);
 export const piBin = join(piPackage, "dist", "bundle", "cli.js");
+/** pi's version, from the package under test (tests that print it compare with this). */
+export const piVersion = JSON.parse(readFileSync(join(piPackage, "package.json"), "utf8")).version;
+/** Whether the pi under test is `version` or newer (stable x.y.z versions). */
+export function piAtLeast(version) {
+  const a = piVersion.split(/[.-]/).map(Number);
+  const b = version.split(".").map(Number);
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return true;
+}
+/**
+ * The node_modules folder pi's dependencies resolve from: the one that holds
+ * @earendil-works/pi-coding-agent (npm's flat layout), for tests that copy pi's package.
+ */
+export const piNodeModules = dirname(dirname(piPackage));
+
+/** The pi package directory to test: the devDependency, or `dir` when given (checked). */
+function resolvePiPackage(dir) {
+  if (!dir) return devPiPackage;
+  const abs = realpathSync(resolve(dir));
+  const manifest = join(abs, "package.json");
+  const pkg = existsSync(manifest) ? JSON.parse(readFileSync(manifest, "utf8")) : {};
+  if (pkg.name !== "@earendil-works/pi-coding-agent" || !existsSync(join(abs, "dist", "bundle", "cli.js")))
+    throw new Error(
+      `PI_E2E_PI_PACKAGE=${dir} is not an installed @earendil-works/pi-coding-agent with dist/bundle/cli.js`,
+    );
+  if (!abs.endsWith(join("node_modules", "@earendil-works", "pi-coding-agent")))
+    throw new Error(
+      `PI_E2E_PI_PACKAGE=${dir} must be <prefix>/node_modules/@earendil-works/pi-coding-agent (npm's layout)`,
+    );
+  return abs;
+}
 export const launcher = join(repoRoot, "bin", "pi-native.mjs");
 export const registerScript = join(repoRoot, "lib", "register.mjs");
 export const MARKER = "[pi-session-native] serving session-manager";
@@ -64,7 +102,9 @@ export function makeRoot(prefix, baseUrl, settings = {}) {
 /** Environment for one pi run in `root`: nothing inherited that changes pi or the hook. */
 export function piEnv(root, how, extra = {}) {
   const env = { ...process.env };
+  const anyVersion = env.PI_SESSION_NATIVE_ANY_VERSION;
   for (const k of Object.keys(env)) if (k.startsWith("PI_") || k === "NODE_OPTIONS") delete env[k];
+  if (anyVersion !== undefined) env.PI_SESSION_NATIVE_ANY_VERSION = anyVersion;
   Object.assign(env, {
     HOME: join(root, "home"),
     PI_CODING_AGENT_DIR: join(root, "agent"),

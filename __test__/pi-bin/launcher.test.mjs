@@ -3,7 +3,18 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { cleanup, makeRoot, MARKER, markerCount, node22, piBin, piPackage, runPi, startRpc } from "./helpers.mjs";
+import {
+  cleanup,
+  makeRoot,
+  MARKER,
+  markerCount,
+  node22,
+  piBin,
+  piPackage,
+  piVersion,
+  runPi,
+  startRpc,
+} from "./helpers.mjs";
 
 afterAll(cleanup);
 
@@ -19,7 +30,7 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     const env = { PI_CODING_AGENT_BIN: undefined, PATH: `${join(root, "nothing-here")}:${bin}:${process.env.PATH}` };
     const r = await runPi(root, "native", ["--version"], { env });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe("1.6.0");
+    expect(r.stdout.trim()).toBe(piVersion);
     expect(markerCount(r.stderr), r.stderr).toBe(1);
     expect(r.stderr).toContain("dist/bundle/chunks/");
   });
@@ -34,7 +45,7 @@ describe.skipIf(!node22)("pi-native launcher", () => {
       env: { PI_CODING_AGENT_BIN: undefined, PATH: `${prefix}:${process.env.PATH}` },
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe("1.6.0");
+    expect(r.stdout.trim()).toBe(piVersion);
     expect(r.stderr).not.toContain("a shim, not pi");
     expect(markerCount(r.stderr), r.stderr).toBe(1);
   });

@@ -1,4 +1,4 @@
-// The real bundled pi bin (1.6.0, dist/bundle/cli.js) in print mode with a scripted model, run
+// The real bundled pi bin (dist/bundle/cli.js; 1.6.0 or PI_E2E_PI_PACKAGE's) in print mode with a scripted model, run
 // unmodified ("ref") and through the one switch (`pi-native`, "native"), side by side:
 //
 //   1. -p "hello there"                       new session
@@ -23,6 +23,7 @@ import {
   node22,
   normalizedSessions,
   normalizerFor,
+  piVersion,
   readJsonl,
   repoRoot,
   runPi,
@@ -117,7 +118,8 @@ describe.skipIf(!node22)("real pi bin, print mode: reference vs pi-native", () =
       expect(markerCount(s.stderr), `stderr of pi ${s.args.join(" ")}:\n${s.stderr}`).toBe(1);
       expect(s.stderr).not.toContain(FAILSAFE);
       const line = s.stderr.slice(s.stderr.indexOf(MARKER)).split("\n")[0];
-      expect(line).toMatch(/dist\/bundle\/chunks\/[^ ]+\.js \(pi 1\.6\.0; /);
+      expect(line).toContain(` (pi ${piVersion}; `);
+      expect(line).toMatch(/dist\/bundle\/chunks\/[^ ]+\.js \(pi /);
       expect(line).toContain("SessionManager");
       expect(line).toContain("buildSessionContext");
       const addon = addonInMarker(s.stderr);

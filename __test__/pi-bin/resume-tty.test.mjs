@@ -45,6 +45,7 @@ function writeRunScript(root, how) {
     "PI_TELEMETRY",
     "PI_CODING_AGENT_BIN",
     "PI_SESSION_NATIVE_DEBUG",
+    "PI_SESSION_NATIVE_ANY_VERSION",
     "PATH",
   ]
     .filter((k) => env[k] !== undefined)
