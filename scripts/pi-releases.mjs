@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Every published pi release against this package: installs each from the npm registry into its
 // own cached folder, then asks the hook whether it serves that pi as installed, runs
-// `pi-native --verify` on it and the end-to-end pi-bin suite (__test__/pi-bin) against it.
+// `pi-native --verify --all` on it (known-good digests verified again) and the end-to-end pi-bin
+// suite (__test__/pi-bin) against it.
 // A new pi release that breaks us shows up here (the release workflow and a daily scheduled
 // workflow run it), not at a user's.
 //
@@ -26,7 +27,7 @@
 // check out is installed again). Logs of each step: .tmp/pi-releases/logs/<version>-*.log.
 //
 // Columns: "served" is the hook's answer for that pi as a user gets it (pi-native --version,
-// no override); "verify" is `pi-native --verify` (exit 0 = ok; "not available" while the
+// no override); "verify" is `pi-native --verify --all` (exit 0 = ok; "not available" while the
 // verifier is not in this checkout, which is not a failure); e2e counts are vitest's.
 // Exit code: 0 all good, 1 any failure (install, not served, verifier, an e2e test), 2 usage or
 // setup error (no Node >= 22.19, registry not reachable for a tag or the default list).
@@ -256,7 +257,7 @@ async function serveCheck(version, bin, home) {
 
 const verifierShipped = existsSync(join(repoRoot, "lib", "verify"));
 async function verify(version, bin, home) {
-  const r = await run(node22, [launcher, "--verify"], {
+  const r = await run(node22, [launcher, "--verify", "--all"], {
     env: piEnv(home, bin),
     log: join(logDir, `${version}-verify.log`),
     timeout: 300_000,

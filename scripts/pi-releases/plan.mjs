@@ -115,7 +115,8 @@ export function verifyVerdict(run, verifierShipped) {
       status: "n/a",
       text: piRefused ? "verifier not available (pi got --verify)" : "verifier not available",
     };
-  const lines = out
+  // the report is on stdout (progress on stderr): its last line is the verdict
+  const lines = (run.stdout?.trim() ? run.stdout : out)
     .split("\n")
     .map((l) => l.trim())
     .filter(Boolean);
