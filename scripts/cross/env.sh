@@ -58,6 +58,7 @@ in_root() {
     set -e
     root="$1"; repo="$2"; cmd="$3"; fixtures="$4"
     mkdir -p "$root$repo" "$root/proc" "$root/dev" "$root/tmp"
+    mkdir -p -m 700 "$root/run/user/0"
     mount -t proc proc "$root/proc"
     mount --rbind /dev "$root/dev"
     mount --bind "$repo" "$root$repo"
@@ -73,7 +74,7 @@ in_root() {
       mount --bind -o ro "$ca" "$root/etc/ssl/certs/host-ca.crt"
     fi
     exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-      CARGO_HTTP_CAINFO=/etc/ssl/certs/host-ca.crt SSL_CERT_FILE=/etc/ssl/certs/host-ca.crt \
+      XDG_RUNTIME_DIR=/run/user/0 CARGO_HTTP_CAINFO=/etc/ssl/certs/host-ca.crt SSL_CERT_FILE=/etc/ssl/certs/host-ca.crt \
       PATH=/opt/zig:/usr/local/bin:/usr/bin:/bin /bin/bash -c "cd \"\$0\" && $cmd" "$repo"
   ' in_root "$ROOTFS" "$REPO" "$1" "$FIXTURES"
 }
@@ -84,7 +85,8 @@ in_root() {
 target_env() {
   local t="$1" T; T="$(echo "$t" | tr 'a-z-' 'A-Z_')"
   local u; u="$(echo "$t" | tr '-' '_')"
-  echo "export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR='$OUT/cargo' CARGO_TERM_COLOR=never;"
+  # One cargo target folder per target, so that targets can build at the same time.
+  echo "export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR='$OUT/build/$t' CARGO_TERM_COLOR=never;"
   case "$t" in
     x86_64-pc-windows-gnu)
       echo "export CC_$u=x86_64-w64-mingw32-gcc AR_$u=x86_64-w64-mingw32-ar;"

