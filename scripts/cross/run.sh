@@ -19,8 +19,9 @@ TARGETS="${PI_CROSS_TARGETS:-$TARGETS_RUN $TARGETS_LINK}"
 SKIP=" ${PI_CROSS_SKIP:-} "
 # The test:binary files that make sense on another platform (install.test.mjs does not: it
 # packs and installs the host's own build through a local registry; the Windows install path
-# is windows-user-path.sh).
-JS_FILES="__test__/differential.test.mjs __test__/edge-cases.test.mjs __test__/discovery.test.mjs __test__/fixtures.test.mjs"
+# is windows-user-path.sh), and native-errors.test.mjs (our errors against Node's own fs
+# errors on that platform).
+JS_FILES="__test__/native-errors.test.mjs __test__/differential.test.mjs __test__/edge-cases.test.mjs __test__/discovery.test.mjs __test__/fixtures.test.mjs"
 
 SUMMARY="$OUT/summary.txt"
 mkdir -p "$OUT"

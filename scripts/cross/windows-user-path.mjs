@@ -99,7 +99,11 @@ for (const [label, file] of [
   check(`${label}: pi.cmd --export`, ref.code === 0, ref.stderr);
   const nat = run(process.execPath, [piNative, "--export", file, natHtml], { PI_SESSION_NATIVE_DEBUG: "1" });
   check(`${label}: pi-native --export (found pi through pi.cmd)`, nat.code === 0, nat.stderr);
-  check(`${label}: pi-native served the native session manager`, /serving session-manager/.test(nat.stderr), nat.stderr);
+  check(
+    `${label}: pi-native served the native session manager`,
+    /serving session-manager/.test(nat.stderr),
+    nat.stderr,
+  );
   if (ref.code === 0 && nat.code === 0) {
     const a = readFileSync(refHtml, "utf8");
     const b = readFileSync(natHtml, "utf8");
