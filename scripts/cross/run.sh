@@ -11,11 +11,19 @@
 #               Windows only: the user's path (scripts/cross/windows-user-path.sh)
 #
 # Environment: PI_CROSS_TARGETS (a space-separated subset of the triples),
-# PI_CROSS_SKIP (any of: clippy build core js user), PI_CROSS_CACHE (env.sh).
+# PI_CROSS_SKIP (any of: clippy build core js user), PI_CROSS_CACHE (env.sh),
+# PI_CROSS_PROFILE=dev (addons built without optimization: reuses the std the core tests built,
+# for a quick JS run on a busy machine; release, the default, is what users get).
 # Prints one line per step and a summary; exits 1 if a step failed.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 TARGETS="${PI_CROSS_TARGETS:-$TARGETS_RUN $TARGETS_LINK}"
+PROFILE="${PI_CROSS_PROFILE:-release}"
+case "$PROFILE" in
+  release) profile_flag="--release" profile_dir=release ;;
+  dev) profile_flag="" profile_dir=debug ;;
+  *) echo "PI_CROSS_PROFILE: release or dev" >&2; exit 2 ;;
+esac
 SKIP=" ${PI_CROSS_SKIP:-} "
 # The test:binary files that make sense on another platform (install.test.mjs does not: it
 # packs and installs the host's own build through a local registry; the Windows install path
@@ -91,7 +99,7 @@ for t in $TARGETS; do
 
   if [[ "$SKIP" != *" build "* ]]; then
     dest="$(addon_path "$t")"
-    step "build-$t" "$env_t $NICE cargo build $zb --release -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$OUT/build/$t/$t/release/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
+    step "build-$t" "$env_t $NICE cargo build $zb $profile_flag -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$OUT/build/$t/$t/$profile_dir/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
   fi
 
   case " $TARGETS_RUN " in *" $t "*) ;; *) continue ;; esac
@@ -111,7 +119,7 @@ done
 
 total=$(($(date +%s) - started))
 {
-  echo "cross run: ${total}s, targets: $TARGETS"
+  echo "cross run: ${total}s, targets: $TARGETS, addons: $PROFILE"
   for t in $TARGETS; do
     f="$(addon_path "$t")"
     [ -f "$f" ] && printf '  %-28s %9s bytes  %s\n' "$t" "$(stat -c %s "$f")" "${f#"$REPO"/}"

@@ -46,7 +46,7 @@ mkdirSync(env.HOME, { recursive: true });
 
 // The reference SessionManager of the installed pi writes the session (Windows cwd and file).
 const piPackage = join(prefix, "node_modules", "@earendil-works", "pi-coding-agent");
-const { SessionManager } = await import(pathToFileURL(join(piPackage, "dist", "index.js")).href);
+const { SessionManager } = await import(pathToFileURL(join(piPackage, "dist", "core", "session-manager.js")).href);
 const cwd = join(work, "Project Dir");
 mkdirSync(cwd, { recursive: true });
 const sm = SessionManager.create(cwd, join(work, "sessions"));
@@ -72,6 +72,26 @@ const session = sm.getSessionFile();
 check(`session file has a drive letter and \\ (${session})`, /^[A-Za-z]:\\.*\\/.test(session ?? ""));
 const crlf = join(work, "crlf.jsonl");
 writeFileSync(crlf, readFileSync(session, "utf8").replace(/\n/g, "\r\n"));
+
+// Case-insensitive paths, as pi >= 1.5 compares them on Windows: the same session is found from
+// the cwd spelled in another case, by the reference and by this package (the Windows addon).
+const native = await import(pathToFileURL(join(dirname(dirname(piNative)), "index.mjs")).href);
+const upper = cwd.toUpperCase();
+const sessionDir = join(work, "sessions");
+const refRecent = SessionManager.continueRecent(upper, sessionDir).getSessionFile();
+const natRecent = native.SessionManager.continueRecent(upper, sessionDir).getSessionFile();
+check(
+  `continueRecent from ${upper}: the same file`,
+  refRecent === natRecent && refRecent === session,
+  `${refRecent} / ${natRecent}`,
+);
+const refList = (await SessionManager.list(upper, sessionDir)).map((i) => i.path);
+const natList = (await native.SessionManager.list(upper, sessionDir)).map((i) => i.path);
+check(
+  `list from ${upper}: same sessions (${refList.length})`,
+  JSON.stringify(refList) === JSON.stringify(natList),
+  `${refList} / ${natList}`,
+);
 
 /** Run a .cmd shim or node.exe; answers { code, stdout, stderr }. */
 function run(file, args, extraEnv = {}) {
