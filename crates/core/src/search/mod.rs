@@ -37,7 +37,9 @@ const APP_ID: i32 = 0x5053_5248;
 /// `PRAGMA user_version`: the schema; another value rebuilds the index.
 /// 2: terminal escape sequences separate tokens (1 glued `\x1b[31mword` into `31mword`);
 /// FTS5's `ascii` tokenizer over the pre-folded tokens (1: `unicode61`, same tokens, slower).
-const SCHEMA: i32 = 2;
+/// 3: tool calls, labels and session names indexed (`rows.part` names the text of the
+/// entry); camelCase parts in the `parts` column.
+const SCHEMA: i32 = 3;
 /// Files parsed per write transaction (bounds memory during a first build).
 const BATCH: usize = 128;
 
@@ -105,9 +107,10 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEG
   session_id TEXT, cwd TEXT, leaf TEXT);
 CREATE INDEX files_session ON files(session_id);
 CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
-  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL);
+  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
+  part INTEGER NOT NULL);
 CREATE INDEX rows_file ON rows(file);
-CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1,
+CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', contentless_delete=1,
   tokenize='ascii');
 ";
 
@@ -542,11 +545,11 @@ impl Index {
             let active = if full { active_set(&p.entries) } else { None };
             {
                 let mut ins_row = self.conn.prepare_cached(
-                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?;
                 let mut ins_fts = self
                     .conn
-                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+                    .prepare_cached("INSERT INTO fts(rowid, body, parts) VALUES (?1, ?2, ?3)")?;
                 for r in &p.rows {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
@@ -563,11 +566,12 @@ impl Index {
                         r.ts_ms,
                         e.off as i64,
                         e.len as i64,
-                        on as i64
+                        on as i64,
+                        r.part as i64
                     ])?;
                     let rowid = self.conn.last_insert_rowid();
-                    // `r.text` is already the folded index text (see `folded`).
-                    ins_fts.execute(params![rowid, r.text])?;
+                    // `r.text` and `r.parts` are already the index text (see `folded`).
+                    ins_fts.execute(params![rowid, r.text, r.parts])?;
                 }
             }
             let prev = if full { None } else { current.as_ref() };
@@ -718,7 +722,9 @@ fn parse_files(chunk: &[(String, Stamp, Option<FileRow>)], start_ns: i128) -> Ve
 /// writer, which runs alone, only inserts.
 fn folded(mut p: extract::Parsed) -> extract::Parsed {
     for r in &mut p.rows {
-        r.text = text::index_text(&r.text);
+        let t = text::index_text(&r.text);
+        r.text = t.body;
+        r.parts = t.parts;
     }
     p
 }
@@ -822,13 +828,14 @@ struct Candidate {
     off: u64,
     len: u64,
     active: bool,
+    part: i64,
     score: f64,
     matched: &'static str,
 }
 
 impl Candidate {
-    /// A candidate from a row whose first seven columns are
-    /// `file, entry_id, role, tools, off, len, active`.
+    /// A candidate from a row whose first eight columns are
+    /// `file, entry_id, role, tools, off, len, active, part`.
     fn from_row(
         r: &rusqlite::Row<'_>,
         score: f64,
@@ -842,6 +849,7 @@ impl Candidate {
             off: r.get::<_, i64>(4)? as u64,
             len: r.get::<_, i64>(5)? as u64,
             active: r.get::<_, i64>(6)? != 0,
+            part: r.get(7)?,
             score,
             matched,
         })
@@ -940,7 +948,12 @@ impl Index {
                 .get("timestamp")
                 .and_then(|v| v.as_js_string())
                 .map(|s| s.to_string_lossy());
-            let Some((_, t)) = texts.iter().find(|(r, _)| *r == c.role) else {
+            let Some(t) = usize::try_from(c.part)
+                .ok()
+                .and_then(|i| texts.get(i))
+                .filter(|t| t.role == c.role)
+                .map(|t| t.text.as_str())
+            else {
                 return false;
             };
             *per.entry(c.file).or_insert(0) += 1;
@@ -1002,7 +1015,7 @@ impl Index {
                 }
                 let Some(row) = row else { continue };
                 let c = self.conn.query_row(
-                    "SELECT file, entry_id, role, tools, off, len, active FROM rows WHERE id = ?1",
+                    "SELECT file, entry_id, role, tools, off, len, active, part FROM rows WHERE id = ?1",
                     params![row],
                     |r| Candidate::from_row(r, 1e9, "sessionId"),
                 )?;
@@ -1049,7 +1062,7 @@ impl Index {
                 _ => String::new(),
             };
             let sql = format!(
-                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, bm25(fts) AS rank \
+                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, r.part, bm25(fts) AS rank \
                  FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY rank"
             );
             let mut st = self.conn.prepare(&sql)?;
@@ -1059,7 +1072,7 @@ impl Index {
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
                 }
-                let c = Candidate::from_row(r, -r.get::<_, f64>(7)?, "text")?;
+                let c = Candidate::from_row(r, -r.get::<_, f64>(8)?, "text")?;
                 accept(c, &mut out);
             }
         }
