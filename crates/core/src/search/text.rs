@@ -287,31 +287,36 @@ impl Query {
     }
 
     /// Whether a token of a text (its folded form, and its original text for its
-    /// camelCase parts) matches a word of the query: what a snippet marks.
+    /// camelCase parts) is one a snippet marks: it is a word of a term (or of a camelCase
+    /// term's parts), or its own parts hold a term's words or parts in a row
+    /// (`idSummaryTree` for `summary`, `summaryTree` or `"summary tree"`).
     pub fn marks(&self, folded: &str, original: &str) -> bool {
-        let wanted = |w: &str| {
-            self.terms.iter().any(|term| {
-                let words = term
-                    .tokens
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t, term.prefix && i + 1 == term.tokens.len()))
-                    .chain(
-                        term.parts
-                            .iter()
-                            .enumerate()
-                            .map(|(i, t)| (t, term.prefix && i + 1 == term.parts.len())),
-                    );
-                words.into_iter().any(|(t, prefix)| {
-                    if prefix {
-                        w.starts_with(t.as_str())
-                    } else {
-                        w == t
-                    }
-                })
+        let eq = |w: &str, t: &str, prefix: bool| if prefix { w.starts_with(t) } else { w == t };
+        let lists = || {
+            self.terms.iter().flat_map(|t| {
+                [(&t.tokens, t.prefix), (&t.parts, t.prefix)]
+                    .into_iter()
+                    .filter(|(l, _)| !l.is_empty())
             })
         };
-        wanted(folded) || camel_parts(original).iter().any(|p| wanted(p))
+        let word = lists().any(|(l, prefix)| {
+            l.iter()
+                .enumerate()
+                .any(|(i, t)| eq(folded, t, prefix && i + 1 == l.len()))
+        });
+        if word {
+            return true;
+        }
+        let own = camel_parts(original);
+        !own.is_empty()
+            && lists().any(|(l, prefix)| {
+                own.windows(l.len()).any(|w| {
+                    w.iter()
+                        .zip(l.iter())
+                        .enumerate()
+                        .all(|(i, (p, t))| eq(p, t, prefix && i + 1 == l.len()))
+                })
+            })
     }
 }
 
