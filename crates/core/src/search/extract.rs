@@ -18,7 +18,8 @@
 //! Not indexed: thinking blocks (hidden in pi's view, often longer than the answer, and
 //! not what a user saw), images, a tool result's `details` (the edit's diff repeats the
 //! call's old and new text), `custom` entries (extension state, not shown), model and
-//! thinking-level changes.
+//! thinking-level changes, `context_edit` replacements (the edited message stays indexed as
+//! written).
 
 use crate::json::value::{self, JsString, Value};
 

@@ -147,6 +147,8 @@ pub struct Index {
     /// `*.jsonl` links seen by the last full scan: a watch of the directory does not see
     /// writes to their targets, so every refresh looks at them.
     links: Vec<String>,
+    /// Files the last refresh indexed (the `total` of its progress; 0: nothing changed).
+    indexed: usize,
 }
 
 const SCHEMA_SQL: &str = "
@@ -289,6 +291,7 @@ impl Index {
             files: HashMap::new(),
             watch: None,
             links: Vec::new(),
+            indexed: 0,
         };
         ix.load_files()?;
         Ok(ix)
@@ -304,6 +307,11 @@ impl Index {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// How many files the last refresh indexed (0: it found nothing to do).
+    pub fn indexed_by_last_refresh(&self) -> usize {
+        self.indexed
     }
 
     /// Whether the index lives in memory only.
@@ -419,6 +427,7 @@ impl Index {
     /// (its progress then starts again from 0). `progress`, when there are files to index
     /// (never when nothing changed): see [`Progress`].
     pub fn refresh(&mut self, abort: &AtomicBool, progress: Option<ProgressFn>) -> Result<()> {
+        self.indexed = 0;
         match self.refresh_once(abort, progress) {
             Err(RefreshError::Sql(e)) if is_damage(&e) => {
                 self.rebuild()?;
@@ -502,6 +511,7 @@ impl Index {
             self.watch = next_watch;
             return Ok(());
         }
+        self.indexed = work.len();
         let report = match progress {
             Some(f) if !work.is_empty() => Some(Progress::start(f, work.len())),
             _ => None,
