@@ -717,8 +717,9 @@ export function searchSessions(query: string, options?: SearchSessionsOptions): 
  * {@link searchSessions}) up to date without a query, so that the next search is fast: for
  * a host that keeps the index warm in the background (e.g. once at start, then after its
  * session changes). The work runs on libuv's pool; a search started meanwhile waits for it.
- * Resolves when done; rejects on abort (`signal`) or when the index cannot be written or
- * read. `onProgress`: see {@link SearchProgress}.
+ * Resolves when done (at once where no index file can be kept, e.g. a read-only directory:
+ * each search then indexes in memory); rejects on abort (`signal`) or on an error of the
+ * index. `onProgress`: see {@link SearchProgress}.
  */
 export function warmSearchIndex(options?: {
   sessionDir?: string;

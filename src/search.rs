@@ -294,6 +294,10 @@ impl Task for WarmTask {
     fn compute(&mut self) -> Result<Self::Output> {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             with_index(&self.dir, &self.abort, self.progress.as_ref(), |ix, p| {
+                // No index can be kept in this directory (read-only): nothing to warm.
+                if ix.in_memory() {
+                    return Ok(0);
+                }
                 ix.refresh(&self.abort, p)?;
                 Ok(ix.indexed_by_last_refresh())
             })

@@ -169,18 +169,33 @@ pub struct IndexText {
     pub parts: String,
 }
 
-/// The text handed to FTS5 for `text` (see [`IndexText`]).
+/// Longest token (bytes) whose camelCase parts are indexed: identifiers, not encoded blobs.
+pub const MAX_CAMEL_TOKEN: usize = 80;
+/// Most parts of one token (more: a blob or a hash, not an identifier).
+pub const MAX_CAMEL_PARTS: usize = 8;
+
+/// The text handed to FTS5 for `text` (see [`IndexText`]). The parts of an identifier are
+/// given once per text, however often it occurs (code repeats its identifiers: the text is
+/// found either way).
 pub fn index_text(text: &str) -> IndexText {
     let mut out = IndexText {
         body: String::with_capacity(text.len()),
         parts: String::new(),
     };
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for_each_token(text, |start, end, folded| {
         if !out.body.is_empty() {
             out.body.push(' ');
         }
         out.body.push_str(folded);
-        let parts = camel_parts(&text[start..end]);
+        let word = &text[start..end];
+        if word.len() > MAX_CAMEL_TOKEN || !seen.insert(word) {
+            return;
+        }
+        let parts = camel_parts(word);
+        if parts.len() > MAX_CAMEL_PARTS {
+            return;
+        }
         if !parts.is_empty() {
             if !out.parts.is_empty() {
                 out.parts.push(' ');
@@ -523,14 +538,19 @@ mod tests {
 
     #[test]
     fn identifiers_are_indexed_whole_and_by_parts() {
-        let t = index_text("fix idSummaryTree in src/core/session-manager.ts via getLeafId");
+        let t = index_text(
+            "fix idSummaryTree in src/core/session-manager.ts via getLeafId, idSummaryTree again",
+        );
         assert_eq!(
             t.body,
-            "fix idsummarytree in src core session manager ts via getleafid"
+            "fix idsummarytree in src core session manager ts via getleafid idsummarytree again"
         );
         // The parts of two identifiers are kept apart (no phrase runs across them).
         assert_eq!(t.parts, format!("id summary tree {PARTS_GAP} get leaf id"));
         assert_eq!(index_text("plain words only").parts, "");
+        // Blobs (long, or many case changes) are tokens, not identifiers.
+        assert_eq!(index_text("aGVsbG8gV29ybGQhIEhlbGxvIFdvcmxk").parts, "");
+        assert_eq!(index_text(&format!("x{}", "Ab".repeat(50))).parts, "");
     }
 
     #[test]
