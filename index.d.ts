@@ -657,7 +657,8 @@ export interface SearchSessionsOptions {
  * promise settles. `done` only grows, `total` stays the same. An append to one session is
  * work too (`0/1`, `1/1`): show a progress line only when a build lasts (e.g. after
  * 200 ms). A refresh that finds its index damaged rebuilds it and reports again from 0.
- * A throwing `onProgress` aborts the work, and the promise rejects with its error.
+ * No call is made once `signal` has aborted. A throwing `onProgress` aborts the work, and
+ * the promise rejects with its error.
  */
 export interface SearchProgress {
   phase: "indexing";

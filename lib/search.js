@@ -55,12 +55,13 @@ async function withSignal(signal, start) {
 /**
  * The caller's `onProgress` fed by the native index refresh: `(done, total)` from worker
  * threads becomes `{ phase: "indexing", done, total }`. `done` only grows (a report that
- * arrives after a larger one, or after the task ended, is dropped). Reports travel to JS
+ * arrives after a larger one, after the task ended or after `signal` aborted, is dropped).
+ * Reports travel to JS
  * separately from the task's result and may still be queued when it resolves: `finish`
  * makes the final `done === total` call then if it has not arrived. A throwing
  * `onProgress` aborts the work and its error is the task's.
  */
-function progressRelay(onProgress, name) {
+function progressRelay(onProgress, name, signal) {
   if (onProgress === undefined || onProgress === null) return undefined;
   if (typeof onProgress !== "function") throw new TypeError(`${name}: onProgress must be a function`);
   let last = -1;
@@ -72,7 +73,7 @@ function progressRelay(onProgress, name) {
       handle = h;
     },
     report(done, total) {
-      if (closed || relay.error !== undefined || done <= last) return;
+      if (closed || relay.error !== undefined || signal?.aborted || done <= last) return;
       last = done;
       try {
         onProgress({ phase: "indexing", done, total });
@@ -133,7 +134,7 @@ async function searchSessions(query, options = {}) {
     exclude: strings(o.exclude, "exclude"),
     snippetChars: count(o.snippetChars, "snippetChars", 160, 4096),
   };
-  const relay = progressRelay(o.onProgress, "searchSessions");
+  const relay = progressRelay(o.onProgress, "searchSessions", o.signal);
   if (opts.limit === 0) return [];
   const out = await withProgress(o.signal, relay, (h, report) =>
     native.searchSessionsNative(sessionDir, query, opts, h, report),
@@ -149,7 +150,7 @@ async function searchSessions(query, options = {}) {
 async function warmSearchIndex(options = {}) {
   const o = options ?? {};
   const sessionDir = o.sessionDir ? paths.resolvePath(o.sessionDir) : paths.getSessionsDir();
-  const relay = progressRelay(o.onProgress, "warmSearchIndex");
+  const relay = progressRelay(o.onProgress, "warmSearchIndex", o.signal);
   const indexed = await withProgress(o.signal, relay, (h, report) =>
     native.warmSearchIndexNative(sessionDir, h, report),
   );
