@@ -656,7 +656,10 @@ export interface SearchSessionsOptions {
  * then at most every ~100 ms as files are parsed, then `{ done: total, total }` before the
  * promise settles. `done` only grows, `total` stays the same. An append to one session is
  * work too (`0/1`, `1/1`): show a progress line only when a build lasts (e.g. after
- * 200 ms). A refresh that finds its index damaged rebuilds it and reports again from 0.
+ * 200 ms). A call that waits for another call's build of the same directory (see
+ * {@link searchSessions}) reports that build, from where it is when the call starts. A
+ * refresh that finds its index damaged rebuilds it (reports of the rebuild are dropped:
+ * `done` and `total` keep their meaning).
  * No call is made once `signal` has aborted. A throwing `onProgress` aborts the work, and
  * the promise rejects with its error.
  */
@@ -708,8 +711,8 @@ export interface SearchHit {
  * are ranked first and older ones follow only when those give too few hits (a word found
  * almost everywhere stays fast). Only one refresh or query runs per sessions directory at
  * a time in a process: a search started while another (or {@link warmSearchIndex}) is
- * indexing waits for it and then finds the index up to date (its own `onProgress` is then
- * not called: the other call reports the build).
+ * indexing waits for it, its `onProgress` receiving that build's reports, and then finds
+ * the index up to date.
  */
 export function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SearchHit[]>;
 

@@ -540,13 +540,21 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     calls.length = 0;
     expect((await searchSessions("gpatfact9z", { sessionDir: d, onProgress: (p) => calls.push(p) })).length).toBe(1);
     expect(calls).toEqual([]);
-    // A search started while a warm-up runs waits for it and finds the same.
-    const d2 = store(40);
-    const [, hits] = await Promise.all([
-      warmSearchIndex({ sessionDir: d2 }),
-      searchSessions("wfact3z", { sessionDir: d2 }),
-    ]);
-    expect(hits.length).toBe(1);
+    // A search started while a warm-up builds (after the warm-up's first report) waits for
+    // it, receives that build's reports, and finds the same.
+    const d2 = store(150);
+    const seen = [];
+    let search;
+    await warmSearchIndex({
+      sessionDir: d2,
+      onProgress: () => {
+        search ??= searchSessions("wfact3z", { sessionDir: d2, onProgress: (p) => seen.push(p) });
+      },
+    });
+    expect((await search).length).toBe(1);
+    expect(seen.length).toBeGreaterThan(0);
+    for (let k = 1; k < seen.length; k++) expect(seen[k].done).toBeGreaterThan(seen[k - 1].done);
+    expect(seen.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
     await expect(warmSearchIndex({ sessionDir: d2, onProgress: 5 })).rejects.toThrow(TypeError);
   });
 

@@ -54,7 +54,9 @@ async function withSignal(signal, start) {
 
 /**
  * The caller's `onProgress` fed by the native index refresh: `(done, total)` from worker
- * threads becomes `{ phase: "indexing", done, total }`. `done` only grows (a report that
+ * threads becomes `{ phase: "indexing", done, total }`. `total` is the first one seen: a
+ * call that waited for another one's build, which was aborted, then indexes the rest
+ * itself, and those reports (another total) are dropped. `done` only grows (a report that
  * arrives after a larger one, after the task ended or after `signal` aborted, is dropped).
  * Reports travel to JS
  * separately from the task's result and may still be queued when it resolves: `finish`
@@ -65,6 +67,7 @@ function progressRelay(onProgress, name, signal) {
   if (onProgress === undefined || onProgress === null) return undefined;
   if (typeof onProgress !== "function") throw new TypeError(`${name}: onProgress must be a function`);
   let last = -1;
+  let total;
   let closed = false;
   let handle;
   const relay = {
@@ -72,8 +75,10 @@ function progressRelay(onProgress, name, signal) {
     bind(h) {
       handle = h;
     },
-    report(done, total) {
+    report(done, of) {
       if (closed || relay.error !== undefined || signal?.aborted || done <= last) return;
+      total ??= of;
+      if (of !== total) return;
       last = done;
       try {
         onProgress({ phase: "indexing", done, total });
@@ -84,7 +89,8 @@ function progressRelay(onProgress, name, signal) {
     },
     /** The task ended after indexing `indexed` files (0: none). */
     finish(indexed) {
-      if (indexed > 0) relay.report(indexed, indexed);
+      const t = total ?? indexed;
+      if (t > 0) relay.report(t, t);
       closed = true;
       if (relay.error !== undefined) throw relay.error;
     },

@@ -9,7 +9,7 @@ use pi_session_core::json::value::write_json_string;
 use pi_session_core::search::{self, Hit, Index};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Options of `searchSessionsNative` (checked and defaulted by lib/search.js).
@@ -110,40 +110,95 @@ impl Drop for DirTurn {
 type ProgressTsfn =
     ThreadsafeFunction<FnArgs<(u32, u32)>, Unknown<'static>, FnArgs<(u32, u32)>, Status, false>;
 
-fn progress_tsfn(
+/// A task's `onProgress`, and the largest `total` reported to it.
+pub struct Listener {
+    f: ProgressTsfn,
+    seen_total: AtomicU32,
+}
+
+fn listener(
     f: Option<Function<'_, FnArgs<(u32, u32)>, Unknown<'static>>>,
-) -> Result<Option<ProgressTsfn>> {
+) -> Result<Option<Arc<Listener>>> {
     match f {
-        Some(f) => Ok(Some(
-            f.build_threadsafe_function::<FnArgs<(u32, u32)>>()
+        Some(f) => Ok(Some(Arc::new(Listener {
+            f: f.build_threadsafe_function::<FnArgs<(u32, u32)>>()
                 .callee_handled::<false>()
                 .build()?,
-        )),
+            seen_total: AtomicU32::new(0),
+        }))),
         None => Ok(None),
     }
 }
 
+/// The listeners of the tasks using or waiting for each directory's index: the task that
+/// indexes reports to all of them, so a search that waits for a warm-up (or another search)
+/// shows the build it waits for.
+static LISTENERS: Mutex<Option<HashMap<PathBuf, Vec<Arc<Listener>>>>> = Mutex::new(None);
+
+/// A listener registered for a directory; unregistered on drop.
+struct Listening(PathBuf, Option<Arc<Listener>>);
+
+impl Listening {
+    fn new(dir: &Path, l: Option<&Arc<Listener>>) -> Listening {
+        if let Some(l) = l
+            && let Ok(mut m) = LISTENERS.lock()
+        {
+            m.get_or_insert_with(HashMap::new)
+                .entry(dir.to_path_buf())
+                .or_default()
+                .push(Arc::clone(l));
+        }
+        Listening(dir.to_path_buf(), l.cloned())
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let Some(l) = &self.1 else { return };
+        if let Ok(mut m) = LISTENERS.lock()
+            && let Some(m) = m.as_mut()
+        {
+            if let Some(v) = m.get_mut(&self.0) {
+                v.retain(|x| !Arc::ptr_eq(x, l));
+                if v.is_empty() {
+                    m.remove(&self.0);
+                }
+            }
+        }
+    }
+}
+
+/// Report `(done, total)` to every listener of `dir`.
+fn report_to(dir: &Path, done: usize, total: usize) {
+    let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    let Ok(m) = LISTENERS.lock() else { return };
+    let Some(list) = m.as_ref().and_then(|m| m.get(dir)) else {
+        return;
+    };
+    for l in list {
+        l.seen_total.fetch_max(n(total), Ordering::Relaxed);
+        let _ = l.f.call(
+            FnArgs::from((n(done), n(total))),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+    }
+}
+
 /// Run `work` with the directory's index (opened, or reused from this process's cache),
-/// reporting indexing progress to `progress`. A search that fails because another process
+/// reporting indexing progress to the listeners of the directory (`progress` among them,
+/// from before this task waits for its turn). A search that fails because another process
 /// replaced the index file meanwhile ("attempt to write a readonly database") is run once
-/// more on a fresh open.
+/// more on a fresh open. Also returns the largest `total` reported to `progress` (0: none).
 fn with_index<T>(
     dir: &Path,
     abort: &Arc<AtomicBool>,
-    progress: Option<&ProgressTsfn>,
+    progress: Option<&Arc<Listener>>,
     work: impl Fn(&mut Index, Option<search::ProgressFn>) -> search::Result<T>,
-) -> search::Result<T> {
+) -> search::Result<(T, u32)> {
+    let _listening = Listening::new(dir, progress);
     let _turn = DirTurn::take(dir, abort)?;
-    let report = |done: usize, total: usize| {
-        if let Some(f) = progress {
-            let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-            let _ = f.call(
-                FnArgs::from((n(done), n(total))),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            );
-        }
-    };
-    let report: Option<search::ProgressFn> = progress.map(|_| &report as search::ProgressFn);
+    let report = |done: usize, total: usize| report_to(dir, done, total);
+    let report: Option<search::ProgressFn> = Some(&report);
     let mut ix = take_index(dir)?;
     let mut r = work(&mut ix, report);
     if r.is_err() && !ix.in_memory() && !ix.still_valid() {
@@ -152,7 +207,8 @@ fn with_index<T>(
         r = work(&mut ix, report);
     }
     put_index(ix);
-    r
+    let seen = progress.map_or(0, |l| l.seen_total.load(Ordering::Relaxed));
+    r.map(|v| (v, seen))
 }
 
 fn ms(v: Option<f64>) -> Option<i64> {
@@ -165,7 +221,7 @@ pub struct SearchTask {
     query: String,
     opts: search::Options,
     abort: Arc<AtomicBool>,
-    progress: Option<ProgressTsfn>,
+    progress: Option<Arc<Listener>>,
 }
 
 fn write_opt(out: &mut String, s: Option<&str>) {
@@ -210,8 +266,9 @@ fn hits_json(hits: &[Hit]) -> String {
 pub struct NativeSearchResult {
     /// The hits as a JSON array (see index.d.ts `SearchHit`).
     pub hits: String,
-    /// Files the index refresh before the query indexed (0: the index was up to date): the
-    /// `total` of the progress reports, some of which may still be on their way to JS.
+    /// Files the index refresh before the query indexed, or the `total` of the build of
+    /// another task this one waited for (0: neither): the `total` of the progress reports,
+    /// some of which may still be on their way to JS.
     pub indexed: u32,
 }
 
@@ -225,6 +282,7 @@ impl Task for SearchTask {
                 let hits = ix.search(&self.query, &self.opts, &self.abort, p)?;
                 Ok((hits, ix.indexed_by_last_refresh()))
             })
+            .map(|((hits, own), seen)| (hits, own.max(seen as usize)))
         }))
         .map_err(|_| napi::Error::from_reason("pi-session-native: search panicked"))?;
         // Released here: no report is made after the task's result.
@@ -276,14 +334,14 @@ pub fn search_sessions_native(
         query,
         opts,
         abort: abort.shared(),
-        progress: progress_tsfn(on_progress)?,
+        progress: listener(on_progress)?,
     }))
 }
 
 pub struct WarmTask {
     dir: PathBuf,
     abort: Arc<AtomicBool>,
-    progress: Option<ProgressTsfn>,
+    progress: Option<Arc<Listener>>,
 }
 
 impl Task for WarmTask {
@@ -301,6 +359,7 @@ impl Task for WarmTask {
                 ix.refresh(&self.abort, p)?;
                 Ok(ix.indexed_by_last_refresh())
             })
+            .map(|(own, seen)| own.max(seen as usize))
         }))
         .map_err(|_| napi::Error::from_reason("pi-session-native: search index panicked"))?;
         self.progress = None;
@@ -328,7 +387,7 @@ pub fn warm_search_index_native(
     Ok(AsyncTask::new(WarmTask {
         dir: PathBuf::from(dir),
         abort: abort.shared(),
-        progress: progress_tsfn(on_progress)?,
+        progress: listener(on_progress)?,
     }))
 }
 
