@@ -1,5 +1,6 @@
-//! Binding of the search engine (crates/core/src/search): `searchSessions` and `readSessionWindow` run
-//! as async tasks on libuv's pool, never on the JS thread. Thin: options in, JSON text out.
+//! Binding of the search engine (crates/core/src/search): `searchSessions`, `warmSearchIndex` and
+//! `readSessionWindow` run as async tasks on libuv's pool, never on the JS thread. Thin: options
+//! in, JSON text out; indexing progress goes to JS through thread-safe functions.
 
 use napi::bindgen_prelude::{AsyncTask, FnArgs, Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -111,7 +112,7 @@ type ProgressTsfn =
     ThreadsafeFunction<FnArgs<(u32, u32)>, Unknown<'static>, FnArgs<(u32, u32)>, Status, false>;
 
 /// A task's `onProgress`, and the largest `total` reported to it.
-pub struct Listener {
+struct Listener {
     f: ProgressTsfn,
     seen_total: AtomicU32,
 }
