@@ -317,6 +317,17 @@ export interface NativeSearchOptions {
   snippetChars: number
 }
 
+/** What `searchSessionsNative` resolves to. */
+export interface NativeSearchResult {
+  /** The hits as a JSON array (see index.d.ts `SearchHit`). */
+  hits: string
+  /**
+   * Files the index refresh before the query indexed (0: the index was up to date): the
+   * `total` of the progress reports, some of which may still be on their way to JS.
+   */
+  indexed: number
+}
+
 /** Version of the native core, for diagnostics. */
 export declare function nativeVersion(): string
 
@@ -358,8 +369,12 @@ export declare enum RecordSlot {
   TextKey = 8,
 }
 
-/** Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts). */
-export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag): Promise<unknown>
+/**
+ * Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts).
+ * `onProgress(done, total)`: files indexed so far, when the index has files to bring up
+ * to date (`(0, total)` first, then at most every 100 ms, then `(total, total)`).
+ */
+export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null): Promise<NativeSearchResult>
 
 /**
  * What `linesText` hands over for an entry: its `form` argument (what to give for entries
@@ -379,3 +394,9 @@ export declare const UNREADABLE: number
 
 /** A UUIDv7 session id (time-ordered, like the reference's `uuidv7()`). */
 export declare function uuidv7(): string
+
+/**
+ * Bring the search index of `dir` up to date without a query (progress as
+ * [`search_sessions_native`]); resolves to the number of files indexed.
+ */
+export declare function warmSearchIndexNative(dir: string, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null): Promise<number>

@@ -624,9 +624,9 @@ export interface SearchSessionsOptions {
   sessionDir?: string;
   /** Only sessions whose header `cwd` is this directory (resolved). */
   cwd?: string;
-  /** Only these roles: `user`, `assistant`, `toolResult`, `bash`, `custom:<type>`, `compaction`, `branch_summary`. */
+  /** Only these roles (see {@link SearchHit.role}): `user`, `assistant`, `toolCall`, `toolResult`, `bash`, `custom:<type>`, `compaction`, `branch_summary`, `label`, `session_info`. */
   roles?: string[];
-  /** Only entries naming one of these tools (tool calls of an assistant message, a tool result's tool). */
+  /** Only texts naming one of these tools: a tool call of that tool, a result of that tool, and the text of an assistant message that calls it. */
   tools?: string[];
   /** Entries at or after this time (Date, ms since the epoch, or a date string). */
   since?: Date | number | string;
@@ -644,7 +644,31 @@ export interface SearchSessionsOptions {
   exclude?: string[];
   /** Characters of a snippet (default 160). */
   snippetChars?: number;
+  /** Called while the index is brought up to date before the query, only when it has files to index (see {@link SearchProgress}). */
+  onProgress?: (progress: SearchProgress) => void;
   signal?: AbortSignal;
+}
+
+/**
+ * Progress of the index refresh that runs before a query ({@link searchSessions}) or in
+ * {@link warmSearchIndex}. Made only when there are files to index (a first build, new or
+ * changed sessions; never on an index that is up to date): first `{ done: 0, total }`,
+ * then at most every ~100 ms as files are parsed, then `{ done: total, total }` before the
+ * promise settles. `done` only grows, `total` stays the same. An append to one session is
+ * work too (`0/1`, `1/1`): show a progress line only when a build lasts (e.g. after
+ * 200 ms). A call that waits for another call's build of the same directory (see
+ * {@link searchSessions}) reports that build, from where it is when the call starts. A
+ * refresh that finds its index damaged rebuilds it (reports of the rebuild are dropped:
+ * `done` and `total` keep their meaning).
+ * No call is made once `signal` has aborted. A throwing `onProgress` aborts the work, and
+ * the promise rejects with its error.
+ */
+export interface SearchProgress {
+  phase: "indexing";
+  /** Session files indexed so far. */
+  done: number;
+  /** Session files this refresh indexes. */
+  total: number;
 }
 
 /** One hit of {@link searchSessions}. */
@@ -653,7 +677,17 @@ export interface SearchHit {
   sessionId: string | null;
   cwd: string | null;
   entryId: string | null;
-  /** `user`, `assistant`, `toolResult`, `bash`, `custom:<type>`, `compaction` or `branch_summary`. */
+  /**
+   * Which text of the entry matched: `user`, `assistant` (its text blocks), `toolCall` (one
+   * tool call: the tool's name, then the strings of its arguments, one per line: paths,
+   * commands, patterns, an edit's old and new text, a written file's content),
+   * `toolResult` (its text blocks), `bash` (a `!` command and its output),
+   * `custom:<type>` (an extension's message), `compaction`, `branch_summary` (the
+   * summary), `label` (a label's text; the entry is the label entry, its `targetId` the
+   * labelled one) or `session_info` (the session's name). Not indexed: thinking blocks,
+   * images, tool results' `details`, `custom` entries. An entry can give several hits
+   * (e.g. two of its tool calls).
+   */
   role: string;
   timestamp: string | null;
   /** At most `snippetChars` characters of the entry's text around the first match, every matching word marked `«…»`, `…` where cut, line breaks as spaces. Raw session text: sanitise before printing to a terminal. */
@@ -670,11 +704,32 @@ export interface SearchHit {
  * Ranked full-text search over all sessions (SQLite FTS5 index beside the listing index,
  * brought up to date before each query). Query: words (all must match), `"exact phrases"`,
  * prefixes (`auth*`), a session id or id prefix. Case- and accent-insensitive for Latin text;
- * CJK found by substring. Runs off the JS thread. Best first (BM25); when more than 20,000
- * texts match, the newest 20,000 of them are ranked first and older ones follow only when
- * those give too few hits (a word found almost everywhere stays fast).
+ * CJK found by substring. Paths and identifiers are found whole and by their parts:
+ * `src/core/session-manager.ts`, `session-manager` and `manager.ts` find that path;
+ * `idSummaryTree`, `summaryTree` and `summary` find that identifier. Runs off the JS
+ * thread. Best first (BM25); when more than 20,000 texts match, the newest 20,000 of them
+ * are ranked first and older ones follow only when those give too few hits (a word found
+ * almost everywhere stays fast). Only one refresh or query runs per sessions directory at
+ * a time in a process: a search started while another (or {@link warmSearchIndex}) is
+ * indexing waits for it, its `onProgress` receiving that build's reports, and then finds
+ * the index up to date.
  */
 export function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SearchHit[]>;
+
+/**
+ * Bring the search index of `sessionDir` (default: pi's sessions root, as
+ * {@link searchSessions}) up to date without a query, so that the next search is fast: for
+ * a host that keeps the index warm in the background (e.g. once at start, then after its
+ * session changes). The work runs on libuv's pool; a search started meanwhile waits for it.
+ * Resolves when done (at once where no index file can be kept, e.g. a read-only directory:
+ * each search then indexes in memory); rejects on abort (`signal`) or on an error of the
+ * index. `onProgress`: see {@link SearchProgress}.
+ */
+export function warmSearchIndex(options?: {
+  sessionDir?: string;
+  onProgress?: (progress: SearchProgress) => void;
+  signal?: AbortSignal;
+}): Promise<void>;
 
 /** One entry of {@link readSessionWindow}. */
 export interface SessionWindowEntry {

@@ -62,5 +62,6 @@ module.exports = {
   loadEntriesFromFile,
   findMostRecentSession,
   searchSessions: search.searchSessions,
+  warmSearchIndex: search.warmSearchIndex,
   readSessionWindow: search.readSessionWindow,
 };

@@ -18,6 +18,7 @@ export const {
   loadEntriesFromFile,
   findMostRecentSession,
   searchSessions,
+  warmSearchIndex,
   readSessionWindow,
 } = m;
 export default m;

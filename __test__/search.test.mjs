@@ -9,6 +9,7 @@ import {
   lstatSync,
   readFileSync,
   readdirSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -18,7 +19,7 @@ import {
 import { join } from "node:path";
 import { nat, root, tmp } from "./helpers.mjs";
 
-const { SessionManager, searchSessions, readSessionWindow } = nat;
+const { SessionManager, searchSessions, warmSearchIndex, readSessionWindow } = nat;
 const INDEX = ".pi-session-search.sqlite";
 
 const user = (t) => ({ role: "user", content: t, timestamp: Date.now() });
@@ -324,6 +325,283 @@ describe("searchSessions", () => {
     const ac = new AbortController();
     ac.abort();
     await expect(searchSessions("walrus", { sessionDir: dir, signal: ac.signal })).rejects.toThrow();
+  });
+});
+
+/**
+ * A session planting fact `i` in every place a fact can live: user text, assistant text, a
+ * thinking block (not indexed), tool calls of each kind (edit: path and old/new text; bash:
+ * command; grep: pattern; write: content; read: path), a tool result, a `!` command, an
+ * extension's message, a compaction and a branch summary, a label and the session's name.
+ * Every fact is a word of its own: `<place>fact<i>`.
+ */
+function plantEverywhere(dir, i) {
+  const sm = SessionManager.create(`/tools/${i % 2}`, dir);
+  const u = sm.appendMessage(user(`please fix the helper ufact${i}z`));
+  sm.appendMessage({
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: `hidden tfact${i}z` },
+      { type: "text", text: `Looking afact${i}z` },
+      {
+        type: "toolCall",
+        id: `e${i}`,
+        name: "edit",
+        arguments: {
+          path: `src/mod${i}/session-manager.ts`,
+          edits: [{ oldText: `function fooWidget${i}Helper() { eoldfact${i}z }`, newText: `enewfact${i}z` }],
+        },
+      },
+      { type: "toolCall", id: `b${i}`, name: "bash", arguments: { command: `npm run quokka${i}-check`, timeout: 30 } },
+      { type: "toolCall", id: `g${i}`, name: "grep", arguments: { pattern: `gpatfact${i}z.*x`, ignoreCase: true } },
+      { type: "toolCall", id: `w${i}`, name: "write", arguments: { path: "notes.md", content: `# wfact${i}z\n` } },
+      { type: "toolCall", id: `r${i}`, name: "read", arguments: { path: `docs/readfact${i}z.md`, offset: 10 } },
+    ],
+    timestamp: Date.now(),
+  });
+  sm.appendMessage({
+    role: "toolResult",
+    toolCallId: `e${i}`,
+    toolName: "edit",
+    content: [{ type: "text", text: `Replaced rfact${i}z` }],
+    details: { diff: `dfact${i}z` },
+    isError: false,
+    timestamp: Date.now(),
+  });
+  sm.appendMessage({
+    role: "bashExecution",
+    command: `ls bcmdfact${i}z`,
+    output: `boutfact${i}z`,
+    exitCode: 0,
+    timestamp: Date.now(),
+  });
+  sm.appendCustomMessageEntry("note", `custom cfact${i}z`, true);
+  sm.appendCompaction(`summary kfact${i}z`, u, 1000);
+  sm.appendLabelChange(u, `lfact${i}z`);
+  sm.appendSessionInfo(`name nfact${i}z`);
+  sm.branchWithSummary(sm.getLeafId(), `branch sfact${i}z`);
+  sm.appendMessage(user("after the branch"));
+  return sm.getSessionFile();
+}
+
+/**
+ * Brute force over the places the engine documents as indexed (index.d.ts SearchHit.role):
+ * `path#entryId role` of every text holding `needle` (case-insensitive), all branches.
+ */
+function scanEverywhere(dir, needle) {
+  const texts = (c) =>
+    typeof c === "string"
+      ? [c]
+      : Array.isArray(c)
+        ? [
+            c
+              .filter((b) => b.type === "text")
+              .map((b) => b.text)
+              .join("\n"),
+          ]
+        : [];
+  const strings = (v) =>
+    typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).flatMap(strings) : [];
+  const out = [];
+  for (const f of readdirSync(dir).filter((x) => x.endsWith(".jsonl"))) {
+    const path = join(dir, f);
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      if (!line.trim()) continue;
+      const e = JSON.parse(line);
+      const found = [];
+      const m = e.message;
+      if (e.type === "message" && ["user", "assistant", "toolResult"].includes(m.role)) {
+        found.push(...texts(m.content).map((t) => [m.role, t]));
+        if (m.role === "assistant")
+          for (const b of m.content.filter((b) => b.type === "toolCall"))
+            found.push(["toolCall", [b.name, ...strings(b.arguments)].join("\n")]);
+      }
+      if (e.type === "message" && m.role === "bashExecution") found.push(["bash", `${m.command}\n${m.output}`]);
+      if (e.type === "custom_message") found.push([`custom:${e.customType}`, texts(e.content).join("")]);
+      if (e.type === "compaction" || e.type === "branch_summary") found.push([e.type, e.summary]);
+      if (e.type === "label") found.push(["label", e.label ?? ""]);
+      if (e.type === "session_info") found.push(["session_info", e.name ?? ""]);
+      for (const [role, t] of found)
+        if (t.toLowerCase().includes(needle.toLowerCase())) out.push(`${path}#${e.id} ${role}`);
+    }
+  }
+  return [...new Set(out)].sort();
+}
+
+describe("searchSessions: tool calls and every place a fact can live", () => {
+  const dir = tmp("psn-search-tools-");
+  const N = 12;
+  const files = Array.from({ length: N }, (_, i) => plantEverywhere(dir, i));
+  const keyRole = (h) => `${h.sessionPath}#${h.entryId} ${h.role}`;
+  const find = async (q, o = {}) =>
+    (await searchSessions(q, { sessionDir: dir, branch: "all", limit: 1000, ...o })).map(keyRole).sort();
+
+  it("finds every planted fact where the brute-force scan does, in its role", async () => {
+    const places = "u a eold enew gpat w read r bcmd bout c k l n s".split(" ");
+    for (let i = 0; i < N; i++) {
+      for (const p of places) {
+        const word = `${p}fact${i}z`;
+        const want = scanEverywhere(dir, word);
+        expect(want.length, word).toBe(1);
+        expect(await find(word), word).toEqual(want);
+      }
+      // Not indexed: thinking and a tool result's details.
+      expect(await find(`tfact${i}z`)).toEqual([]);
+      expect(await find(`dfact${i}z`)).toEqual([]);
+    }
+  });
+
+  it("finds paths, commands and identifiers whole and by their parts", async () => {
+    for (let i = 0; i < N; i++) {
+      const call = scanEverywhere(dir, `eoldfact${i}z`);
+      for (const q of [
+        `src/mod${i}/session-manager.ts`,
+        `mod${i}/session-manager`,
+        `fooWidget${i}Helper`,
+        `widget${i}Helper`,
+        `fooWidget${i}`,
+        `"npm run quokka${i}-check"`,
+        `quokka${i}-check`,
+        `docs/readfact${i}z.md`,
+      ]) {
+        const want = q.includes("quokka") || q.includes("readfact") ? scanEverywhere(dir, q.replaceAll('"', "")) : call;
+        expect(want.length, q).toBe(1);
+        expect(await find(q), q).toEqual(want);
+      }
+    }
+    // A part shared by every session: as many hits as the scan finds.
+    expect(await find("session-manager")).toEqual(scanEverywhere(dir, "session-manager"));
+    expect((await find("helper")).length).toBe(2 * N); // the user's word and each identifier
+    const [hit] = await searchSessions("fooWidget3Helper", { sessionDir: dir, branch: "all" });
+    expect(hit.snippet).toContain("«fooWidget3Helper»");
+    expect(hit.snippet).toContain("session-manager.ts");
+  });
+
+  it("picks tool calls and their results with roles and tools", async () => {
+    const calls = await find("quokka3", { roles: ["toolCall"] });
+    expect(calls).toEqual(scanEverywhere(dir, "quokka3-check"));
+    expect(await find("quokka3", { roles: ["assistant"] })).toEqual([]);
+    expect(await find("quokka3", { tools: ["edit"], roles: ["toolCall"] })).toEqual([]);
+    expect((await find("quokka3", { tools: ["bash"] })).length).toBe(1);
+    // tools: ["edit"]: the edit calls, the edit results, and assistant text calling edit.
+    const edit = await searchSessions("edit OR replaced OR looking", {
+      sessionDir: dir,
+      branch: "all",
+      limit: 1000,
+    });
+    expect(edit).toEqual([]); // words are ANDed, OR is a word
+    const roles = new Set();
+    for (const q of ["edit", "replaced", "looking"])
+      for (const h of await searchSessions(q, { sessionDir: dir, branch: "all", limit: 1000, tools: ["edit"] }))
+        roles.add(h.role);
+    expect([...roles].sort()).toEqual(["assistant", "toolCall", "toolResult"]);
+    // The window around a tool-call hit shows the calls.
+    const [hit] = await searchSessions("gpatfact5z", { sessionDir: dir, branch: "all" });
+    const w = await readSessionWindow(hit.sessionPath, hit.entryId, { before: 0, after: 0 });
+    expect(w[0].hit).toBe(true);
+    expect(w[0].text).toContain("Looking afact5z\nedit\nsrc/mod5/session-manager.ts");
+    expect(w[0].text).toContain("grep\ngpatfact5z.*x");
+    expect(files.length).toBe(N);
+  });
+});
+
+describe("searchSessions: progress, warming, abort, old index", () => {
+  /** A store of `n` sessions (tool-heavy ones) in a fresh directory. */
+  function store(n) {
+    const d = tmp("psn-search-progress-");
+    for (let i = 0; i < n; i++) plantEverywhere(d, i);
+    return d;
+  }
+
+  it("reports a cold build with growing done/total and stays quiet on a warm index", async () => {
+    const d = store(150);
+    const calls = [];
+    const hits = await searchSessions("quokka7", { sessionDir: d, onProgress: (p) => calls.push(p) });
+    expect(hits.length).toBe(1);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((p) => p.phase === "indexing" && p.total === 150)).toBe(true);
+    for (let k = 1; k < calls.length; k++) expect(calls[k].done).toBeGreaterThan(calls[k - 1].done);
+    expect(calls.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
+    // Files changed within the last second are looked at once more when they settle.
+    await new Promise((r) => setTimeout(r, 1100));
+    await searchSessions("quokka7", { sessionDir: d });
+    calls.length = 0;
+    expect((await searchSessions("quokka8", { sessionDir: d, onProgress: (p) => calls.push(p) })).length).toBe(1);
+    expect(calls).toEqual([]);
+  });
+
+  it("warms the index without a query; the next search has nothing to index", async () => {
+    const d = store(60);
+    const calls = [];
+    await expect(warmSearchIndex({ sessionDir: d, onProgress: (p) => calls.push(p) })).resolves.toBeUndefined();
+    expect(calls.at(-1)).toEqual({ phase: "indexing", done: 60, total: 60 });
+    await new Promise((r) => setTimeout(r, 1100));
+    await warmSearchIndex({ sessionDir: d });
+    calls.length = 0;
+    expect((await searchSessions("gpatfact9z", { sessionDir: d, onProgress: (p) => calls.push(p) })).length).toBe(1);
+    expect(calls).toEqual([]);
+    // A search started while a warm-up builds (after the warm-up's first report) waits for
+    // it, receives that build's reports, and finds the same.
+    const d2 = store(150);
+    const seen = [];
+    let search;
+    await warmSearchIndex({
+      sessionDir: d2,
+      onProgress: () => {
+        search ??= searchSessions("wfact3z", { sessionDir: d2, onProgress: (p) => seen.push(p) });
+      },
+    });
+    expect((await search).length).toBe(1);
+    expect(seen.length).toBeGreaterThan(0);
+    for (let k = 1; k < seen.length; k++) expect(seen[k].done).toBeGreaterThan(seen[k - 1].done);
+    expect(seen.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
+    await expect(warmSearchIndex({ sessionDir: d2, onProgress: 5 })).rejects.toThrow(TypeError);
+  });
+
+  it("aborts a cold build from onProgress or a signal, and a throwing onProgress rejects with its error", async () => {
+    const d = store(200);
+    const ac = new AbortController();
+    const seen = [];
+    await expect(
+      searchSessions("quokka1", {
+        sessionDir: d,
+        signal: ac.signal,
+        onProgress: (p) => {
+          seen.push(p);
+          ac.abort();
+        },
+      }),
+    ).rejects.toThrow(/abort/i);
+    expect(seen.length).toBe(1);
+    const boom = new Error("boom");
+    await expect(
+      warmSearchIndex({
+        sessionDir: d,
+        onProgress: () => {
+          throw boom;
+        },
+      }),
+    ).rejects.toBe(boom);
+    // The index is still usable, and complete after the next refresh.
+    for (const i of [0, 99, 199]) expect((await searchSessions(`eoldfact${i}z`, { sessionDir: d })).length).toBe(1);
+    const pre = new AbortController();
+    pre.abort();
+    await expect(warmSearchIndex({ sessionDir: d, signal: pre.signal })).rejects.toThrow();
+  });
+
+  it("rebuilds an index written by an older version", async () => {
+    const d = store(5);
+    await warmSearchIndex({ sessionDir: d });
+    const file = join(d, INDEX);
+    // `PRAGMA user_version` is the big-endian integer at offset 60 of a SQLite file.
+    const buf = readFileSync(file);
+    expect(buf.readUInt32BE(60)).toBe(3);
+    buf.writeUInt32BE(2, 60);
+    // Put in place as another program would: a new file renamed over the index.
+    writeFileSync(`${file}.tmp`, buf, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+    expect((await searchSessions("fooWidget2Helper", { sessionDir: d })).length).toBe(1);
+    expect(readFileSync(file).readUInt32BE(60)).toBe(3);
   });
 });
 

@@ -1,13 +1,19 @@
 #!/usr/bin/env node
-// Search benchmark (issue 25), not a test. `node bench/search.mjs [N] [--regen] [--clean]`
+// Search benchmark (issue 25), not a test.
+// `node bench/search.mjs [N] [--regen] [--clean] [--before=<checkout>]`
 // (N default 1,000; the issue's store is 10,000 sessions, ~2 GB):
 //
 // - a store of N sessions written by bench/gen.mjs' `writeSession` (pi-like sessions of
 //   120-280 KB: prompts, thinking, tool calls and results, branches, compactions), in 20
 //   project directories, each with one planted fact appended on its active branch
 //   (`planted fact<i>x about the purple walrus number <i> and authz<i>ology`, as a user,
-//   assistant or tool-result text); kept in bench/data/search-<N> (gitignored) and reused
-//   by later runs (`--regen` writes it again, `--clean` removes it afterwards);
+//   assistant or tool-result text), then one assistant turn of tool calls planting fact i in
+//   an edit's path and old text (`src/plant<i>x/session-manager.ts`, `idPlant<i>xSummaryTree`)
+//   and a bash command (`npm run check-<i>x`); kept in bench/data/search-<N> (gitignored) and
+//   reused by later runs (`--regen` writes it again, `--clean` removes it afterwards);
+// - with `--before=<checkout>` (another build of this package, e.g. the main branch before
+//   tool calls were indexed): that build's first index build of the same store, in a child
+//   process, for its time and index size beside this one's;
 // - the first listing of the same store (`SessionManager.listAll`, listing sidecars removed
 //   first, in a child process) against the first build of the search index;
 // - query latency p50 / p95 (warm, freshness check included) for words, phrases and prefixes
@@ -38,7 +44,7 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
-const GEN = 2; // version of this store layout
+const GEN = 3; // version of this store layout (3: planted tool calls)
 const PROJECTS = 20;
 const BASE_MS = Date.UTC(2026, 0, 1);
 const args = process.argv.slice(2);
@@ -76,7 +82,15 @@ function lastLine(path) {
   return JSON.parse(lines[lines.length - 1]);
 }
 
-/** UTF-8 bytes of the searchable texts of a file (the texts `pi-session search` reads, src/check/search.rs). */
+/** A string's strings: itself, or those inside an array or object (a tool call's arguments). */
+const strings = (v) =>
+  typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).flatMap(strings) : [];
+
+/**
+ * UTF-8 bytes of the searchable texts of a file: what the search index indexes
+ * (crates/core/src/search/extract.rs): the texts `pi-session search` reads, plus tool calls
+ * (name and argument strings), labels and session names.
+ */
 function textBytes(path) {
   const content = (c) =>
     typeof c === "string"
@@ -101,8 +115,12 @@ function textBytes(path) {
       const m = e.message ?? {};
       if (m.role === "user" || m.role === "assistant" || m.role === "toolResult") t = content(m.content);
       else if (m.role === "bashExecution") t = `${m.command ?? ""}\n${m.output ?? ""}`;
+      if (m.role === "assistant" && Array.isArray(m.content))
+        for (const b of m.content) if (b?.type === "toolCall") t += [b.name ?? "", ...strings(b.arguments)].join("\n");
     } else if (e.type === "custom_message") t = content(e.content);
     else if (e.type === "compaction" || e.type === "branch_summary") t = e.summary ?? "";
+    else if (e.type === "label") t = e.label ?? "";
+    else if (e.type === "session_info") t = e.name ?? "";
     n += Buffer.byteLength(t);
   }
   return n;
@@ -148,7 +166,34 @@ function genPart(part, parts) {
                 timestamp: 0,
               },
     };
-    appendFileSync(tmp, `${JSON.stringify(entry)}\n`);
+    // Fact i in tool calls too: an edit (path, identifier) and a bash command.
+    const calls = {
+      type: "message",
+      id: `g${i.toString(16).padStart(7, "0")}`,
+      parentId: entry.id,
+      timestamp: at,
+      message: {
+        role: "assistant",
+        content: [
+          {
+            type: "toolCall",
+            id: `call_e${i}`,
+            name: "edit",
+            arguments: {
+              path: `src/plant${i}x/session-manager.ts`,
+              edits: [{ oldText: `export function idPlant${i}xSummaryTree() {`, newText: "export function tree() {" }],
+            },
+          },
+          { type: "toolCall", id: `call_b${i}`, name: "bash", arguments: { command: `npm run check-${i}x` } },
+        ],
+        api: "x",
+        provider: "x",
+        model: "x",
+        stopReason: "toolUse",
+        timestamp: 0,
+      },
+    };
+    appendFileSync(tmp, `${JSON.stringify(entry)}\n${JSON.stringify(calls)}\n`);
     renameSync(tmp, job.path);
     bytes += statSync(job.path).size;
     text += textBytes(job.path);
@@ -264,6 +309,30 @@ const { searchFiles } = await import("../lib/cli/search.mjs");
 // Settle past the index's one-second "recently modified" window (files written just now).
 await new Promise((r) => setTimeout(r, 1100));
 
+// --- another build's first index build of the same store (`--before=<checkout>`)
+const beforeArg = args.find((a) => a.startsWith("--before="));
+let before = null;
+if (beforeArg) {
+  const entry = new URL(`file://${join(beforeArg.slice("--before=".length), "index.mjs")}`).href;
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `const { searchSessions } = await import(${JSON.stringify(entry)});
+       const t = performance.now(); await searchSessions("warmup", { sessionDir: ${JSON.stringify(dir)} });
+       console.log(JSON.stringify({ ms: performance.now() - t }));`,
+    ],
+    { encoding: "utf8" },
+  );
+  if (r.status !== 0) throw new Error(`--before build failed: ${r.stderr}`);
+  before = JSON.parse(r.stdout);
+  before.bytes = readdirSync(dir)
+    .filter((f) => f.startsWith(".pi-session-search.sqlite"))
+    .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+  removeIndexes();
+}
+
 // --- first build
 const t0 = process.hrtime.bigint();
 await searchSessions("warmup", { sessionDir: dir });
@@ -279,6 +348,9 @@ const planted = {
   words: (i) => `fact${i}x walrus`,
   phrase: (i) => `"purple walrus number ${i}"`,
   prefix: (i) => `authz${i}olo*`,
+  "tool path": (i) => `src/plant${i}x/session-manager.ts`,
+  "tool identifier part": (i) => `plant${i}xSummary`,
+  "tool command": (i) => `"npm run check-${i}x"`,
 };
 const SAMPLES = 200;
 const rows = [];
@@ -386,6 +458,15 @@ if (ref)
 out(
   `| first index build | ${f1(build)} ms (${f2(build / list.ms)}× the first listing${ref ? `, ${f2(build / ref.ms)}× pi's own` : ""}) |`,
 );
+if (before) {
+  const other = beforeArg.slice("--before=".length);
+  out(
+    `| first index build by ${other} / this build | ${f1(before.ms)} / ${f1(build)} ms (${f2(build / before.ms)}×) |`,
+  );
+  out(
+    `| index size by ${other} / this build | ${mb(before.bytes)} / ${mb(indexBytes)} MB (${f2(indexBytes / before.bytes)}×) |`,
+  );
+}
 out(
   `| index size / store bytes | ${mb(indexBytes)} MB / ${mb(manifest.bytes)} MB = ${((100 * indexBytes) / manifest.bytes).toFixed(1)}% |`,
 );

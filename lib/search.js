@@ -53,6 +53,71 @@ async function withSignal(signal, start) {
 }
 
 /**
+ * The caller's `onProgress` fed by the native index refresh: `(done, total)` from worker
+ * threads becomes `{ phase: "indexing", done, total }`. `total` is the first one seen: a
+ * call that waited for another one's build, which was aborted, then indexes the rest
+ * itself, and those reports (another total) are dropped. `done` only grows (a report that
+ * arrives after a larger one, after the task ended or after `signal` aborted, is dropped).
+ * Reports travel to JS
+ * separately from the task's result and may still be queued when it resolves: `finish`
+ * makes the final `done === total` call then if it has not arrived. A throwing
+ * `onProgress` aborts the work and its error is the task's.
+ */
+function progressRelay(onProgress, name, signal) {
+  if (onProgress === undefined || onProgress === null) return undefined;
+  if (typeof onProgress !== "function") throw new TypeError(`${name}: onProgress must be a function`);
+  let last = -1;
+  let total;
+  let closed = false;
+  let handle;
+  const relay = {
+    error: undefined,
+    bind(h) {
+      handle = h;
+    },
+    report(done, of) {
+      if (closed || relay.error !== undefined || signal?.aborted || done <= last) return;
+      total ??= of;
+      if (of !== total) return;
+      last = done;
+      try {
+        onProgress({ phase: "indexing", done, total });
+      } catch (err) {
+        relay.error = err;
+        handle?.abort();
+      }
+    },
+    /** The task ended after indexing `indexed` files (0: none). */
+    finish(indexed) {
+      const t = total ?? indexed;
+      if (t > 0) relay.report(t, t);
+      closed = true;
+      if (relay.error !== undefined) throw relay.error;
+    },
+    close() {
+      closed = true;
+      if (relay.error !== undefined) throw relay.error;
+    },
+  };
+  return relay;
+}
+
+/** Run a native index task with `signal` and an `onProgress` relay (see progressRelay). */
+async function withProgress(signal, relay, start) {
+  let out;
+  try {
+    out = await withSignal(signal, (h) => {
+      relay?.bind(h);
+      return start(h, relay ? (done, total) => relay.report(done, total) : undefined);
+    });
+  } catch (err) {
+    relay?.close();
+    throw err;
+  }
+  return out;
+}
+
+/**
  * Ranked full-text search over sessions (see index.d.ts `searchSessions`).
  * @returns {Promise<import("../index").SearchHit[]>}
  */
@@ -75,9 +140,27 @@ async function searchSessions(query, options = {}) {
     exclude: strings(o.exclude, "exclude"),
     snippetChars: count(o.snippetChars, "snippetChars", 160, 4096),
   };
+  const relay = progressRelay(o.onProgress, "searchSessions", o.signal);
   if (opts.limit === 0) return [];
-  const json = await withSignal(o.signal, (h) => native.searchSessionsNative(sessionDir, query, opts, h));
-  return JSON.parse(json);
+  const out = await withProgress(o.signal, relay, (h, report) =>
+    native.searchSessionsNative(sessionDir, query, opts, h, report),
+  );
+  relay?.finish(out.indexed);
+  return JSON.parse(out.hits);
+}
+
+/**
+ * Bring the search index up to date without a query (see index.d.ts `warmSearchIndex`).
+ * @returns {Promise<void>}
+ */
+async function warmSearchIndex(options = {}) {
+  const o = options ?? {};
+  const sessionDir = o.sessionDir ? paths.resolvePath(o.sessionDir) : paths.getSessionsDir();
+  const relay = progressRelay(o.onProgress, "warmSearchIndex", o.signal);
+  const indexed = await withProgress(o.signal, relay, (h, report) =>
+    native.warmSearchIndexNative(sessionDir, h, report),
+  );
+  relay?.finish(indexed);
 }
 
 /**
@@ -105,4 +188,4 @@ function searchIndexPath(sessionDir) {
   return require("node:path").join(dir, ".pi-session-search.sqlite");
 }
 
-module.exports = { searchSessions, readSessionWindow, searchIndexPath };
+module.exports = { searchSessions, warmSearchIndex, readSessionWindow, searchIndexPath };

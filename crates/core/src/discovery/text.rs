@@ -13,7 +13,11 @@ use crate::json::scan::{self, Kind};
 /// the space separator and lowercase `t`/`z` that its RFC 3339 parser also takes are left
 /// to JS). The differential test against Node is `iso_ms_matches_v8` below.
 pub fn iso_ms(raw: &str) -> Option<f64> {
-    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    iso_ms_str(raw.strip_prefix('"')?.strip_suffix('"')?)
+}
+
+/// [`iso_ms`] of a decoded string (no JSON quotes): the same forms, the same answers.
+pub fn iso_ms_str(inner: &str) -> Option<f64> {
     let b = inner.as_bytes();
     let digits =
         |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
@@ -56,18 +60,6 @@ pub fn iso_ms(raw: &str) -> Option<f64> {
     // Whole milliseconds, the fraction truncated (as V8 does; `timestamp_millis` floors and
     // the fraction of a second is never negative).
     Some(t.timestamp_millis() as f64)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). Only
-/// `search::extract::iso_ms` uses it now (it passes unchecked days, which this counts on).
-pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Top-level elements of a validated JSON array literal.

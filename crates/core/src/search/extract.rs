@@ -1,7 +1,25 @@
 //! What the index keeps of a session file: per line, the entry's id and parent (for the
-//! branch walk) and, for entries with searchable text, one row per text (the texts of
-//! `pi-session search`: `crate::check::search::texts`), with the tool names, timestamp and
-//! the line's place in the file (snippets and windows are read from the file itself).
+//! branch walk) and, for entries with searchable text, one row per text ([`entry_texts`]),
+//! with the tool names, timestamp and the line's place in the file (snippets and windows
+//! are read from the file itself).
+//!
+//! The places a fact can live in, and which are indexed ([`entry_texts`], role in brackets):
+//! - a user message's text (`user`), an assistant message's text blocks (`assistant`), a
+//!   tool result's text blocks (`toolResult`), a `!` command and its output (`bash`), an
+//!   extension's `custom_message` (`custom:<type>`), a compaction or branch summary
+//!   (`compaction`, `branch_summary`): the texts of the literal scan
+//!   (`crate::check::search::texts`);
+//! - each tool call of an assistant message (`toolCall`, one text per call): the tool's
+//!   name, then every string in its arguments in their order (paths, commands, patterns,
+//!   the old and new text of an edit, a written file's content), one per line; argument
+//!   names, numbers and booleans are left out (they are what every call has);
+//! - a label set on an entry (`label`) and a session's name (`session_info`).
+//!
+//! Not indexed: thinking blocks (hidden in pi's view, often longer than the answer, and
+//! not what a user saw), images, a tool result's `details` (the edit's diff repeats the
+//! call's old and new text), `custom` entries (extension state, not shown), model and
+//! thinking-level changes, `context_edit` replacements (the edited message stays indexed as
+//! written).
 
 use crate::json::value::{self, JsString, Value};
 
@@ -24,12 +42,17 @@ pub struct Entry {
 pub struct Row {
     /// Index of its entry in [`Parsed::entries`].
     pub entry: usize,
+    /// Index of the text in the entry's [`entry_texts`].
+    pub part: usize,
     pub role: String,
-    /// Tool names, space-separated (tool calls of an assistant message, a tool result's tool).
+    /// Tool names, space-separated (tool calls of an assistant message, a tool result's
+    /// tool, a tool call's tool).
     pub tools: String,
     pub timestamp: Option<String>,
     pub ts_ms: Option<i64>,
     pub text: String,
+    /// The camelCase parts of `text`'s tokens (set by the indexer with `text`'s folding).
+    pub parts: String,
 }
 
 /// The lines of a file from some offset on.
@@ -48,29 +71,10 @@ fn str_of(v: Option<&Value>) -> Option<String> {
         .map(JsString::to_string_lossy)
 }
 
-/// Milliseconds since the epoch of an ISO-8601 UTC timestamp (`YYYY-MM-DDTHH:MM:SS[.fff]Z`,
-/// what pi writes); `None` for anything else.
+/// Milliseconds since the epoch of an ISO timestamp (what pi writes: `…SS.mmmZ`), as
+/// `Date.parse` reads it; `None` for other forms.
 pub fn iso_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !s.ends_with('Z') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse::<i64>().ok() };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let ms = if b.get(19) == Some(&b'.') {
-        let frac = s.get(20..s.len() - 1)?;
-        let digits: String = frac.chars().take(3).collect();
-        let v: i64 = digits.parse().ok()?;
-        v * 10i64.pow(3 - digits.len() as u32)
-    } else {
-        0
-    };
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
-        return None;
-    }
-    let days = crate::discovery::text::days_from_civil(y, mo, d);
-    Some(((days * 24 + h) * 60 + mi) * 60_000 + se * 1000 + ms)
+    crate::discovery::text::iso_ms_str(s).map(|v| v as i64)
 }
 
 fn tool_names(e: &Value) -> String {
@@ -93,8 +97,7 @@ fn tool_names(e: &Value) -> String {
     }
     let mut s = String::new();
     for n in out {
-        // Names are matched whole: spaces inside a name would split it.
-        let n: String = n.chars().filter(|c| !c.is_whitespace()).take(128).collect();
+        let n = clean_name(&n);
         if n.is_empty() || s.split(' ').any(|x| x == n) {
             continue;
         }
@@ -104,6 +107,110 @@ fn tool_names(e: &Value) -> String {
         s.push_str(&n);
     }
     s
+}
+
+/// One text of an entry (see the module's list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    pub role: String,
+    /// Tool names, space-separated.
+    pub tools: String,
+    pub text: String,
+}
+
+/// The text of one tool call: its name, then the strings of its arguments in order, one
+/// per line (an explicit stack: arguments nest as deep as the model wrote them).
+fn call_text(name: &str, args: Option<&Value>) -> String {
+    let mut out = String::from(name);
+    let mut stack: Vec<&Value> = args.into_iter().collect();
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&s.to_string_lossy());
+                if out.len() > MAX_INDEXED_TEXT {
+                    break;
+                }
+            }
+            // Pushed in reverse, so taken in order.
+            Value::Array(items) => stack.extend(items.iter().rev()),
+            Value::Object(o) => {
+                let vals: Vec<&Value> = o.iter().map(|(_, v)| v).collect();
+                stack.extend(vals.into_iter().rev());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The searchable texts of one parsed entry, in a fixed order (a row keeps its index).
+pub fn entry_texts(e: &Value) -> Vec<Text> {
+    let tools = tool_names(e);
+    let mut out: Vec<Text> = crate::check::search::texts(e)
+        .into_iter()
+        .map(|(role, units)| Text {
+            role,
+            tools: tools.clone(),
+            text: String::from_utf16_lossy(&units),
+        })
+        .collect();
+    let ty = str_of(e.get("type"));
+    match ty.as_deref() {
+        Some("message") => {
+            let Some(m) = e.get("message") else {
+                return out;
+            };
+            let assistant = m
+                .get("role")
+                .and_then(Value::as_js_string)
+                .is_some_and(|r| *r == "assistant");
+            if let (true, Some(Value::Array(blocks))) = (assistant, m.get("content")) {
+                for b in blocks {
+                    let is_call = b
+                        .get("type")
+                        .and_then(Value::as_js_string)
+                        .is_some_and(|t| *t == "toolCall");
+                    if !is_call {
+                        continue;
+                    }
+                    let name = str_of(b.get("name")).unwrap_or_default();
+                    out.push(Text {
+                        role: "toolCall".into(),
+                        tools: clean_name(&name),
+                        text: call_text(&name, b.get("arguments")),
+                    });
+                }
+            }
+        }
+        Some("label") => {
+            if let Some(l) = str_of(e.get("label")) {
+                out.push(Text {
+                    role: "label".into(),
+                    tools: String::new(),
+                    text: l,
+                });
+            }
+        }
+        Some("session_info") => {
+            if let Some(n) = str_of(e.get("name")) {
+                out.push(Text {
+                    role: "session_info".into(),
+                    tools: String::new(),
+                    text: n,
+                });
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A tool name as the `tools` column keeps it: matched whole, so no spaces, and bounded.
+fn clean_name(n: &str) -> String {
+    n.chars().filter(|c| !c.is_whitespace()).take(128).collect()
 }
 
 fn cut_utf8(s: &mut String, max: usize) {
@@ -160,7 +267,7 @@ pub fn parse(bytes: &[u8], base: u64, take_tail: bool) -> Parsed {
             off,
             len: line.len() as u64,
         });
-        let texts = crate::check::search::texts(&e);
+        let texts = entry_texts(&e);
         if texts.is_empty() {
             continue;
         }
@@ -171,33 +278,31 @@ pub fn parse(bytes: &[u8], base: u64, take_tail: bool) -> Parsed {
                 _ => None,
             }
         });
-        let tools = tool_names(&e);
-        for (role, units) in texts {
-            if units.is_empty() {
+        for (part, t) in texts.into_iter().enumerate() {
+            if t.text.is_empty() {
                 continue;
             }
-            let mut text = String::from_utf16_lossy(&units);
+            let mut text = t.text;
             cut_utf8(&mut text, MAX_INDEXED_TEXT);
             p.rows.push(Row {
                 entry: idx,
-                role,
-                tools: tools.clone(),
+                part,
+                role: t.role,
+                tools: t.tools,
                 timestamp: timestamp.clone(),
                 ts_ms,
                 text,
+                parts: String::new(),
             });
         }
     }
     p
 }
 
-/// The full searchable texts of one entry line (role, text), for snippets and windows.
-pub fn line_texts(line: &[u8]) -> Option<(Value, Vec<(String, String)>)> {
+/// The full searchable texts of one entry line ([`entry_texts`]), for snippets and windows.
+pub fn line_texts(line: &[u8]) -> Option<(Value, Vec<Text>)> {
     let e = value::parse(&String::from_utf8_lossy(line))?;
-    let t = crate::check::search::texts(&e)
-        .into_iter()
-        .map(|(r, u)| (r, String::from_utf16_lossy(&u)))
-        .collect();
+    let t = entry_texts(&e);
     Some((e, t))
 }
 
@@ -210,6 +315,67 @@ mod tests {
         assert_eq!(iso_ms("1970-01-01T00:00:00.000Z"), Some(0));
         assert_eq!(iso_ms("2024-03-01T12:00:00.5Z"), Some(1_709_294_400_500));
         assert_eq!(iso_ms("nope"), None);
+        // Dates `Date.parse` rejects are no dates here either.
+        assert_eq!(iso_ms("2024-01-01T00:00:60.000Z"), None);
+        assert_eq!(iso_ms("2024-02-31T00:00:00.000Z"), None);
+        assert_eq!(iso_ms("2024-04-31T00:00:00.000Z"), None);
+    }
+
+    fn texts_of(line: &str) -> Vec<(String, String, String)> {
+        let e = value::parse(line).unwrap();
+        entry_texts(&e)
+            .into_iter()
+            .map(|t| (t.role, t.tools, t.text))
+            .collect()
+    }
+
+    #[test]
+    fn tool_calls_labels_and_names() {
+        let line = r#"{"type":"message","id":"a","message":{"role":"assistant","content":[
+            {"type":"thinking","thinking":"secret plan"},
+            {"type":"text","text":"Editing now."},
+            {"type":"toolCall","id":"t1","name":"edit","arguments":{"path":"src/a.ts","edits":[{"oldText":"idSummaryTree","newText":"idTree"}]}},
+            {"type":"toolCall","id":"t2","name":"bash","arguments":{"command":"npm test","timeout":60}},
+            {"type":"toolCall","id":"t3","name":"grep","arguments":{"pattern":"foo.*bar","ignoreCase":true}}]}}"#;
+        let r = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(
+            texts_of(line),
+            [
+                r("assistant", "edit bash grep", "Editing now."),
+                r("toolCall", "edit", "edit\nsrc/a.ts\nidSummaryTree\nidTree"),
+                r("toolCall", "bash", "bash\nnpm test"),
+                r("toolCall", "grep", "grep\nfoo.*bar"),
+            ]
+        );
+        assert_eq!(
+            texts_of(
+                r#"{"type":"message","message":{"role":"toolResult","toolName":"read","content":[{"type":"text","text":"file body"}],"details":{"diff":"x"}}}"#
+            ),
+            [r("toolResult", "read", "file body")]
+        );
+        assert_eq!(
+            texts_of(r#"{"type":"label","id":"l","targetId":"a","label":"checkpoint-1"}"#),
+            [r("label", "", "checkpoint-1")]
+        );
+        assert_eq!(
+            texts_of(r#"{"type":"session_info","id":"n","name":"Refactor auth"}"#),
+            [r("session_info", "", "Refactor auth")]
+        );
+        // Arguments as a string, nested deep, or absent.
+        assert_eq!(
+            texts_of(
+                r#"{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","name":"x","arguments":"raw"},{"type":"toolCall","name":"y"}]}}"#
+            )[1..],
+            [r("toolCall", "x", "x\nraw"), r("toolCall", "y", "y")]
+        );
+        let deep = format!(
+            r#"{{"type":"message","message":{{"role":"assistant","content":[{{"type":"toolCall","name":"d","arguments":{}"z"{}}}]}}}}"#,
+            "[".repeat(5000),
+            "]".repeat(5000)
+        );
+        if value::parse(&deep).is_some() {
+            assert_eq!(texts_of(&deep)[1].2, "d\nz");
+        }
     }
 
     #[test]
@@ -226,9 +392,11 @@ mod tests {
         let p = parse(f.as_bytes(), 0, true);
         assert_eq!(p.session_id.as_deref(), Some("s1"));
         assert_eq!(p.entries.len(), 2);
-        assert_eq!(p.rows.len(), 1);
+        assert_eq!(p.rows.len(), 2);
         assert_eq!(p.rows[0].tools, "bash");
         assert_eq!(p.rows[0].text, "hi");
+        assert_eq!((p.rows[1].role.as_str(), p.rows[1].part), ("toolCall", 1));
+        assert_eq!(p.rows[1].text, "bash");
         let tail = f.rfind('\n').map(|i| i + 1).unwrap_or(0) as u64;
         assert_eq!(p.end, tail);
     }

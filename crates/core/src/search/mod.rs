@@ -37,9 +37,60 @@ const APP_ID: i32 = 0x5053_5248;
 /// `PRAGMA user_version`: the schema; another value rebuilds the index.
 /// 2: terminal escape sequences separate tokens (1 glued `\x1b[31mword` into `31mword`);
 /// FTS5's `ascii` tokenizer over the pre-folded tokens (1: `unicode61`, same tokens, slower).
-const SCHEMA: i32 = 2;
+/// 3: tool calls, labels and session names indexed (`rows.part` names the text of the
+/// entry); camelCase parts in the `parts` column.
+const SCHEMA: i32 = 3;
 /// Files parsed per write transaction (bounds memory during a first build).
 const BATCH: usize = 128;
+
+/// Receives `(done, total)`: files of a refresh parsed so far, of those it has to index.
+pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Least time between two progress reports of one refresh (the first and last are always
+/// made).
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The progress of one refresh that has files to index: `(0, total)` first, then at most
+/// every [`PROGRESS_EVERY`] as worker threads finish files (`done` only grows: a report is
+/// made under the lock and only for a count above the last one), then `(total, total)`
+/// once everything is written.
+struct Progress<'a> {
+    f: ProgressFn<'a>,
+    total: usize,
+    done: std::sync::atomic::AtomicUsize,
+    /// When the last report was made, and its `done`.
+    last: std::sync::Mutex<(std::time::Instant, usize)>,
+}
+
+impl<'a> Progress<'a> {
+    fn start(f: ProgressFn<'a>, total: usize) -> Progress<'a> {
+        f(0, total);
+        Progress {
+            f,
+            total,
+            done: std::sync::atomic::AtomicUsize::new(0),
+            last: std::sync::Mutex::new((std::time::Instant::now(), 0)),
+        }
+    }
+
+    /// One more file parsed (any thread).
+    fn step(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        let Ok(mut last) = self.last.try_lock() else {
+            // Another thread is reporting right now: this count goes with a later report.
+            return;
+        };
+        let d = self.done.load(Ordering::Relaxed);
+        if last.0.elapsed() >= PROGRESS_EVERY && d > last.1 && d < self.total {
+            (self.f)(d, self.total);
+            *last = (std::time::Instant::now(), d);
+        }
+    }
+
+    fn finish(&self) {
+        (self.f)(self.total, self.total);
+    }
+}
 
 /// An error of the engine (message for JS).
 #[derive(Debug)]
@@ -96,6 +147,8 @@ pub struct Index {
     /// `*.jsonl` links seen by the last full scan: a watch of the directory does not see
     /// writes to their targets, so every refresh looks at them.
     links: Vec<String>,
+    /// Files the last refresh indexed (the `total` of its progress; 0: nothing changed).
+    indexed: usize,
 }
 
 const SCHEMA_SQL: &str = "
@@ -105,9 +158,10 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEG
   session_id TEXT, cwd TEXT, leaf TEXT);
 CREATE INDEX files_session ON files(session_id);
 CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
-  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL);
+  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
+  part INTEGER NOT NULL);
 CREATE INDEX rows_file ON rows(file);
-CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1,
+CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', contentless_delete=1,
   tokenize='ascii');
 ";
 
@@ -237,6 +291,7 @@ impl Index {
             files: HashMap::new(),
             watch: None,
             links: Vec::new(),
+            indexed: 0,
         };
         ix.load_files()?;
         Ok(ix)
@@ -252,6 +307,11 @@ impl Index {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// How many files the last refresh indexed (0: it found nothing to do).
+    pub fn indexed_by_last_refresh(&self) -> usize {
+        self.indexed
     }
 
     /// Whether the index lives in memory only.
@@ -363,12 +423,16 @@ impl Index {
         (found, missing)
     }
 
-    /// Bring the index up to date with the files on disk. Retries once over a damaged file.
-    pub fn refresh(&mut self, abort: &AtomicBool) -> Result<()> {
-        match self.refresh_once(abort) {
+    /// Bring the index up to date with the files on disk. Retries once over a damaged file
+    /// (its progress then starts again from 0). `progress`, when there are files to index
+    /// (never when nothing changed): see [`Progress`].
+    pub fn refresh(&mut self, abort: &AtomicBool, progress: Option<ProgressFn>) -> Result<()> {
+        self.indexed = 0;
+        match self.refresh_once(abort, progress) {
             Err(RefreshError::Sql(e)) if is_damage(&e) => {
                 self.rebuild()?;
-                self.refresh_once(abort).map_err(RefreshError::into_error)
+                self.refresh_once(abort, progress)
+                    .map_err(RefreshError::into_error)
             }
             r => r.map_err(RefreshError::into_error),
         }
@@ -384,7 +448,11 @@ impl Index {
         Ok(())
     }
 
-    fn refresh_once(&mut self, abort: &AtomicBool) -> std::result::Result<(), RefreshError> {
+    fn refresh_once(
+        &mut self,
+        abort: &AtomicBool,
+        progress: Option<ProgressFn>,
+    ) -> std::result::Result<(), RefreshError> {
         if self.data_version()? != self.data_version {
             self.load_files()?;
         }
@@ -443,11 +511,16 @@ impl Index {
             self.watch = next_watch;
             return Ok(());
         }
+        self.indexed = work.len();
+        let report = match progress {
+            Some(f) if !work.is_empty() => Some(Progress::start(f, work.len())),
+            _ => None,
+        };
         for chunk in work.chunks(BATCH) {
             if abort.load(Ordering::Relaxed) {
                 return Err(RefreshError::Other(aborted()));
             }
-            let parsed = parse_files(chunk, start);
+            let parsed = parse_files(chunk, start, report.as_ref());
             self.write(chunk, parsed)?;
         }
         if !gone.is_empty() {
@@ -461,6 +534,9 @@ impl Index {
         }
         self.data_version = self.data_version()?;
         self.watch = next_watch;
+        if let Some(r) = &report {
+            r.finish();
+        }
         Ok(())
     }
 
@@ -542,11 +618,11 @@ impl Index {
             let active = if full { active_set(&p.entries) } else { None };
             {
                 let mut ins_row = self.conn.prepare_cached(
-                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?;
                 let mut ins_fts = self
                     .conn
-                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+                    .prepare_cached("INSERT INTO fts(rowid, body, parts) VALUES (?1, ?2, ?3)")?;
                 for r in &p.rows {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
@@ -563,11 +639,12 @@ impl Index {
                         r.ts_ms,
                         e.off as i64,
                         e.len as i64,
-                        on as i64
+                        on as i64,
+                        r.part as i64
                     ])?;
                     let rowid = self.conn.last_insert_rowid();
-                    // `r.text` is already the folded index text (see `folded`).
-                    ins_fts.execute(params![rowid, r.text])?;
+                    // `r.text` and `r.parts` are already the index text (see `folded`).
+                    ins_fts.execute(params![rowid, r.text, r.parts])?;
                 }
             }
             let prev = if full { None } else { current.as_ref() };
@@ -684,7 +761,11 @@ struct Update {
 
 /// Parse the files of a chunk on worker threads (2 at most: the machine is shared with
 /// the host). `None`: the file could not be read.
-fn parse_files(chunk: &[(String, Stamp, Option<FileRow>)], start_ns: i128) -> Vec<Option<Update>> {
+fn parse_files(
+    chunk: &[(String, Stamp, Option<FileRow>)],
+    start_ns: i128,
+    progress: Option<&Progress>,
+) -> Vec<Option<Update>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -704,6 +785,9 @@ fn parse_files(chunk: &[(String, Stamp, Option<FileRow>)], start_ns: i128) -> Ve
                     if let Ok(mut slot) = slots[i].lock() {
                         *slot = up;
                     }
+                    if let Some(p) = progress {
+                        p.step();
+                    }
                 }
             });
         }
@@ -718,7 +802,9 @@ fn parse_files(chunk: &[(String, Stamp, Option<FileRow>)], start_ns: i128) -> Ve
 /// writer, which runs alone, only inserts.
 fn folded(mut p: extract::Parsed) -> extract::Parsed {
     for r in &mut p.rows {
-        r.text = text::index_text(&r.text);
+        let t = text::index_text(&r.text);
+        r.text = t.body;
+        r.parts = t.parts;
     }
     p
 }
@@ -822,13 +908,14 @@ struct Candidate {
     off: u64,
     len: u64,
     active: bool,
+    part: i64,
     score: f64,
     matched: &'static str,
 }
 
 impl Candidate {
-    /// A candidate from a row whose first seven columns are
-    /// `file, entry_id, role, tools, off, len, active`.
+    /// A candidate from a row whose first eight columns are
+    /// `file, entry_id, role, tools, off, len, active, part`.
     fn from_row(
         r: &rusqlite::Row<'_>,
         score: f64,
@@ -842,6 +929,7 @@ impl Candidate {
             off: r.get::<_, i64>(4)? as u64,
             len: r.get::<_, i64>(5)? as u64,
             active: r.get::<_, i64>(6)? != 0,
+            part: r.get(7)?,
             score,
             matched,
         })
@@ -849,18 +937,20 @@ impl Candidate {
 }
 
 impl Index {
-    /// Refresh, then search. A damaged index is rebuilt once.
+    /// Refresh (reporting to `progress`, see [`Index::refresh`]), then search. A damaged
+    /// index is rebuilt once.
     pub fn search(
         &mut self,
         query: &str,
         opts: &Options,
         abort: &Arc<AtomicBool>,
+        progress: Option<ProgressFn>,
     ) -> Result<Vec<Hit>> {
-        self.refresh(abort)?;
+        self.refresh(abort, progress)?;
         match self.query(query, opts, abort) {
             Err(QueryError::Sql(e)) if is_damage(&e) => {
                 self.rebuild()?;
-                self.refresh(abort)?;
+                self.refresh(abort, progress)?;
                 self.query(query, opts, abort)
                     .map_err(QueryError::into_error)
             }
@@ -940,7 +1030,12 @@ impl Index {
                 .get("timestamp")
                 .and_then(|v| v.as_js_string())
                 .map(|s| s.to_string_lossy());
-            let Some((_, t)) = texts.iter().find(|(r, _)| *r == c.role) else {
+            let Some(t) = usize::try_from(c.part)
+                .ok()
+                .and_then(|i| texts.get(i))
+                .filter(|t| t.role == c.role)
+                .map(|t| t.text.as_str())
+            else {
                 return false;
             };
             *per.entry(c.file).or_insert(0) += 1;
@@ -1002,7 +1097,7 @@ impl Index {
                 }
                 let Some(row) = row else { continue };
                 let c = self.conn.query_row(
-                    "SELECT file, entry_id, role, tools, off, len, active FROM rows WHERE id = ?1",
+                    "SELECT file, entry_id, role, tools, off, len, active, part FROM rows WHERE id = ?1",
                     params![row],
                     |r| Candidate::from_row(r, 1e9, "sessionId"),
                 )?;
@@ -1049,7 +1144,7 @@ impl Index {
                 _ => String::new(),
             };
             let sql = format!(
-                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, bm25(fts) AS rank \
+                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, r.part, bm25(fts) AS rank \
                  FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY rank"
             );
             let mut st = self.conn.prepare(&sql)?;
@@ -1059,7 +1154,7 @@ impl Index {
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
                 }
-                let c = Candidate::from_row(r, -r.get::<_, f64>(7)?, "text")?;
+                let c = Candidate::from_row(r, -r.get::<_, f64>(8)?, "text")?;
                 accept(c, &mut out);
             }
         }
@@ -1120,7 +1215,7 @@ mod tests {
             snippet_chars: 80,
             ..Options::default()
         };
-        ix.search(q, &opts, &Arc::new(AtomicBool::new(false)))
+        ix.search(q, &opts, &Arc::new(AtomicBool::new(false)), None)
             .unwrap()
             .into_iter()
             .map(|h| h.entry_id.unwrap_or_default())
@@ -1167,11 +1262,11 @@ mod tests {
             snippet_chars: 80,
             ..Options::default()
         };
-        let got = ix.search("common", &opts, &abort).unwrap();
+        let got = ix.search("common", &opts, &abort, None).unwrap();
         assert_eq!(got.len(), 5);
         assert!(got.iter().all(|h| h.cwd.as_deref() == Some("/new")));
         opts.cwd = Some("/old".into());
-        let got = ix.search("common", &opts, &abort).unwrap();
+        let got = ix.search("common", &opts, &abort, None).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].entry_id.as_deref(), Some("o1"));
         let _ = fs::remove_dir_all(&root);
@@ -1225,6 +1320,198 @@ mod tests {
         // These were answered by the watch, not by full scans.
         #[cfg(target_os = "linux")]
         assert!(ix.watch.is_some());
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    fn session_with_tools(dir: &Path, name: &str) -> PathBuf {
+        let f = dir.join(name);
+        let lines = [
+            r#"{"type":"session","version":3,"id":"tool-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"rename the tree helper"}}"#,
+            r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"On it."},{"type":"toolCall","id":"c1","name":"edit","arguments":{"path":"src/core/session-manager.ts","edits":[{"oldText":"function idSummaryTree() {","newText":"function summaryOf() {"}]}},{"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"npx vitest run quokka.test.ts"}}]}}"#,
+            r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"edit","content":[{"type":"text","text":"Successfully replaced text in zebrafile.ts"}]}}"#,
+            r#"{"type":"label","id":"l1","parentId":"r1","timestamp":"2026-01-01T00:00:04.000Z","targetId":"a1","label":"before-rename"}"#,
+            r#"{"type":"session_info","id":"n1","parentId":"l1","timestamp":"2026-01-01T00:00:05.000Z","name":"Tree helper rename"}"#,
+        ];
+        fs::write(&f, lines.join("\n") + "\n").unwrap();
+        f
+    }
+
+    fn found(ix: &mut Index, q: &str, opts: &Options) -> Vec<(String, String)> {
+        ix.search(q, opts, &Arc::new(AtomicBool::new(false)), None)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.entry_id.unwrap_or_default(), h.role))
+            .collect()
+    }
+
+    /// Paths, commands and identifiers inside tool calls are found whole and by their
+    /// parts, and the role and tool filters pick tool calls and their results.
+    #[test]
+    fn tool_calls_are_found_by_paths_commands_and_identifiers() {
+        let root = std::env::temp_dir().join(format!("psn-search-tools-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        session_with_tools(&root, "s.jsonl");
+        let mut ix = Index::open(&root).unwrap();
+        let opts = Options {
+            limit: 100,
+            snippet_chars: 80,
+            ..Options::default()
+        };
+        let call = vec![("a1".to_string(), "toolCall".to_string())];
+        for q in [
+            "src/core/session-manager.ts",
+            "session-manager",
+            "session-manager.ts",
+            "idSummaryTree",
+            "summaryTree",
+            "idSumm*",
+            "vitest quokka",
+            "\"npx vitest run\"",
+            "summaryOf",
+        ] {
+            assert_eq!(found(&mut ix, q, &opts), call, "{q}");
+        }
+        // A part of an identifier.
+        assert_eq!(found(&mut ix, "summary", &opts), call);
+        assert_eq!(
+            found(&mut ix, "zebrafile", &opts),
+            [("r1".into(), "toolResult".into())]
+        );
+        assert_eq!(
+            found(&mut ix, "before-rename", &opts),
+            [("l1".into(), "label".into())]
+        );
+        assert_eq!(
+            found(&mut ix, "helper rename", &opts).len(),
+            2,
+            "the user's words and the session name"
+        );
+        // Filters.
+        let roles = Options {
+            roles: vec!["toolCall".into()],
+            ..opts.clone()
+        };
+        assert_eq!(found(&mut ix, "tree", &roles), call);
+        let edit = Options {
+            tools: vec!["edit".into()],
+            ..opts.clone()
+        };
+        assert_eq!(found(&mut ix, "zebrafile", &edit).len(), 1);
+        assert_eq!(found(&mut ix, "summaryOf", &edit), call);
+        let bash = Options {
+            tools: vec!["bash".into()],
+            roles: vec!["toolCall".into()],
+            ..opts.clone()
+        };
+        assert_eq!(found(&mut ix, "quokka", &bash), call);
+        assert!(found(&mut ix, "summaryOf", &bash).is_empty());
+        // The snippet comes from the call that matched, marked.
+        let hits = ix
+            .search(
+                "idSummaryTree",
+                &opts,
+                &Arc::new(AtomicBool::new(false)),
+                None,
+            )
+            .unwrap();
+        assert!(
+            hits[0].snippet.contains("«idSummaryTree»"),
+            "{}",
+            hits[0].snippet
+        );
+        assert!(
+            hits[0]
+                .snippet
+                .contains("manager.ts function «idSummaryTree»() { function summaryOf()"),
+            "{}",
+            hits[0].snippet
+        );
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A cold build reports `(0, n)`, growing counts, `(n, n)`; a warm refresh reports
+    /// nothing; an append reports its one file.
+    #[test]
+    fn progress_reports_real_indexing_work_only() {
+        let root = std::env::temp_dir().join(format!("psn-search-progress-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let n = 300;
+        for i in 0..n {
+            session_with_tools(&root, &format!("s{i}.jsonl"));
+        }
+        let calls = std::sync::Mutex::new(Vec::new());
+        let record = |d: usize, t: usize| calls.lock().unwrap().push((d, t));
+        let mut ix = Index::open(&root).unwrap();
+        let abort = AtomicBool::new(false);
+        ix.refresh(&abort, Some(&record)).unwrap();
+        let got = std::mem::take(&mut *calls.lock().unwrap());
+        assert_eq!(got.first(), Some(&(0, n)));
+        assert_eq!(got.last(), Some(&(n, n)));
+        assert!(
+            got.windows(2).all(|w| w[0].0 < w[1].0 && w[1].1 == n),
+            "{got:?}"
+        );
+        // Files changed within the last second are looked at again once settled; wait.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        ix.refresh(&abort, Some(&record)).unwrap();
+        calls.lock().unwrap().clear();
+        ix.refresh(&abort, Some(&record)).unwrap();
+        assert!(calls.lock().unwrap().is_empty());
+        let mut a = fs::OpenOptions::new()
+            .append(true)
+            .open(root.join("s7.jsonl"))
+            .unwrap();
+        a.write_all(line("x1", Some("n1"), "late walrus").as_bytes())
+            .unwrap();
+        drop(a);
+        ix.refresh(&abort, Some(&record)).unwrap();
+        assert_eq!(*calls.lock().unwrap(), [(0, 1), (1, 1)]);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// An index of schema 2 (no tool calls in it) is replaced by a new one.
+    #[test]
+    fn an_older_schema_is_rebuilt() {
+        let root = std::env::temp_dir().join(format!("psn-search-schema-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        session_with_tools(&root, "s.jsonl");
+        let path = root.join(INDEX_FILE);
+        {
+            let f = crate::safefs::create_exclusive(&path, 0o600).unwrap();
+            drop(f);
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(&format!(
+                "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+                   mtime INTEGER NOT NULL, ctime INTEGER NOT NULL, ino INTEGER NOT NULL,
+                   indexed_to INTEGER NOT NULL, fp INTEGER, exact INTEGER NOT NULL,
+                   session_id TEXT, cwd TEXT, leaf TEXT);
+                 CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
+                   tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL);
+                 CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, tokenize='ascii');
+                 PRAGMA application_id = {APP_ID}; PRAGMA user_version = 2;"
+            ))
+            .unwrap();
+        }
+        let mut ix = Index::open(&root).unwrap();
+        assert!(!ix.in_memory());
+        let opts = Options {
+            limit: 10,
+            snippet_chars: 80,
+            ..Options::default()
+        };
+        assert_eq!(
+            found(&mut ix, "idSummaryTree", &opts),
+            [("a1".into(), "toolCall".into())]
+        );
+        let ver: i32 = ix
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(ver, SCHEMA);
         let _ = fs::remove_dir_all(&root);
     }
 }

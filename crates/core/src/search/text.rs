@@ -8,7 +8,14 @@
 //!   Latin diacritics removed (`é` → `e`, `ß` → `ss`, see [`super::fold_table`]), combining
 //!   marks dropped;
 //! - a CJK character (Han, kana, Hangul) is a token of its own, so a CJK query is a phrase
-//!   of single characters: found as a substring, whatever the word boundaries.
+//!   of single characters: found as a substring, whatever the word boundaries;
+//! - an identifier is findable whole and by its parts: punctuation already splits paths and
+//!   `snake_case` (`src/core/session-manager.ts` is the tokens `src core session manager
+//!   ts`, and a query with inner punctuation is the phrase of its tokens), and a camelCase
+//!   token's parts (`idSummaryTree`: `id summary tree`) go to a second column, `parts`
+//!   ([`IndexText`]), so that phrases of the text never run into them. A query word that
+//!   is itself camelCase matches its whole token or the phrase of its parts
+//!   (`summaryTree` finds `idSummaryTree`).
 //!
 //! User text never reaches FTS5's query syntax: [`parse_query`] keeps only tokens, and every
 //! term is written as a double-quoted string of tokens that contain no quote (`"a b"`,
@@ -148,24 +155,116 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
     flush(&mut cur, &mut buf);
 }
 
-/// The text handed to FTS5 for `text`: folded tokens separated by spaces.
-pub fn index_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for_each_token(text, |_, _, folded| {
-        if !out.is_empty() {
-            out.push(' ');
+/// Separates the parts of two identifiers in the `parts` column, so that a phrase cannot
+/// run from one identifier's parts into the next one's. A private-use character: FTS5's
+/// `ascii` tokenizer reads it as a token, and [`for_each_token`] never makes one of it, so
+/// no query can name it.
+pub const PARTS_GAP: char = '\u{E000}';
+
+/// What FTS5 is given for one text: its folded tokens (`body`) and the camelCase parts of
+/// the tokens that have some (`parts`), each as tokens separated by spaces.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IndexText {
+    pub body: String,
+    pub parts: String,
+}
+
+/// Longest token (bytes) whose camelCase parts are indexed: identifiers, not encoded blobs.
+pub const MAX_CAMEL_TOKEN: usize = 80;
+/// Most parts of one token (more: a blob or a hash, not an identifier).
+pub const MAX_CAMEL_PARTS: usize = 8;
+
+/// The text handed to FTS5 for `text` (see [`IndexText`]). The parts of an identifier are
+/// given once per text, however often it occurs (code repeats its identifiers: the text is
+/// found either way).
+pub fn index_text(text: &str) -> IndexText {
+    let mut out = IndexText {
+        body: String::with_capacity(text.len()),
+        parts: String::new(),
+    };
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for_each_token(text, |start, end, folded| {
+        if !out.body.is_empty() {
+            out.body.push(' ');
         }
-        out.push_str(folded);
+        out.body.push_str(folded);
+        let word = &text[start..end];
+        if word.len() > MAX_CAMEL_TOKEN || !seen.insert(word) {
+            return;
+        }
+        let parts = camel_parts(word);
+        if parts.len() > MAX_CAMEL_PARTS {
+            return;
+        }
+        if !parts.is_empty() {
+            if !out.parts.is_empty() {
+                out.parts.push(' ');
+                out.parts.push(PARTS_GAP);
+                out.parts.push(' ');
+            }
+            out.parts.push_str(&parts.join(" "));
+        }
     });
     out
 }
 
+/// The camelCase parts of one token (its original text), folded: `idSummaryTree` → `id
+/// summary tree`, `HTMLParser` → `html parser`, `utf8Decode` → `utf8 decode`. Empty when
+/// the token is one part (`session`, `HTML`, `parse2`).
+pub fn camel_parts(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    // Cheap exit for the common case: no upper-case letter after the first character.
+    if !chars.iter().skip(1).any(|c| c.is_uppercase()) {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = if i > 0 {
+            chars.get(i - 1).copied()
+        } else {
+            None
+        };
+        let next = chars.get(i + 1).copied();
+        let boundary = c.is_uppercase()
+            && prev.is_some_and(|p| {
+                p.is_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+            });
+        if boundary && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        push_folded(c, &mut cur);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    if out.len() < 2 {
+        out.clear();
+    }
+    out
+}
+
 /// One term of a query: all its tokens must appear in this order, adjacent; with
-/// `prefix`, the last one as a prefix.
+/// `prefix`, the last one as a prefix. A one-token term that is camelCase also matches the
+/// phrase of its `parts` (empty otherwise).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Term {
     pub tokens: Vec<String>,
     pub prefix: bool,
+    pub parts: Vec<String>,
+}
+
+/// `"a b"` (or `"a b"*`): a quoted FTS5 phrase of tokens.
+fn push_phrase(out: &mut String, tokens: &[String], prefix: bool) {
+    out.push('"');
+    // Tokens hold letters and digits only: no quote to escape. Escaped anyway.
+    out.push_str(&tokens.join(" ").replace('"', "\"\""));
+    out.push('"');
+    if prefix {
+        out.push('*');
+    }
 }
 
 /// A parsed query: terms (all must match) and, when the query is a lone id-like word, that
@@ -177,8 +276,9 @@ pub struct Query {
 }
 
 impl Query {
-    /// The FTS5 MATCH expression: every term a quoted string (`"a b"`, `"auth"*`), joined
-    /// by spaces (AND). `None` when there is no term.
+    /// The FTS5 MATCH expression: every term a quoted string (`"a b"`, `"auth"*`), a
+    /// camelCase word its whole token or its parts (`("summarytree" OR "summary tree")`),
+    /// joined by AND. `None` when there is no term.
     pub fn fts(&self) -> Option<String> {
         if self.terms.is_empty() {
             return None;
@@ -186,17 +286,52 @@ impl Query {
         let mut out = String::new();
         for t in &self.terms {
             if !out.is_empty() {
-                out.push(' ');
+                out.push_str(" AND ");
             }
-            out.push('"');
-            // Tokens hold letters and digits only: no quote to escape. Escaped anyway.
-            out.push_str(&t.tokens.join(" ").replace('"', "\"\""));
-            out.push('"');
-            if t.prefix {
-                out.push('*');
+            if t.parts.is_empty() {
+                push_phrase(&mut out, &t.tokens, t.prefix);
+            } else {
+                out.push('(');
+                push_phrase(&mut out, &t.tokens, t.prefix);
+                out.push_str(" OR ");
+                push_phrase(&mut out, &t.parts, t.prefix);
+                out.push(')');
             }
         }
         Some(out)
+    }
+
+    /// Whether a token of a text (its folded form, and its original text for its
+    /// camelCase parts) is one a snippet marks: it is a word of a term (or of a camelCase
+    /// term's parts), or its own parts hold a term's words or parts in a row
+    /// (`idSummaryTree` for `summary`, `summaryTree` or `"summary tree"`).
+    pub fn marks(&self, folded: &str, original: &str) -> bool {
+        let eq = |w: &str, t: &str, prefix: bool| if prefix { w.starts_with(t) } else { w == t };
+        let lists = || {
+            self.terms.iter().flat_map(|t| {
+                [(&t.tokens, t.prefix), (&t.parts, t.prefix)]
+                    .into_iter()
+                    .filter(|(l, _)| !l.is_empty())
+            })
+        };
+        let word = lists().any(|(l, prefix)| {
+            l.iter()
+                .enumerate()
+                .any(|(i, t)| eq(folded, t, prefix && i + 1 == l.len()))
+        });
+        if word {
+            return true;
+        }
+        let own = camel_parts(original);
+        !own.is_empty()
+            && lists().any(|(l, prefix)| {
+                own.windows(l.len()).any(|w| {
+                    w.iter()
+                        .zip(l.iter())
+                        .enumerate()
+                        .all(|(i, (p, t))| eq(p, t, prefix && i + 1 == l.len()))
+                })
+            })
     }
 }
 
@@ -222,7 +357,13 @@ pub fn parse_query(q: &str) -> Query {
         if terms.len() >= MAX_TERMS {
             return;
         }
-        let toks: Vec<String> = tokens(text)
+        let all = tokens(text);
+        // A one-token word that is camelCase also matches its parts.
+        let parts = match all.as_slice() {
+            [only] => camel_parts(&text[only.start..only.end]),
+            _ => Vec::new(),
+        };
+        let toks: Vec<String> = all
             .into_iter()
             .take(MAX_PHRASE_TOKENS)
             .map(|t| t.folded)
@@ -235,6 +376,7 @@ pub fn parse_query(q: &str) -> Query {
         terms.push(Term {
             tokens: toks,
             prefix,
+            parts,
         });
     };
     let mut rest = q;
@@ -272,19 +414,10 @@ pub const MARK_CLOSE: &str = "»";
 /// Line breaks and tabs become spaces. Linear in the text.
 pub fn snippet(text: &str, q: &Query, width: usize) -> String {
     let toks = tokens(text);
-    let matches = |t: &Token| {
-        q.terms.iter().any(|term| {
-            let n = term.tokens.len();
-            term.tokens.iter().enumerate().any(|(i, w)| {
-                if term.prefix && i + 1 == n {
-                    t.folded.starts_with(w.as_str())
-                } else {
-                    t.folded == *w
-                }
-            })
-        })
-    };
-    let marked: Vec<&Token> = toks.iter().filter(|t| matches(t)).collect();
+    let marked: Vec<&Token> = toks
+        .iter()
+        .filter(|t| q.marks(&t.folded, &text[t.start..t.end]))
+        .collect();
     let first = marked.first().map(|t| t.start).unwrap_or(0);
     // Window in characters: a third before the match.
     let char_starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
@@ -336,22 +469,22 @@ mod tests {
     #[test]
     fn folding_and_cjk() {
         assert_eq!(
-            index_text("Café CRÈME—naïve straße"),
+            index_text("Café CRÈME—naïve straße").body,
             "cafe creme naive strasse"
         );
-        assert_eq!(index_text("修复了解析器"), "修 复 了 解 析 器");
-        assert_eq!(index_text("e\u{301}cole"), "ecole");
+        assert_eq!(index_text("修复了解析器").body, "修 复 了 解 析 器");
+        assert_eq!(index_text("e\u{301}cole").body, "ecole");
     }
 
     #[test]
     fn escape_sequences_separate_tokens() {
         assert_eq!(
-            index_text("done: \x1b[31mneedle\x1b[0m is red \x1b[1;4mbold\x1b[m"),
+            index_text("done: \x1b[31mneedle\x1b[0m is red \x1b[1;4mbold\x1b[m").body,
             "done needle is red bold"
         );
-        assert_eq!(index_text("a\u{9b}2Jb \x1b(Bc \x1bMd"), "a b c d");
+        assert_eq!(index_text("a\u{9b}2Jb \x1b(Bc \x1bMd").body, "a b c d");
         // ESC then something that is no sequence: the text is kept.
-        assert_eq!(index_text("x\x1b\u{e9}t\x1b[\u{e9}t"), "x et et");
+        assert_eq!(index_text("x\x1b\u{e9}t\x1b[\u{e9}t").body, "x et et");
         let q = parse_query("needle");
         let s = snippet("\x1b[31mneedle\x1b[0m here", &q, 80);
         assert!(s.contains("«needle»"), "{s:?}");
@@ -362,7 +495,9 @@ mod tests {
         let q = parse_query(r#"auth* "exact Phrase" NEAR(a b) OR -x ^y col:z"#);
         assert_eq!(
             q.fts().as_deref(),
-            Some(r#""auth"* "exact phrase" "near a" "b" "or" "x" "y" "col z""#)
+            Some(
+                r#""auth"* AND "exact phrase" AND "near a" AND "b" AND "or" AND "x" AND "y" AND "col z""#
+            )
         );
         assert_eq!(parse_query("\"\"\"").fts(), None);
         assert_eq!(parse_query("*").fts(), None);
@@ -387,5 +522,61 @@ mod tests {
             "{s}"
         );
         assert!(s.chars().count() <= 64);
+    }
+
+    #[test]
+    fn camel_case_parts() {
+        assert_eq!(camel_parts("idSummaryTree"), ["id", "summary", "tree"]);
+        assert_eq!(camel_parts("HTMLParser"), ["html", "parser"]);
+        assert_eq!(camel_parts("utf8Decode"), ["utf8", "decode"]);
+        assert_eq!(camel_parts("SessionManager"), ["session", "manager"]);
+        assert_eq!(camel_parts("ÉcoleNormale"), ["ecole", "normale"]);
+        for one in ["session", "HTML", "parse2", "Word", "x"] {
+            assert!(camel_parts(one).is_empty(), "{one}");
+        }
+    }
+
+    #[test]
+    fn identifiers_are_indexed_whole_and_by_parts() {
+        let t = index_text(
+            "fix idSummaryTree in src/core/session-manager.ts via getLeafId, idSummaryTree again",
+        );
+        assert_eq!(
+            t.body,
+            "fix idsummarytree in src core session manager ts via getleafid idsummarytree again"
+        );
+        // The parts of two identifiers are kept apart (no phrase runs across them).
+        assert_eq!(t.parts, format!("id summary tree {PARTS_GAP} get leaf id"));
+        assert_eq!(index_text("plain words only").parts, "");
+        // Blobs (long, or many case changes) are tokens, not identifiers.
+        assert_eq!(index_text("aGVsbG8gV29ybGQhIEhlbGxvIFdvcmxk").parts, "");
+        assert_eq!(index_text(&format!("x{}", "Ab".repeat(50))).parts, "");
+    }
+
+    #[test]
+    fn camel_case_queries_match_the_whole_or_the_parts() {
+        assert_eq!(
+            parse_query("summaryTree").fts().as_deref(),
+            Some(r#"("summarytree" OR "summary tree")"#)
+        );
+        assert_eq!(
+            parse_query("idSumm* tree").fts().as_deref(),
+            Some(r#"("idsumm"* OR "id summ"*) AND "tree""#)
+        );
+        // Paths and kebab-case: the phrase of their tokens.
+        assert_eq!(
+            parse_query("src/core/session-manager.ts").fts().as_deref(),
+            Some(r#""src core session manager ts""#)
+        );
+        let q = parse_query("summary");
+        assert_eq!(
+            snippet("call idSummaryTree() now", &q, 80),
+            "call «idSummaryTree»() now"
+        );
+        let q = parse_query("summaryTree");
+        assert_eq!(
+            snippet("id summary tree; idSummaryTree", &q, 80),
+            "id «summary» «tree»; «idSummaryTree»"
+        );
     }
 }

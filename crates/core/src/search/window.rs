@@ -142,10 +142,15 @@ pub fn window(
         let Some((e, texts)) = extract::line_texts(raw) else {
             continue;
         };
-        let (role, text) = match texts.first() {
-            Some((r, t)) => (Some(r.clone()), t.clone()),
-            None => (None, String::new()),
-        };
+        // The entry's texts one after the other (an assistant message's words, then its
+        // tool calls); the role is the first one's.
+        let role = texts.first().map(|t| t.role.clone());
+        let text = texts
+            .iter()
+            .filter(|t| !t.text.is_empty())
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         let cap = max_entry_chars.min(budget);
         let n = text.chars().count();
         let shown: String = text.chars().take(cap).collect();
