@@ -77,6 +77,7 @@ export function padTo(s, width) {
  * @returns {[string, boolean][]}
  */
 export function fitMarked(snippet, width) {
+  /** @type {[string, boolean][]} */
   const pieces = [];
   const re = /«([^«»]*)»/g;
   let last = 0;
@@ -87,10 +88,12 @@ export function fitMarked(snippet, width) {
     last = m.index + m[0].length;
   }
   if (last < raw.length) pieces.push([raw.slice(last), false]);
+  /** @type {[string, boolean][]} */
   const clean = pieces.map(([t, hit]) => [sanitize(t), hit]);
   const total = clean.reduce((n, [t]) => n + displayWidth(t), 0);
   if (!Number.isFinite(width) || total <= width) return clean;
   // Keep code points up to width - 1 columns, then the ellipsis.
+  /** @type {[string, boolean][]} */
   const out = [];
   let left = Math.max(0, width - 1);
   for (const [t, hit] of clean) {
