@@ -223,9 +223,10 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
   if (choice.action === "hit" && navigated === "ok") {
     const entry = next.sessionManager.getEntry(choice.entryId);
     const intoEditor = (entry?.type === "message" && entry.message.role === "user") || entry?.type === "custom_message";
+    // pi moves the leaf to a user message's parent (its text goes to the TUI's editor).
     at = intoEditor
-      ? `at the hit: before ${choice.role} entry ${clean(choice.entryId)}, its text in the editor`
-      : `at the hit: ${choice.role} entry ${clean(choice.entryId)}`;
+      ? `just before the hit (${choice.role}, entry ${clean(choice.entryId)}${next.mode === "tui" ? ", its text in the editor" : ""})`
+      : `at the hit (${choice.role}, entry ${clean(choice.entryId)})`;
   } else {
     const leaf = next.sessionManager.getLeafId();
     at = `at its latest entry${leaf ? ` ${clean(leaf)}` : ""}`;
