@@ -139,11 +139,7 @@ export async function run(argv) {
     );
   }
   if (total > rows.length)
-    note.line(
-      note.dim(
-        `${rows.length} of ${plural(total, "session")} shown; --limit ${total} for all${hint ? `; ${hint}` : ""}`,
-      ),
-    );
-  else if (hint) note.line(note.dim(hint));
+    note.line(note.dim(`${rows.length} of ${plural(total, "session")} shown; --limit ${total} for all`));
+  if (hint) note.line(note.dim(hint));
   return 0;
 }

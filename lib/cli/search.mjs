@@ -440,7 +440,7 @@ function sessionHeader(path, hit, info, out, cols) {
   const when = info ? formatDate(info.modified) : String(hit.timestamp ?? "");
   if (!cols) return `${out.cyan(id)}  ${out.bold(oneLine(title, 200))}  ${out.dim(where)}  ${out.dim(when)}`;
   const rest = cols - displayWidth(id) - displayWidth(when) - 6;
-  const whereW = Math.min(displayWidth(where), Math.max(12, Math.floor(rest * 0.4)));
+  const whereW = Math.min(displayWidth(where), Math.max(12, Math.floor(rest * 0.3)));
   const titleW = Math.max(8, rest - whereW);
   return `${out.cyan(id)}  ${out.bold(fitEnd(title, titleW))}  ${out.dim(fitStart(where, whereW))}  ${out.dim(when)}`;
 }
