@@ -60,12 +60,21 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");
     const list = await waitForPane((sc) => sc.includes('Sessions mentioning "needle" (2 of 2)'));
-    expect(list).toMatch(/→ 1\. hello — the needle here/);
-    expect(list).toMatch(/2\. parser work — fix the Needle parser/);
+    // One line per session: title — snippet, cwd, date; nothing wraps.
+    expect(list).toMatch(/→ 1\. hello — the needle here {2}\S*other-project {2}\d{4}-\d\d-\d\d \d\d:\d\d *$/m);
+    expect(list).toMatch(/ {2}2\. parser work — fix the Needle parser {2}\S*project {2}\d{4}-/);
     expect(list).not.toContain("pwned");
+    for (const line of list.split("\n")) expect(line.length).toBeLessThanOrEqual(140);
 
+    // Enter: the hit in its context, then continue from the latest entry.
     tmux("send-keys", "-t", "t", "Enter");
-    await waitForPane((sc) => footerIs(sc, other) && !sc.includes("Sessions mentioning"));
+    const where = await waitForPane((sc) => sc.includes("Continue from the latest entry"));
+    expect(where).toMatch(/▶ assistant: the needle here/);
+    expect(where).toContain("  user: hello");
+    tmux("send-keys", "-t", "t", "Enter");
+    const switched = await waitForPane((sc) => footerIs(sc, other) && sc.includes("Switched to session"));
+    // The notice names the session and where it continues (it used to be hidden by pi's own).
+    expect(switched).toContain(`Switched to session "hello" (${target.id.slice(0, 8)}, ${other}) at its latest entry`);
     tmux("send-keys", "-t", "t", "-l", "/session");
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");
