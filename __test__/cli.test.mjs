@@ -586,7 +586,9 @@ describe("search", () => {
     const lines = r.out.split("\n");
     const head = lines.findIndex((l) => l.startsWith("019b8d1e  "));
     expect(lines[head]).toBe("019b8d1e  Parser: trailing commas  /home/user/demo  2026-01-05 09:01");
-    expect(lines[head + 1]).toMatch(/^ {2}cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/);
+    expect(lines[head + 1]).toMatch(
+      /^ {2}cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/,
+    );
     expect(lines[head + 2]).toMatch(/^ {2}1237126e user {6}The JSON parser/);
     expect(r.out.match(/^019b8d1e {2}/gm)).toHaveLength(1);
     expect(r.err).toBe("");

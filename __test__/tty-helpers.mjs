@@ -145,13 +145,15 @@ export function writeSessions(
   return out;
 }
 
+const WORDS = Array.from({ length: 50_000 }, (_, i) => `w${i.toString(36)}`);
+
 /** Filler text: `words` pseudo-random words (deterministic per seed), for stores that take a while to index. */
 export function filler(seed, words = 400) {
-  let x = seed * 2654435761 + 1;
-  const out = [];
+  let x = (seed * 2654435761 + 1) % 2147483648;
+  const out = new Array(words);
   for (let i = 0; i < words; i++) {
     x = (x * 1103515245 + 12345) % 2147483648;
-    out.push(`w${(x % 50000).toString(36)}`);
+    out[i] = WORDS[x % WORDS.length];
   }
   return out.join(" ");
 }

@@ -238,6 +238,25 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
   );
 }
 
+/** The note for a /sessions given while one is searching. */
+const stillSearching = (query: string) => `/sessions is still searching for ${quoted(query, 60)}; its list comes next`;
+
+/** Enter as terminals send it (plain, and the kitty keyboard protocol's form). */
+const ENTER = new Set(["\r", "\n", "\u001b[13u"]);
+
+/**
+ * While /sessions searches in the TUI: an Enter that would submit another /sessions is
+ * swallowed with a note (the text stays in the editor). Returns the unsubscribe function.
+ */
+function refuseResubmit(ctx: ExtensionCommandContext, query: string): () => void {
+  return ctx.ui.onTerminalInput((data) => {
+    if (!ENTER.has(data)) return undefined;
+    if (!/^\/sessions(\s|$)/.test(ctx.ui.getEditorText().trim())) return undefined;
+    ctx.ui.notify(stillSearching(query), "warning");
+    return { consume: true };
+  });
+}
+
 /** /sessions: search, list, show the chosen hit in its context, switch. */
 async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): Promise<void> {
   const current = currentSessionFile(ctx);
@@ -245,14 +264,23 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
   };
   status(progressText(query, undefined));
-  const infos = (await allSessions(ctx)).filter((s) => s.path !== current);
-  // One line per session in the dialog; up to three in the plain report.
-  const matches = await searchInfos(ctx, infos, query, {
-    perSession: ctx.hasUI ? 1 : 3,
-    maxSessions: COMMAND_MAX_SESSIONS,
-    onProgress: (p) => status(progressText(query, p)),
-  });
-  if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
+  // pi's TUI queues what is submitted while a command runs and runs it afterwards: a second
+  // /sessions would give a second list after this one. Refused while this one searches.
+  const unguard = ctx.mode === "tui" ? refuseResubmit(ctx, query) : () => {};
+  let infos: Info[];
+  let matches: Matches;
+  try {
+    infos = (await allSessions(ctx)).filter((s) => s.path !== current);
+    // One line per session in the dialog; up to three in the plain report.
+    matches = await searchInfos(ctx, infos, query, {
+      perSession: ctx.hasUI ? 1 : 3,
+      maxSessions: COMMAND_MAX_SESSIONS,
+      onProgress: (p) => status(progressText(query, p)),
+    });
+  } finally {
+    unguard();
+    if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
+  }
 
   if (!ctx.hasUI) {
     // print / json mode: no dialog to pick from; report what was found on stderr (pi
@@ -345,7 +373,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
         return;
       }
       if (running !== undefined) {
-        const msg = `/sessions is still searching for ${quoted(running, 60)}; its list comes next`;
+        const msg = stillSearching(running);
         if (ctx.hasUI) ctx.ui.notify(msg, "warning");
         else process.stderr.write(`${msg}\n`);
         return;
