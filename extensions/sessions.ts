@@ -398,8 +398,9 @@ export default function sessionsExtension(pi: ExtensionAPI) {
     name: "search_sessions",
     label: "Search sessions",
     description:
-      'Search the message text of past pi sessions of the current project (all words must match; "exact phrases", ' +
-      "prefix* and a session id work too; case- and accent-insensitive; user, assistant and tool-result text, summaries; " +
+      'Search the text of past pi sessions of the current project (all words must match; "exact phrases", ' +
+      "prefix* and a session id work too; case- and accent-insensitive; user and assistant text, tool calls (file paths, " +
+      "commands, patterns, edited text) and tool results, summaries; " +
       "the current branch of each session). Returns per matching session its id and file path, and per " +
       `matching entry the entry id, role and a snippet of at most ${TOOL_LIMITS.snippetChars} characters. Newest sessions first, ` +
       `best matches first within a session; at most \`limit\` matching entries (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits}), ` +
