@@ -271,6 +271,8 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   let matches: Matches;
   try {
     infos = (await allSessions(ctx)).filter((s) => s.path !== current);
+    // A background warm-up building the index now: wait for it instead of building beside it.
+    await awaitWarmUp((p) => status(progressText(query, p)));
     // One line per session in the dialog; up to three in the plain report.
     matches = await searchInfos(ctx, infos, query, {
       perSession: ctx.hasUI ? 1 : 3,
@@ -312,12 +314,22 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   }
 }
 
-/** The background warm-up: one per pi process (the extension is loaded again on each session switch). */
-type Warmer = { started: boolean; controller: AbortController };
+/**
+ * The background warm-up: one per pi process (the extension is loaded again on each session
+ * switch). `running` while it works, with its last progress; /sessions waits for it rather
+ * than building the same index a second time beside it.
+ */
+type Warmer = {
+  started: boolean;
+  controller: AbortController;
+  running?: Promise<void>;
+  progress?: IndexProgress;
+  listeners: Set<(p: IndexProgress) => void>;
+};
 function warmer(): Warmer {
   const g = globalThis as { [key: symbol]: Warmer | undefined };
   const key = Symbol.for("pi-session-native.sessions.warmer");
-  g[key] ??= { started: false, controller: new AbortController() };
+  g[key] ??= { started: false, controller: new AbortController(), listeners: new Set() };
   return g[key];
 }
 
@@ -327,16 +339,37 @@ function warmer(): Warmer {
  * it, else a search for a word no session holds (which refreshes the index the same way).
  * Errors are dropped: /sessions builds what is missing itself and reports it.
  */
-async function warmIndex(dirs: string[], signal: AbortSignal): Promise<void> {
+async function warmIndex(w: Warmer, dirs: string[]): Promise<void> {
   const warm = (psn as unknown as { warmSearchIndex?: WarmSearchIndex }).warmSearchIndex;
+  const signal = w.controller.signal;
+  const onProgress = (p: IndexProgress) => {
+    w.progress = p;
+    for (const l of w.listeners) l(p);
+  };
   for (const sessionDir of dirs) {
     if (signal.aborted) return;
     try {
-      if (typeof warm === "function") await warm({ sessionDir, signal });
-      else await psn.searchSessions(WARM_PROBE, { sessionDir, limit: 1, signal });
+      if (typeof warm === "function") await warm({ sessionDir, signal, onProgress });
+      else
+        await psn.searchSessions(WARM_PROBE, { sessionDir, limit: 1, signal, onProgress } as Parameters<
+          typeof psn.searchSessions
+        >[1]);
     } catch {
       // aborted, or unreadable: nothing to warm
     }
+  }
+}
+
+/** Wait for a warm-up in progress (its progress shown through `onProgress`). */
+async function awaitWarmUp(onProgress: (p: IndexProgress) => void): Promise<void> {
+  const w = warmer();
+  if (!w.running) return;
+  if (w.progress) onProgress(w.progress);
+  w.listeners.add(onProgress);
+  try {
+    await w.running;
+  } finally {
+    w.listeners.delete(onProgress);
   }
 }
 
@@ -349,7 +382,11 @@ export default function sessionsExtension(pi: ExtensionAPI) {
     if (w.started) return;
     w.started = true;
     const dirs = searchDirs(currentSessionDir(ctx));
-    const timer = setTimeout(() => void warmIndex(dirs, w.controller.signal), WARM_DELAY_MS);
+    const timer = setTimeout(() => {
+      w.running = warmIndex(w, dirs).finally(() => {
+        w.running = undefined;
+      });
+    }, WARM_DELAY_MS);
     timer.unref?.();
     w.controller.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
   });
@@ -439,6 +476,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
       );
       const current = currentSessionFile(ctx);
       const infos = (await projectSessions(ctx)).filter((s) => s.path !== current);
+      await awaitWarmUp(() => {});
       // One more session than can be shown, so the output can say that more exist.
       const result = await searchInfos(ctx, infos, query, {
         perSession: TOOL_LIMITS.perSession,

@@ -214,7 +214,7 @@ export function oneLine(s, max) {
 export function snippet(hit, width = 160) {
   const text = hit.text ?? "";
   const [start, end] = hit.matches?.[0] ?? [0, 0];
-  const before = Math.min(start, Math.max(20, Math.floor((width - (end - start)) / 3)));
+  const before = Math.min(start, Math.max(0, Math.floor((width - (end - start)) / 3)));
   let from = start - before;
   let to = Math.min(text.length, from + width);
   if (to - from < width) from = Math.max(0, to - width);
@@ -337,9 +337,15 @@ export function listRow({ n, info, hit, width }) {
   const date = shortDate(info.modified);
   const where = clean(tildify(info.cwd || "?"));
   const title = sessionTitle(info, 200);
-  const room = Math.max(20, width - displayWidth(num) - displayWidth(date) - 4);
-  const whereW = Math.min(displayWidth(where), Math.max(12, Math.floor(room * 0.3)));
-  const textRoom = room - whereW;
+  // Columns for the text and the cwd (two spaces before each of cwd and date).
+  const room = Math.max(8, width - displayWidth(num) - displayWidth(date) - 2);
+  let whereW = Math.min(displayWidth(where), Math.max(8, Math.floor(room * 0.3)));
+  let textRoom = room - whereW - 2;
+  if (textRoom < 12) {
+    // Too narrow for both: the cwd goes.
+    whereW = 0;
+    textRoom = room;
+  }
   const fullTitle = fitEnd(title, textRoom);
   const terms = matchedTerms(hit);
   const titleShows = !info.name && terms.length > 0 && terms.every((t) => fullTitle.toLowerCase().includes(t));
@@ -349,7 +355,7 @@ export function listRow({ n, info, hit, width }) {
     const snipW = textRoom - titleW - 3;
     if (snipW >= 12) text = `${fitEnd(title, titleW)} — ${fitEnd(snippet(hit, snipW), snipW)}`;
   }
-  return `${num}${text}  ${fitStart(where, whereW)}  ${date}`;
+  return `${num}${text}${whereW ? `  ${fitStart(where, whereW)}` : ""}  ${date}`;
 }
 
 /** Role names of window entries and hits as the user knows them. */
