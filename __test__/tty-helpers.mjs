@@ -27,6 +27,7 @@ export function tmuxServer(tag = "psn-tty") {
   const logs = new Map();
   return {
     tmux,
+    /** @param {string} name @param {string} cmd @param {{ width?: number, height?: number, logDir?: string }} [options] */
     run(name, cmd, { width = 80, height = 24, logDir } = {}) {
       const r = tmux("new-session", "-d", "-s", name, "-x", String(width), "-y", String(height), cmd);
       if (r.status !== 0) throw new Error(`tmux new-session: ${r.stderr}`);
@@ -95,6 +96,7 @@ export function writeSessions(
     const id = `019c${hex(n, 4)}-0000-7000-8000-${hex(n, 12)}`;
     let t = start + n * 60_000;
     const iso = () => new Date(t).toISOString();
+    /** @type {Record<string, unknown>[]} */
     const lines = [{ type: "session", version: 3, id, timestamp: iso(), cwd }];
     let parent = null;
     for (let k = 0; k < turns; k++) {

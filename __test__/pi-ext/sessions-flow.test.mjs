@@ -39,8 +39,7 @@ async function setup(respond) {
   cleanups.push(() => s.close());
   writeAgentConfig(sb.agentDir, s.baseUrl);
   // The background warm-up would race the searches under test: off here.
-  sb.env.PI_SESSION_NATIVE_WARM = "0";
-  return { sb, s };
+  return { sb: { ...sb, env: { ...sb.env, PI_SESSION_NATIVE_WARM: "0" } }, s };
 }
 
 const isSelect = (title) => (r) =>
