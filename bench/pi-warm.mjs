@@ -12,8 +12,10 @@
 //
 // Per run: start = spawn until pi answers its first rpc command (get_state); turns = from
 // sending a prompt to agent_end, for prompts sent from 1.7 s after start (the warm-up starts
-// 1.5 s after session_start) one after another; first /sessions = from sending `/sessions
-// <word no session has>` (after the turns) to its "No session mentions" notice.
+// 1.5 s after session_start) and then `--gap` ms (default 2000) after the previous turn ended
+// (the warm-up resumes 1.5 s after a turn: each turn starts while it works, and stops it);
+// first /sessions = from sending `/sessions <word no session has>` (after the turns, or at
+// `--idle` ms after start) to its "No session mentions" notice.
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,6 +31,7 @@ const SESSIONS = arg("sessions", 1000);
 const ROUNDS = arg("rounds", 5);
 const TURNS = arg("turns", 6);
 const IDLE = arg("idle", 0);
+const GAP = arg("gap", 2000);
 if (!node22) {
   console.error("pi 1.6.0 needs Node >= 22.19: node scripts/node22.mjs --ensure");
   process.exit(2);
@@ -86,6 +89,7 @@ async function run(warm) {
   await sleep(Math.max(0, 1700 - (performance.now() - t0)));
   const turns = [];
   for (let k = 0; k < TURNS; k++) {
+    if (k) await sleep(GAP);
     const ends = rpc.records.filter((r) => r.type === "agent_end").length;
     const t = performance.now();
     rpc.send({ type: "prompt", message: `turn ${k}` });
@@ -125,7 +129,7 @@ const row = (label, f) => {
   return `| ${label} | ${off.toFixed(0)} ms | ${on.toFixed(0)} ms | ${(on / off).toFixed(2)}x |`;
 };
 console.log(
-  `\n${SESSIONS} sessions, ${ROUNDS} rounds per side, ${TURNS} turns a run${IDLE ? `, /sessions ${IDLE} ms after start` : ""} (medians)`,
+  `\n${SESSIONS} sessions, ${ROUNDS} rounds per side, ${TURNS} turns a run ${GAP} ms apart${IDLE ? `, /sessions ${IDLE} ms after start` : ""} (medians)`,
 );
 console.log("| | warm-up off | warm-up on | on / off |\n|---|---|---|---|");
 console.log(row("pi start (spawn to first rpc answer)", (x) => [x.start]));

@@ -316,12 +316,18 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
 
 /**
  * The background warm-up: one per pi process (the extension is loaded again on each session
- * switch). `running` while it works, with its last progress; /sessions waits for it rather
- * than building the same index a second time beside it.
+ * switch). It works only while pi is idle: a turn (agent_start) stops it, and it resumes
+ * WARM_DELAY_MS after the turn ends (the engine commits every 128 files, so little is redone).
+ * `running` while it works, with its last progress; /sessions waits for it rather than
+ * building the same index a second time beside it.
  */
 type Warmer = {
   started: boolean;
-  controller: AbortController;
+  done: boolean;
+  quit: boolean;
+  dirs: string[];
+  controller?: AbortController;
+  timer?: ReturnType<typeof setTimeout>;
   running?: Promise<void>;
   progress?: IndexProgress;
   listeners: Set<(p: IndexProgress) => void>;
@@ -329,24 +335,23 @@ type Warmer = {
 function warmer(): Warmer {
   const g = globalThis as { [key: symbol]: Warmer | undefined };
   const key = Symbol.for("pi-session-native.sessions.warmer");
-  g[key] ??= { started: false, controller: new AbortController(), listeners: new Set() };
+  g[key] ??= { started: false, done: false, quit: false, dirs: [], listeners: new Set() };
   return g[key];
 }
 
 /**
- * Bring the search index of `dirs` up to date off pi's thread (the engine works on libuv's
+ * Bring the search index of `w.dirs` up to date off pi's thread (the engine works on libuv's
  * pool), so the first /sessions needs no index build: `warmSearchIndex` when the package has
  * it, else a search for a word no session holds (which refreshes the index the same way).
  * Errors are dropped: /sessions builds what is missing itself and reports it.
  */
-async function warmIndex(w: Warmer, dirs: string[]): Promise<void> {
+async function warmIndex(w: Warmer, signal: AbortSignal): Promise<void> {
   const warm = (psn as unknown as { warmSearchIndex?: WarmSearchIndex }).warmSearchIndex;
-  const signal = w.controller.signal;
   const onProgress = (p: IndexProgress) => {
     w.progress = p;
     for (const l of w.listeners) l(p);
   };
-  for (const sessionDir of dirs) {
+  for (const sessionDir of w.dirs) {
     if (signal.aborted) return;
     try {
       if (typeof warm === "function") await warm({ sessionDir, signal, onProgress });
@@ -356,8 +361,34 @@ async function warmIndex(w: Warmer, dirs: string[]): Promise<void> {
         >[1]);
     } catch {
       // aborted, or unreadable: nothing to warm
+      if (signal.aborted) return;
     }
   }
+  w.done = true;
+}
+
+/** Start the warm-up in `delay` ms unless it is done, running or pi is quitting. */
+function scheduleWarmUp(w: Warmer, delay: number): void {
+  if (w.done || w.quit) return;
+  if (w.timer) clearTimeout(w.timer);
+  w.timer = setTimeout(() => {
+    w.timer = undefined;
+    if (w.running || w.done || w.quit) return;
+    const controller = new AbortController();
+    w.controller = controller;
+    w.running = warmIndex(w, controller.signal).finally(() => {
+      w.running = undefined;
+      w.progress = undefined;
+    });
+  }, delay);
+  w.timer.unref?.();
+}
+
+/** Stop the warm-up (a turn starts, pi quits); it resumes when scheduled again. */
+function pauseWarmUp(w: Warmer): void {
+  if (w.timer) clearTimeout(w.timer);
+  w.timer = undefined;
+  w.controller?.abort();
 }
 
 /** Wait for a warm-up in progress (its progress shown through `onProgress`). */
@@ -374,24 +405,29 @@ async function awaitWarmUp(onProgress: (p: IndexProgress) => void): Promise<void
 }
 
 export default function sessionsExtension(pi: ExtensionAPI) {
-  // Keep the search index warm in interactive sessions (tui, rpc), after start-up, once per
-  // process; PI_SESSION_NATIVE_WARM=0 turns it off. Stopped when pi quits.
+  // Keep the search index warm in interactive sessions (tui, rpc), while pi is idle, once per
+  // process; PI_SESSION_NATIVE_WARM=0 turns it off.
   pi.on("session_start", (_event, ctx) => {
     if (!ctx.hasUI || process.env.PI_SESSION_NATIVE_WARM === "0") return;
     const w = warmer();
     if (w.started) return;
     w.started = true;
-    const dirs = searchDirs(currentSessionDir(ctx));
-    const timer = setTimeout(() => {
-      w.running = warmIndex(w, dirs).finally(() => {
-        w.running = undefined;
-      });
-    }, WARM_DELAY_MS);
-    timer.unref?.();
-    w.controller.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+    w.dirs = searchDirs(currentSessionDir(ctx));
+    scheduleWarmUp(w, WARM_DELAY_MS);
+  });
+  pi.on("agent_start", () => {
+    const w = warmer();
+    if (w.started) pauseWarmUp(w);
+  });
+  pi.on("agent_end", () => {
+    const w = warmer();
+    if (w.started) scheduleWarmUp(w, WARM_DELAY_MS);
   });
   pi.on("session_shutdown", (event) => {
-    if (event.reason === "quit") warmer().controller.abort();
+    if (event.reason !== "quit") return;
+    const w = warmer();
+    w.quit = true;
+    pauseWarmUp(w);
   });
 
   /** The query of the /sessions that is running, if one is. */
