@@ -11,11 +11,12 @@
 //   node bench/pi-warm.mjs --idle 15000          /sessions sent 15 s after start (after the turns)
 //
 // Per run: start = spawn until pi answers its first rpc command (get_state); turns = from
-// sending a prompt to agent_end, for prompts sent from 1.7 s after start (the warm-up starts
-// 1.5 s after session_start) and then `--gap` ms (default 2000) after the previous turn ended
-// (the warm-up resumes 1.5 s after a turn: each turn starts while it works, and stops it);
-// first /sessions = from sending `/sessions <word no session has>` (after the turns, or at
-// `--idle` ms after start) to its "No session mentions" notice.
+// sending a prompt to agent_end: the first sent `--first` ms after start (default 2500; the
+// warm-up starts 2 s after session_start, so it is working then), the next ones `--gap` ms
+// (default 2000) after the previous turn ended (the warm-up resumes after 3 s of quiet: a gap
+// under 3 s never meets it, a longer one does); first /sessions = from sending
+// `/sessions <word no session has>` (after the turns, or at `--idle` ms after start) to its
+// "No session mentions" notice.
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +33,7 @@ const ROUNDS = arg("rounds", 5);
 const TURNS = arg("turns", 6);
 const IDLE = arg("idle", 0);
 const GAP = arg("gap", 2000);
+const FIRST = arg("first", 2500);
 if (!node22) {
   console.error("pi 1.6.0 needs Node >= 22.19: node scripts/node22.mjs --ensure");
   process.exit(2);
@@ -86,7 +88,7 @@ async function run(warm) {
   });
   await rpc.request({ type: "get_state" });
   const start = performance.now() - t0;
-  await sleep(Math.max(0, 1700 - (performance.now() - t0)));
+  await sleep(Math.max(0, FIRST - (performance.now() - t0)));
   const turns = [];
   for (let k = 0; k < TURNS; k++) {
     if (k) await sleep(GAP);
@@ -133,7 +135,8 @@ console.log(
 );
 console.log("| | warm-up off | warm-up on | on / off |\n|---|---|---|---|");
 console.log(row("pi start (spawn to first rpc answer)", (x) => [x.start]));
-console.log(row("turn (prompt to agent_end), during the warm-up", (x) => x.turns));
+console.log(row("first turn (sent while the warm-up works)", (x) => [x.turns[0]]));
+console.log(row(`later turns (${GAP} ms after the previous one)`, (x) => x.turns.slice(1)));
 console.log(
   row(IDLE ? `first /sessions, ${IDLE / 1000} s after start` : "first /sessions right after the turns", (x) => [
     x.first,

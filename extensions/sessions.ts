@@ -48,7 +48,9 @@ const STATUS_KEY = "sessions";
 const DEFAULT_WIDTH = 120;
 
 /** Delay before the background index warm-up starts (pi's start and first paint come first). */
-const WARM_DELAY_MS = 1500;
+const WARM_DELAY_MS = 2000;
+/** Quiet time (no turn, no key pressed in the TUI) before the warm-up resumes. */
+const WARM_IDLE_MS = 3000;
 /** A word no session holds: a search for it brings the index up to date and finds nothing. */
 const WARM_PROBE = "pisessionnativewarmupprobe";
 
@@ -316,8 +318,9 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
 
 /**
  * The background warm-up: one per pi process (the extension is loaded again on each session
- * switch). It works only while pi is idle: a turn (agent_start) stops it, and it resumes
- * WARM_DELAY_MS after the turn ends (the engine commits every 128 files, so little is redone).
+ * switch). It works only while pi is idle: a turn (agent_start) or, in the TUI, a key pressed
+ * (a prompt is being typed) stops it, and it resumes after WARM_IDLE_MS of quiet (the engine
+ * commits every 128 files, so little is redone).
  * `running` while it works, with its last progress; /sessions waits for it rather than
  * building the same index a second time beside it.
  */
@@ -325,6 +328,8 @@ type Warmer = {
   started: boolean;
   done: boolean;
   quit: boolean;
+  /** An agent run is in progress (between agent_start and agent_end). */
+  busy: boolean;
   dirs: string[];
   controller?: AbortController;
   timer?: ReturnType<typeof setTimeout>;
@@ -335,7 +340,7 @@ type Warmer = {
 function warmer(): Warmer {
   const g = globalThis as { [key: symbol]: Warmer | undefined };
   const key = Symbol.for("pi-session-native.sessions.warmer");
-  g[key] ??= { started: false, done: false, quit: false, dirs: [], listeners: new Set() };
+  g[key] ??= { started: false, done: false, quit: false, busy: false, dirs: [], listeners: new Set() };
   return g[key];
 }
 
@@ -373,7 +378,7 @@ function scheduleWarmUp(w: Warmer, delay: number): void {
   if (w.timer) clearTimeout(w.timer);
   w.timer = setTimeout(() => {
     w.timer = undefined;
-    if (w.running || w.done || w.quit) return;
+    if (w.running || w.done || w.quit || w.busy) return;
     const controller = new AbortController();
     w.controller = controller;
     w.running = warmIndex(w, controller.signal).finally(() => {
@@ -410,6 +415,16 @@ export default function sessionsExtension(pi: ExtensionAPI) {
   pi.on("session_start", (_event, ctx) => {
     if (!ctx.hasUI || process.env.PI_SESSION_NATIVE_WARM === "0") return;
     const w = warmer();
+    if (ctx.mode === "tui") {
+      // A key pressed: a prompt is on its way; the warm-up makes room for its turn.
+      ctx.ui.onTerminalInput(() => {
+        if (w.started && !w.done && !w.quit) {
+          pauseWarmUp(w);
+          scheduleWarmUp(w, WARM_IDLE_MS);
+        }
+        return undefined;
+      });
+    }
     if (w.started) return;
     w.started = true;
     w.dirs = searchDirs(currentSessionDir(ctx));
@@ -417,11 +432,13 @@ export default function sessionsExtension(pi: ExtensionAPI) {
   });
   pi.on("agent_start", () => {
     const w = warmer();
+    w.busy = true;
     if (w.started) pauseWarmUp(w);
   });
   pi.on("agent_end", () => {
     const w = warmer();
-    if (w.started) scheduleWarmUp(w, WARM_DELAY_MS);
+    w.busy = false;
+    if (w.started) scheduleWarmUp(w, WARM_IDLE_MS);
   });
   pi.on("session_shutdown", (event) => {
     if (event.reason !== "quit") return;
