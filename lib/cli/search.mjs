@@ -321,7 +321,7 @@ export function searchProgress(enabled = Boolean(process.stderr.isTTY)) {
 /** Hits fetched beyond the page to say how many more there are ("N more, --offset K"). */
 const MORE_PROBE = 200;
 /** Hits counted for the `--all` hint. */
-const HINT_PROBE = 1000;
+const HINT_PROBE = 500;
 
 /** SessionInfo of each session file, by path (listing each file's directory once; sidecar index). */
 async function infosByPath(files) {
