@@ -582,11 +582,22 @@ describe("search", () => {
   it("ranked by default: best hits with session and entry; exit 1 without match", () => {
     const r = cli(["search", "trailing comma", SAMPLE, "--all"]);
     expect(r.code).toBe(0);
-    expect(r.out).toContain("019b8d1e-5a00-7c3e-9a41-2f0c6d1e0a01"); // the id of "Parser: trailing commas"
-    expect(r.out).toMatch(/cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/);
+    // Grouped by session: a header (short id, title, cwd, date), then its hits.
+    const lines = r.out.split("\n");
+    const head = lines.findIndex((l) => l.startsWith("019b8d1e  "));
+    expect(lines[head]).toBe("019b8d1e  Parser: trailing commas  /home/user/demo  2026-01-05 09:01");
+    expect(lines[head + 1]).toMatch(
+      /^ {2}cabceda1 assistant Now `parse\(\)` throws `SyntaxError: trailing comma at 3:14`/,
+    );
+    expect(lines[head + 2]).toMatch(/^ {2}1237126e user {6}The JSON parser/);
+    expect(r.out.match(/^019b8d1e {2}/gm)).toHaveLength(1);
+    expect(r.err).toBe("");
     const none = cli(["search", "no-such-words-anywhere", SAMPLE, "--all"]);
     expect(none.code).toBe(1);
     expect(none.out).toBe("");
+    expect(none.err).toBe('no match for "no-such-words-anywhere"\n');
+    // A phrase query is shown as typed, not quoted twice.
+    expect(cli(["search", '"comma trailing"', SAMPLE, "--all"]).err).toBe('no match for "comma trailing"\n');
   });
   it("ranked --json: SearchHit[], words, phrases, prefixes, filters, --all-branches", () => {
     const { code, data } = json(["search", "trailing comma", SAMPLE, "--all"]);
@@ -665,7 +676,7 @@ describe("search", () => {
 
 describe("stats", () => {
   it("totals and usage by model", () => {
-    const { code, data } = json(["stats", SAMPLE]);
+    const { code, data } = json(["stats", SAMPLE, "--all"]);
     expect(code).toBe(0);
     let tokens = 0;
     let cost = 0;
@@ -689,7 +700,11 @@ describe("stats", () => {
     expect(data.cost).toBeCloseTo(cost, 12);
     expect(Object.keys(data.byModel).sort()).toEqual(["anthropic/claude-sonnet-4-5", "openai/gpt-5"]);
     expect(data.byModel["openai/gpt-5"].messages).toBe(5);
-    expect(cli(["stats", SAMPLE]).out).toContain("Sessions  4");
+    expect(cli(["stats", SAMPLE, "--all"]).out).toContain("Sessions  4");
+    // One default scope with ls and search: the current project (here none), with a hint.
+    const here = cli(["stats", SAMPLE]);
+    expect(here.out).toContain("Sessions  0");
+    expect(here.err).toBe("this project only; --all adds 4 sessions in 1 other project\n");
     expect(json(["stats", SAMPLE, "--cwd", "/elsewhere"]).data.sessions).toBe(0);
     expect(json(["stats", SAMPLE, "--cwd", "/home/user/demo"]).data.sessions).toBe(4);
   });

@@ -21,7 +21,7 @@ const HELP = `Usage: pi-session <command> [options]
 Commands:
   ls [DIR]               list sessions, newest first
   show FILE|ID           header and stats; --tree, --context
-  search TEXT            full-text search over message text
+  search TEXT            ranked search of session text (messages, tool calls), grouped by session
   check FILE|DIR         validate session files (exit 1 on problems)
   repair FILE            fix a torn tail / missing final newline (--backup keeps a copy)
   stats [DIR]            totals: sessions, bytes, messages, tokens, cost by model
@@ -30,6 +30,7 @@ Commands:
 Run 'pi-session <command> --help' for a command's options.
 
 Store: pi's session store, $PI_CODING_AGENT_DIR/sessions (default ~/.pi/agent/sessions).
+ls, search and stats cover the current project; --all every project.
 Colour only on a terminal, never with NO_COLOR. --json output is stable (see each command).
 Exit codes: 0 ok, 1 problems found (check) / no match (search), 2 usage or I/O error.`;
 

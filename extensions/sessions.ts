@@ -1,20 +1,23 @@
 // pi extension of pi-session-native (the package's `pi` manifest names this file):
 //
-//   /sessions <text>   search of the message text of every session (all projects), pick one,
-//                      switch to it
+//   /sessions <text>   search the text of every session (all projects: messages, tool calls
+//                      and their results), pick one, see the hit in its context, and continue
+//                      from the session's latest entry or from the hit
 //   search_sessions    a tool the model can call: the same search over the past sessions of
 //                      the current project, bounded output (paths, session ids, entry ids,
 //                      snippets)
 //
-// Listing goes through this package's native SessionManager.list/listAll (worker threads and
-// the sidecar index), the text search through the package's search engine (`searchSessions`:
-// the SQLite FTS5 index shared with the `pi-session search` CLI and the JS API; words,
-// "phrases", prefix*, case- and accent-insensitive, active branch), or a literal scan for a
-// query without a word (`=>`, `!!`). pi loads this file through jiti; "pi-session-native"
-// resolves to the package itself (self-reference through its `exports`), whether installed or
-// in a clone.
+// While /sessions searches, pi's footer says so (`ctx.ui.setStatus`), with the index build's
+// progress when the engine reports it (`searchSessions`' `onProgress`); a second /sessions
+// while one runs is refused with a note. Listing goes through this package's native
+// SessionManager.list/listAll (worker threads and the sidecar index), the text search
+// through the package's search engine (`searchSessions`: the SQLite FTS5 index shared with the
+// `pi-session search` CLI and the JS API; words, "phrases", prefix*, case- and
+// accent-insensitive, active branch), or a literal scan for a query without a word (`=>`,
+// `!!`). pi loads this file through jiti; "pi-session-native" resolves to the package itself
+// (self-reference through its `exports`), whether installed or in a clone.
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { SessionManager } from "pi-session-native";
+import psn, { SessionManager, readSessionWindow } from "pi-session-native";
 
 /** pi's tool-parameter schema type (a TypeBox TSchema); the plain JSON Schema below has its shape. */
 type ToolParameters = Parameters<ExtensionAPI["registerTool"]>[0]["parameters"];
@@ -23,7 +26,10 @@ import {
   clean,
   formatToolResult,
   indexable,
-  oneLine,
+  listRow,
+  progressText,
+  quoted,
+  roleLabel,
   searchDirs,
   searchSessionFiles,
   searchSessionsIndexed,
@@ -31,10 +37,31 @@ import {
   shortDate,
   snippet,
   tildify,
+  windowLines,
 } from "./lib/session-search.mjs";
 
 /** Sessions offered by /sessions. */
 const COMMAND_MAX_SESSIONS = 50;
+/** Key of this extension's footer status. */
+const STATUS_KEY = "sessions";
+/** Width of list rows when pi's terminal width is unknown (rpc clients draw their own). */
+const DEFAULT_WIDTH = 120;
+
+/** Delay before the background index warm-up starts (pi's start and first paint come first). */
+const WARM_DELAY_MS = 2000;
+/** Quiet time (no turn, no key pressed in the TUI) before the warm-up resumes. */
+const WARM_IDLE_MS = 3000;
+/** A word no session holds: a search for it brings the index up to date and finds nothing. */
+const WARM_PROBE = "pisessionnativewarmupprobe";
+
+/** The engine's index-build progress (`searchSessions`' `onProgress`). */
+type IndexProgress = { phase: "indexing"; done: number; total: number };
+/** The engine's `warmSearchIndex`, when this build of the package has it. */
+type WarmSearchIndex = (options?: {
+  sessionDir?: string;
+  onProgress?: (p: IndexProgress) => void;
+  signal?: AbortSignal;
+}) => Promise<void>;
 
 type Info = Awaited<ReturnType<typeof SessionManager.list>>[number];
 
@@ -92,7 +119,13 @@ async function searchInfos(
   ctx: ExtensionContext,
   infos: Info[],
   query: string,
-  opts: { perSession: number; maxSessions: number; cwd?: string; signal?: AbortSignal },
+  opts: {
+    perSession: number;
+    maxSessions: number;
+    cwd?: string;
+    signal?: AbortSignal;
+    onProgress?: (p: IndexProgress) => void;
+  },
 ): Promise<Matches> {
   if (!indexable(query)) return searchSessionFiles(infos, query, opts);
   const sessionDirs = searchDirs(currentSessionDir(ctx));
@@ -102,7 +135,7 @@ async function searchInfos(
 
 function commandReport(matches: Matches, infos: Info[], query: string): string {
   const lines = [
-    `sessions matching "${oneLine(query, 80)}": ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}`,
+    `sessions matching ${quoted(query)}: ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}`,
   ];
   for (const s of matches.sessions) {
     const info = s.file as Info;
@@ -113,7 +146,310 @@ function commandReport(matches: Matches, infos: Info[], query: string): string {
   return lines.join("\n");
 }
 
+/** Columns of pi's terminal (the TUI draws on stdout), or a default for rpc. */
+function screenWidth(ctx: ExtensionContext): number {
+  const cols = ctx.mode === "tui" ? process.stdout.columns : undefined;
+  return cols && cols > 20 ? cols : DEFAULT_WIDTH;
+}
+
+type Match = Matches["sessions"][number];
+type Choice = { action: "latest" } | { action: "hit"; entryId: string; role: string } | { action: "back" };
+
+/**
+ * The chosen session's hit in its context (the entries around it on its branch) and what to
+ * do: continue from the session's latest entry, or from the hit, or go back to the list.
+ */
+async function chooseWhere(ctx: ExtensionCommandContext, match: Match, width: number): Promise<Choice | undefined> {
+  const info = match.file as Info;
+  const hit = match.hits[0];
+  const entryId = hit?.entryId ?? undefined;
+  const latest = "Continue from the latest entry";
+  const back = "Back to the list";
+  if (!entryId) {
+    // A session-id match: no entry to show.
+    const pick = await ctx.ui.select(`${sessionTitle(info, 80)} · ${clean(tildify(info.cwd || "?"))}`, [latest, back]);
+    return pick === latest ? { action: "latest" } : pick === back ? { action: "back" } : undefined;
+  }
+  let around: Awaited<ReturnType<typeof readSessionWindow>> = [];
+  try {
+    around = await readSessionWindow(info.path, entryId, { before: 3, after: 3, maxEntryChars: 600, maxChars: 6000 });
+  } catch {
+    // unreadable now: the choice is still offered
+  }
+  const body = around.length
+    ? windowLines(around, width - 4)
+    : [`▶ ${roleLabel(hit.role, null)}: ${snippet(hit, width - 20)}`];
+  const atLatest = around.length > 0 && around[around.length - 1].hit;
+  const role = roleLabel(hit.role, null);
+  const fromHit = `Continue from the hit (${role}, entry ${clean(entryId)})`;
+  const title = [
+    `${sessionTitle(info, Math.max(20, width - 40))} · ${clean(tildify(info.cwd || "?"))} · ${shortDate(info.modified)}`,
+    "",
+    ...body,
+  ].join("\n");
+  const options = atLatest ? [latest, back] : [latest, fromHit, back];
+  const pick = await ctx.ui.select(title, options);
+  if (pick === latest) return { action: "latest" };
+  if (pick === fromHit) return { action: "hit", entryId, role };
+  if (pick === back) return { action: "back" };
+  return undefined;
+}
+
+/** Switch to `info`'s session, then (choice "hit") move its leaf to the hit; say where we are. */
+async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice): Promise<void> {
+  await ctx.waitForIdle();
+  const label = sessionTitle(info, 60);
+  const where = `${clean(info.id.slice(0, 8))}, ${clean(tildify(info.cwd || "?"))}`;
+  let next: ExtensionCommandContext | undefined;
+  let navigated: string | undefined;
+  const result = await ctx.switchSession(info.path, {
+    withSession: async (replaced) => {
+      next = replaced;
+      if (choice.action !== "hit") return;
+      try {
+        const r = await replaced.navigateTree(choice.entryId, { summarize: false });
+        navigated = r.cancelled ? "cancelled" : "ok";
+      } catch (err) {
+        navigated = String((err as Error)?.message ?? err);
+      }
+    },
+  });
+  if (result?.cancelled) {
+    ctx.ui.notify("Session switch cancelled", "warning");
+    return;
+  }
+  if (!next) return;
+  // Said after switchSession returns: pi's own "Resumed session" status line is written after
+  // withSession and would replace a notice given inside it (which is why it never showed).
+  let at: string;
+  if (choice.action === "hit" && navigated === "ok") {
+    const entry = next.sessionManager.getEntry(choice.entryId);
+    const intoEditor = (entry?.type === "message" && entry.message.role === "user") || entry?.type === "custom_message";
+    // pi moves the leaf to a user message's parent (its text goes to the TUI's editor).
+    at = intoEditor
+      ? `just before the hit (${choice.role}, entry ${clean(choice.entryId)}${next.mode === "tui" ? ", its text in the editor" : ""})`
+      : `at the hit (${choice.role}, entry ${clean(choice.entryId)})`;
+  } else {
+    const leaf = next.sessionManager.getLeafId();
+    at = `at its latest entry${leaf ? ` ${clean(leaf)}` : ""}`;
+    if (choice.action === "hit") at += ` (could not go to entry ${clean(choice.entryId)}: ${clean(navigated ?? "?")})`;
+  }
+  next.ui.notify(
+    `Switched to session "${label}" (${where}) ${at}`,
+    navigated && navigated !== "ok" ? "warning" : "info",
+  );
+}
+
+/** The note for a /sessions given while one is searching. */
+const stillSearching = (query: string) => `/sessions is still searching for ${quoted(query, 60)}; its list comes next`;
+
+/** Enter as terminals send it (plain, and the kitty keyboard protocol's form). */
+const ENTER = new Set(["\r", "\n", "\u001b[13u"]);
+
+/**
+ * While /sessions searches in the TUI: an Enter that would submit another /sessions is
+ * swallowed with a note (the text stays in the editor). Returns the unsubscribe function.
+ */
+function refuseResubmit(ctx: ExtensionCommandContext, query: string): () => void {
+  return ctx.ui.onTerminalInput((data) => {
+    if (!ENTER.has(data)) return undefined;
+    if (!/^\/sessions(\s|$)/.test(ctx.ui.getEditorText().trim())) return undefined;
+    ctx.ui.notify(stillSearching(query), "warning");
+    return { consume: true };
+  });
+}
+
+/** /sessions: search, list, show the chosen hit in its context, switch. */
+async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): Promise<void> {
+  const current = currentSessionFile(ctx);
+  const status = (text: string) => {
+    if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
+  };
+  status(progressText(query, undefined));
+  // pi's TUI queues what is submitted while a command runs and runs it afterwards: a second
+  // /sessions would give a second list after this one. Refused while this one searches.
+  const unguard = ctx.mode === "tui" ? refuseResubmit(ctx, query) : () => {};
+  let infos: Info[];
+  let matches: Matches;
+  try {
+    infos = (await allSessions(ctx)).filter((s) => s.path !== current);
+    // A background warm-up building the index now: wait for it instead of building beside it.
+    await awaitWarmUp((p) => status(progressText(query, p)));
+    // One line per session in the dialog; up to three in the plain report.
+    matches = await searchInfos(ctx, infos, query, {
+      perSession: ctx.hasUI ? 1 : 3,
+      maxSessions: COMMAND_MAX_SESSIONS,
+      onProgress: (p) => status(progressText(query, p)),
+    });
+  } finally {
+    unguard();
+    if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
+  }
+
+  if (!ctx.hasUI) {
+    // print / json mode: no dialog to pick from; report what was found on stderr (pi
+    // keeps stdout for the model's answer in print mode and for events in json mode).
+    process.stderr.write(`${commandReport(matches, infos, query)}\n`);
+    return;
+  }
+  if (!matches.sessions.length) {
+    ctx.ui.notify(`No session mentions ${quoted(query)} (${infos.length} searched)`, "info");
+    return;
+  }
+  const width = screenWidth(ctx);
+  // The list's rows sit after "→ " and a one-column margin on each side.
+  const options = matches.sessions.map((s, i) =>
+    listRow({ n: i + 1, info: s.file as Info, hit: s.hits[0], width: width - 4 }),
+  );
+  const title = `Sessions mentioning ${quoted(query, 60)} (${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length})`;
+  for (;;) {
+    const picked = await ctx.ui.select(title, options);
+    if (picked === undefined) return;
+    const index = options.indexOf(picked);
+    if (index < 0) return;
+    const match = matches.sessions[index];
+    const choice = await chooseWhere(ctx, match, width);
+    if (choice === undefined) return;
+    if (choice.action === "back") continue;
+    await switchTo(ctx, match.file as Info, choice);
+    return;
+  }
+}
+
+/**
+ * The background warm-up: one per pi process (the extension is loaded again on each session
+ * switch). It works only while pi is idle: a turn (agent_start) or, in the TUI, a key pressed
+ * (a prompt is being typed) stops it, and it resumes after WARM_IDLE_MS of quiet (the engine
+ * commits every 128 files, so little is redone).
+ * `running` while it works, with its last progress; /sessions waits for it rather than
+ * building the same index a second time beside it.
+ */
+type Warmer = {
+  started: boolean;
+  done: boolean;
+  quit: boolean;
+  /** An agent run is in progress (between agent_start and agent_end). */
+  busy: boolean;
+  dirs: string[];
+  controller?: AbortController;
+  timer?: ReturnType<typeof setTimeout>;
+  running?: Promise<void>;
+  progress?: IndexProgress;
+  listeners: Set<(p: IndexProgress) => void>;
+};
+function warmer(): Warmer {
+  const g = globalThis as { [key: symbol]: Warmer | undefined };
+  const key = Symbol.for("pi-session-native.sessions.warmer");
+  g[key] ??= { started: false, done: false, quit: false, busy: false, dirs: [], listeners: new Set() };
+  return g[key];
+}
+
+/**
+ * Bring the search index of `w.dirs` up to date off pi's thread (the engine works on libuv's
+ * pool), so the first /sessions needs no index build: `warmSearchIndex` when the package has
+ * it, else a search for a word no session holds (which refreshes the index the same way).
+ * Errors are dropped: /sessions builds what is missing itself and reports it.
+ */
+async function warmIndex(w: Warmer, signal: AbortSignal): Promise<void> {
+  const warm = (psn as unknown as { warmSearchIndex?: WarmSearchIndex }).warmSearchIndex;
+  const onProgress = (p: IndexProgress) => {
+    w.progress = p;
+    for (const l of w.listeners) l(p);
+  };
+  for (const sessionDir of w.dirs) {
+    if (signal.aborted) return;
+    try {
+      if (typeof warm === "function") await warm({ sessionDir, signal, onProgress });
+      else
+        await psn.searchSessions(WARM_PROBE, { sessionDir, limit: 1, signal, onProgress } as Parameters<
+          typeof psn.searchSessions
+        >[1]);
+    } catch {
+      // aborted, or unreadable: nothing to warm
+      if (signal.aborted) return;
+    }
+  }
+  w.done = true;
+}
+
+/** Start the warm-up in `delay` ms unless it is done, running or pi is quitting. */
+function scheduleWarmUp(w: Warmer, delay: number): void {
+  if (w.done || w.quit) return;
+  if (w.timer) clearTimeout(w.timer);
+  w.timer = setTimeout(() => {
+    w.timer = undefined;
+    if (w.running || w.done || w.quit || w.busy) return;
+    const controller = new AbortController();
+    w.controller = controller;
+    w.running = warmIndex(w, controller.signal).finally(() => {
+      w.running = undefined;
+      w.progress = undefined;
+    });
+  }, delay);
+  w.timer.unref?.();
+}
+
+/** Stop the warm-up (a turn starts, pi quits); it resumes when scheduled again. */
+function pauseWarmUp(w: Warmer): void {
+  if (w.timer) clearTimeout(w.timer);
+  w.timer = undefined;
+  w.controller?.abort();
+}
+
+/** Wait for a warm-up in progress (its progress shown through `onProgress`). */
+async function awaitWarmUp(onProgress: (p: IndexProgress) => void): Promise<void> {
+  const w = warmer();
+  if (!w.running) return;
+  if (w.progress) onProgress(w.progress);
+  w.listeners.add(onProgress);
+  try {
+    await w.running;
+  } finally {
+    w.listeners.delete(onProgress);
+  }
+}
+
 export default function sessionsExtension(pi: ExtensionAPI) {
+  // Keep the search index warm in interactive sessions (tui, rpc), while pi is idle, once per
+  // process; PI_SESSION_NATIVE_WARM=0 turns it off.
+  pi.on("session_start", (_event, ctx) => {
+    if (!ctx.hasUI || process.env.PI_SESSION_NATIVE_WARM === "0") return;
+    const w = warmer();
+    if (ctx.mode === "tui") {
+      // A key pressed: a prompt is on its way; the warm-up makes room for its turn.
+      ctx.ui.onTerminalInput(() => {
+        if (w.started && !w.done && !w.quit) {
+          pauseWarmUp(w);
+          scheduleWarmUp(w, WARM_IDLE_MS);
+        }
+        return undefined;
+      });
+    }
+    if (w.started) return;
+    w.started = true;
+    w.dirs = searchDirs(currentSessionDir(ctx));
+    scheduleWarmUp(w, WARM_DELAY_MS);
+  });
+  pi.on("agent_start", () => {
+    const w = warmer();
+    w.busy = true;
+    if (w.started) pauseWarmUp(w);
+  });
+  pi.on("agent_end", () => {
+    const w = warmer();
+    w.busy = false;
+    if (w.started) scheduleWarmUp(w, WARM_IDLE_MS);
+  });
+  pi.on("session_shutdown", (event) => {
+    if (event.reason !== "quit") return;
+    const w = warmer();
+    w.quit = true;
+    pauseWarmUp(w);
+  });
+
+  /** The query of the /sessions that is running, if one is. */
+  let running: string | undefined;
+
   pi.registerCommand("sessions", {
     description: "Search the text of all sessions (all projects) and switch to one",
     handler: async (args: string, ctx: ExtensionCommandContext) => {
@@ -126,43 +462,25 @@ export default function sessionsExtension(pi: ExtensionAPI) {
         else process.stderr.write(`${msg}\n`);
         return;
       }
-      const current = currentSessionFile(ctx);
-      const infos = (await allSessions(ctx)).filter((s) => s.path !== current);
-      // One line per session in the dialog; up to three in the plain report.
-      const matches = await searchInfos(ctx, infos, query, {
-        perSession: ctx.hasUI ? 1 : 3,
-        maxSessions: COMMAND_MAX_SESSIONS,
-      });
-
-      if (!ctx.hasUI) {
-        // print / json mode: no dialog to pick from; report what was found on stderr (pi
-        // keeps stdout for the model's answer in print mode and for events in json mode).
-        process.stderr.write(`${commandReport(matches, infos, query)}\n`);
+      if (running !== undefined) {
+        const msg = stillSearching(running);
+        if (ctx.hasUI) ctx.ui.notify(msg, "warning");
+        else process.stderr.write(`${msg}\n`);
         return;
       }
-      if (!matches.sessions.length) {
-        ctx.ui.notify(`No session mentions "${oneLine(query, 80)}" (${infos.length} searched)`, "info");
-        return;
+      running = query;
+      try {
+        await runSessionsCommand(ctx, query);
+      } finally {
+        running = undefined;
+        if (ctx.hasUI) {
+          try {
+            ctx.ui.setStatus(STATUS_KEY, undefined);
+          } catch {
+            // the ctx is stale after a switch: the replaced session has its own footer
+          }
+        }
       }
-      const options = matches.sessions.map((s, i) => {
-        const info = s.file as Info;
-        const where = `${tildify(info.cwd || "?")}, ${shortDate(info.modified)}`;
-        return `${i + 1}. ${sessionTitle(info, 50)} — ${snippet(s.hits[0], 90)}  [${clean(where)}]`;
-      });
-      const title = `Sessions mentioning "${oneLine(query, 60)}" (${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length})`;
-      const choice = await ctx.ui.select(title, options);
-      if (choice === undefined) return;
-      const index = options.indexOf(choice);
-      if (index < 0) return;
-      const target = matches.sessions[index].file as Info;
-      await ctx.waitForIdle();
-      const label = sessionTitle(target, 60);
-      const result = await ctx.switchSession(target.path, {
-        withSession: async (next) => {
-          next.ui.notify(`Switched to session ${label} (${clean(tildify(target.path))})`, "info");
-        },
-      });
-      if (result?.cancelled) ctx.ui.notify("Session switch cancelled", "warning");
     },
   });
 
@@ -170,8 +488,9 @@ export default function sessionsExtension(pi: ExtensionAPI) {
     name: "search_sessions",
     label: "Search sessions",
     description:
-      'Search the message text of past pi sessions of the current project (all words must match; "exact phrases", ' +
-      "prefix* and a session id work too; case- and accent-insensitive; user, assistant and tool-result text, summaries; " +
+      'Search the text of past pi sessions of the current project (all words must match; "exact phrases", ' +
+      "prefix* and a session id work too; case- and accent-insensitive; user and assistant text, tool calls (file paths, " +
+      "commands, patterns, edited text) and tool results, summaries; " +
       "the current branch of each session). Returns per matching session its id and file path, and per " +
       `matching entry the entry id, role and a snippet of at most ${TOOL_LIMITS.snippetChars} characters. Newest sessions first, ` +
       `best matches first within a session; at most \`limit\` matching entries (default ${TOOL_LIMITS.defaultHits}, max ${TOOL_LIMITS.maxHits}), ` +
@@ -210,6 +529,7 @@ export default function sessionsExtension(pi: ExtensionAPI) {
       );
       const current = currentSessionFile(ctx);
       const infos = (await projectSessions(ctx)).filter((s) => s.path !== current);
+      await awaitWarmUp(() => {});
       // One more session than can be shown, so the output can say that more exist.
       const result = await searchInfos(ctx, infos, query, {
         perSession: TOOL_LIMITS.perSession,

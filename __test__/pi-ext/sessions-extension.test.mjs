@@ -159,18 +159,33 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
     const ask = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "select");
     expect(ask.title).toMatch(/^Sessions mentioning "needle" \(2 of 3\)/);
     expect(ask.options).toHaveLength(2);
-    // Newest first: beta (other project), then alpha; escape sequences removed.
-    expect(ask.options[0]).toMatch(/^1\. beta — the NEEDLE in bold {2}\[.*other-project, /);
-    expect(ask.options[1]).toMatch(/^2\. alpha work — alpha: the needle is in the parser {2}\[.*project, /);
+    // Newest first: beta (other project), then alpha; title, snippet, cwd and date on one line;
+    // escape sequences removed.
+    expect(ask.options[0]).toMatch(/^1\. beta — the NEEDLE in bold {2}\S*other-project {2}\d{4}-\d\d-\d\d \d\d:\d\d$/);
+    expect(ask.options[1]).toMatch(/^2\. alpha work — alpha: the needle is in the parser {2}\S*project {2}\d{4}-/);
     for (const o of ask.options) expect(o).not.toMatch(/[\u0000-\u001f]/);
+    // The footer said what was going on, and was cleared before the list.
+    const statuses = rpc.records.filter((r) => r.method === "setStatus" && r.statusKey === "sessions");
+    expect(statuses[0].statusText).toBe('Searching sessions for "needle"…');
+    expect(statuses.at(-1).statusText).toBeUndefined();
 
     rpc.send({ type: "extension_ui_response", id: ask.id, value: ask.options[0] });
+    // The hit in its context: the entries around it, the hit marked; it is beta's latest entry.
+    const where = await rpc.waitFor(
+      (r) => r.type === "extension_ui_request" && r.method === "select" && r.id !== ask.id,
+    );
+    expect(where.title.split("\n").slice(2)).toEqual(["  user: beta", "▶ assistant: the NEEDLE in bold"]);
+    expect(where.options).toEqual(["Continue from the latest entry", "Back to the list"]);
+    rpc.send({ type: "extension_ui_response", id: where.id, value: where.options[0] });
     const done = await rpc.waitFor((r) => r.type === "response" && r.id === "p1");
     expect(done.success, JSON.stringify(done)).toBe(true);
     const note = await rpc.waitFor(
       (r) => r.type === "extension_ui_request" && r.method === "notify" && /Switched to session/.test(r.message),
     );
-    expect(note.message).toContain("beta");
+    const betaLeaf = SessionManager.open(beta.path).getLeafId();
+    expect(note.message).toBe(
+      `Switched to session "beta" (${beta.id.slice(0, 8)}, ${other}) at its latest entry ${betaLeaf}`,
+    );
 
     const after = await rpc.request({ type: "get_state" });
     expect(after.data.sessionFile).toBe(beta.path);
@@ -183,10 +198,19 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
     // In the replacement session the command still works and leaves out the current session.
     rpc.send({ type: "prompt", id: "p2", message: "/sessions needle" });
     const again = await rpc.waitFor(
-      (r) => r.type === "extension_ui_request" && r.method === "select" && r.id !== ask.id,
+      (r) =>
+        r.type === "extension_ui_request" &&
+        r.method === "select" &&
+        r.title.startsWith("Sessions mentioning") &&
+        r.id !== ask.id,
     );
     expect(again.options).toHaveLength(1);
     expect(again.options[0]).toMatch(/^1\. alpha work — /);
+    // A /sessions while one runs is refused with a note.
+    rpc.send({ type: "prompt", id: "p3", message: "/sessions other words" });
+    const refused = await rpc.waitFor((r) => r.method === "notify" && /still searching/.test(r.message));
+    expect(refused.message).toBe('/sessions is still searching for "needle"; its list comes next');
+    await rpc.waitFor((r) => r.type === "response" && r.id === "p3");
     rpc.send({ type: "extension_ui_response", id: again.id, cancelled: true });
     await rpc.waitFor((r) => r.type === "response" && r.id === "p2");
     expect((await rpc.request({ type: "get_state" })).data.sessionFile).toBe(beta.path);
@@ -211,6 +235,9 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
     rpc.send({ type: "prompt", id: "p2", message: "/sessions no-such-text-anywhere" });
     const note = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "notify");
     expect(note.message).toBe('No session mentions "no-such-text-anywhere" (1 searched)');
+    rpc.send({ type: "prompt", id: "p3", message: '/sessions "token bucket"' });
+    const phrase = await rpc.waitFor((r) => r.method === "notify" && r.message.includes("token"));
+    expect(phrase.message).toBe('No session mentions "token bucket" (1 searched)');
     await rpc.waitFor((r) => r.type === "response" && r.id === "p2");
     await rpc.close();
   });

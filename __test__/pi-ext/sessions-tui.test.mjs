@@ -5,7 +5,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, writeAgentConfig } from "../pi-bin/model-server.mjs";
+import { filler, writeSessions } from "../tty-helpers.mjs";
+import { createRequire } from "node:module";
 import { extensionPath, makeSession, node22, piBin, sandbox } from "./helpers.mjs";
+
+const engineReportsProgress = typeof createRequire(import.meta.url)("../../index.js").warmSearchIndex === "function";
 
 const hasTmux = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
 const socket = `pi-ext-test-${process.pid}`;
@@ -60,17 +64,85 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");
     const list = await waitForPane((sc) => sc.includes('Sessions mentioning "needle" (2 of 2)'));
-    expect(list).toMatch(/→ 1\. hello — the needle here/);
-    expect(list).toMatch(/2\. parser work — fix the Needle parser/);
+    // One line per session: title — snippet, cwd, date; nothing wraps.
+    expect(list).toMatch(/→ 1\. hello — the needle here {2}\S*other-project {2}\d{4}-\d\d-\d\d \d\d:\d\d *$/m);
+    expect(list).toMatch(/ {2}2\. parser work — fix the Needle parser {2}\S*project {2}\d{4}-/);
     expect(list).not.toContain("pwned");
+    for (const line of list.split("\n")) expect(line.length).toBeLessThanOrEqual(140);
 
+    // Enter: the hit in its context, then continue from the latest entry.
     tmux("send-keys", "-t", "t", "Enter");
-    await waitForPane((sc) => footerIs(sc, other) && !sc.includes("Sessions mentioning"));
+    const where = await waitForPane((sc) => sc.includes("Continue from the latest entry"));
+    expect(where).toMatch(/▶ assistant: the needle here/);
+    expect(where).toContain("  user: hello");
+    tmux("send-keys", "-t", "t", "Enter");
+    const switched = await waitForPane((sc) => footerIs(sc, other) && sc.includes("Switched to session"));
+    // The notice names the session and where it continues (it used to be hidden by pi's own).
+    expect(switched).toContain(`Switched to session "hello" (${target.id.slice(0, 8)}, ${other}) at its latest entry`);
     tmux("send-keys", "-t", "t", "-l", "/session");
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");
     const info = await waitForPane((sc) => sc.includes("Session Info") && /ID: \S+/.test(sc));
     expect(info).toContain(`ID: ${target.id}`);
     expect(s.requests).toHaveLength(0);
+  });
+
+  it("a cold index build shows progress in the footer; a /sessions typed meanwhile is refused with a note", async () => {
+    const sb = sandbox();
+    cleanups.push(sb.cleanup);
+    const other = join(sb.root, "big-project");
+    mkdirSync(other);
+    writeSessions(join(sb.agentDir, "sessions"), other, 800, {
+      turns: 4,
+      text: (i, t) => [filler(i * 7 + t, 250), filler(i * 11 + t, 250)],
+    });
+    const s = await startModelServer({ maxRequests: 5 });
+    cleanups.push(() => s.close());
+    writeAgentConfig(sb.agentDir, s.baseUrl);
+    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
+    const script = join(sb.root, "run.sh");
+    writeFileSync(
+      script,
+      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
+    );
+    expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "45", `bash ${shq(script)}`).status).toBe(0);
+    cleanups.push(() => tmux("kill-server"));
+    await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
+
+    tmux("send-keys", "-t", "t", "-l", "/sessions zzzznotthere");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    // A second /sessions typed and submitted while the first searches (a cold build of 800
+    // sessions takes seconds).
+    await new Promise((r) => setTimeout(r, 150));
+    tmux("send-keys", "-t", "t", "-l", "/sessions again");
+    await new Promise((r) => setTimeout(r, 150));
+    tmux("send-keys", "-t", "t", "Enter");
+    // Watch the screen closely until the answer: the footer status must show up meanwhile.
+    const seen = new Set();
+    const end = Date.now() + 90_000;
+    let screen = "";
+    while (Date.now() < end) {
+      screen = tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "";
+      for (const m of screen.matchAll(/(Searching sessions for "zzzznotthere"…|Indexing sessions \d+\/\d+)/g))
+        seen.add(m[1].replace(/\d+\/\d+/, "n/m"));
+      if (screen.includes("No session mentions")) break;
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    expect(screen).toContain('No session mentions "zzzznotthere" (800 searched)');
+    expect(seen.has('Searching sessions for "zzzznotthere"…')).toBe(true);
+    if (engineReportsProgress) expect(seen.has("Indexing sessions n/m")).toBe(true);
+    else
+      console.warn(
+        "[sessions-tui] index progress not checked: this build's engine has no onProgress (no warmSearchIndex export)",
+      );
+    // The second /sessions, submitted while the first searched, was refused with a note and
+    // stays in the editor; no second search ran.
+    const final = await waitForPane((sc) => sc.includes("still searching"));
+    expect(final).toContain('/sessions is still searching for "zzzznotthere"; its list comes next');
+    expect(final).toMatch(/^\s*\/sessions again\s*$/m);
+    expect(final).not.toContain('No session mentions "again"');
+    // The status is gone once the search is over.
+    expect(final).not.toMatch(/Searching sessions for|Indexing sessions/);
   });
 });

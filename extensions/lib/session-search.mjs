@@ -5,6 +5,7 @@
 // sanitising and formatting of what is shown to the user and to the model.
 //
 // Not an extension itself (pi loads only the files the package manifest names).
+import { displayWidth, fitEnd, fitStart } from "../../lib/cli/layout.mjs";
 import { searchFiles } from "../../lib/cli/search.mjs";
 import { createRequire } from "node:module";
 import { sep } from "node:path";
@@ -213,7 +214,7 @@ export function oneLine(s, max) {
 export function snippet(hit, width = 160) {
   const text = hit.text ?? "";
   const [start, end] = hit.matches?.[0] ?? [0, 0];
-  const before = Math.min(start, Math.max(20, Math.floor((width - (end - start)) / 3)));
+  const before = Math.min(start, Math.max(0, Math.floor((width - (end - start)) / 3)));
   let from = start - before;
   let to = Math.min(text.length, from + width);
   if (to - from < width) from = Math.max(0, to - width);
@@ -311,4 +312,76 @@ export function formatToolResult({ query, cwd, result, total, limit, limits = TO
       `[Output limited to ${hitsShown} matching lines; use a more specific query or a larger limit (max ${limits.maxHits}).]`,
     );
   return { text: lines.join("\n"), details: { query, cwd, searched: total, sessions, truncated } };
+}
+
+/** A query as typed, quoted unless it holds quotes itself (`"token bucket"` is not shown as `""token bucket""`). */
+export function quoted(query, max = 80) {
+  const q = oneLine(query, max);
+  return q.includes('"') ? q : `"${q}"`;
+}
+
+/** The words a hit matched (lower case), from its match offsets. */
+function matchedTerms(hit) {
+  const text = String(hit?.text ?? "");
+  return (hit?.matches ?? []).map(([a, b]) => text.slice(a, b).toLowerCase()).filter((t) => t.length > 0);
+}
+
+/**
+ * One row of the /sessions list, at most `width` columns: `N. title — snippet  cwd  date`.
+ * The snippet is left out when it adds nothing: the title is the session's first message and
+ * already shows every matched word. The cwd is cut at its start (its end says most).
+ * @param {{ n: number, info: { name?: string, firstMessage?: string, cwd?: string, modified: Date }, hit?: { text?: string, matches?: number[][] }, width: number }} row
+ */
+export function listRow({ n, info, hit, width }) {
+  const num = `${n}. `;
+  const date = shortDate(info.modified);
+  const where = clean(tildify(info.cwd || "?"));
+  const title = sessionTitle(info, 200);
+  // Columns for the text and the cwd (two spaces before each of cwd and date).
+  const room = Math.max(8, width - displayWidth(num) - displayWidth(date) - 2);
+  let whereW = Math.min(displayWidth(where), Math.max(8, Math.floor(room * 0.3)));
+  let textRoom = room - whereW - 2;
+  if (textRoom < 12) {
+    // Too narrow for both: the cwd goes.
+    whereW = 0;
+    textRoom = room;
+  }
+  const fullTitle = fitEnd(title, textRoom);
+  const terms = matchedTerms(hit);
+  const titleShows = !info.name && terms.length > 0 && terms.every((t) => fullTitle.toLowerCase().includes(t));
+  let text = fullTitle;
+  if (hit && !titleShows) {
+    const titleW = Math.min(displayWidth(title), Math.max(12, Math.floor(textRoom * 0.4)));
+    const snipW = textRoom - titleW - 3;
+    if (snipW >= 12) text = `${fitEnd(title, titleW)} — ${fitEnd(snippet(hit, snipW), snipW)}`;
+  }
+  return `${num}${text}${whereW ? `  ${fitStart(where, whereW)}` : ""}  ${date}`;
+}
+
+/** Role names of window entries and hits as the user knows them. */
+const ROLE_LABEL = { toolCall: "tool call", toolResult: "tool result", branch_summary: "branch summary" };
+
+/** A window entry's role as shown: `user`, `assistant`, `tool call`, … */
+export function roleLabel(role, type) {
+  const r = String(role ?? type ?? "entry");
+  return ROLE_LABEL[r] ?? r;
+}
+
+/**
+ * The hit in its context (readSessionWindow's entries, oldest first) as lines of at most
+ * `width` columns: one line per entry, the hit marked `▶`.
+ * @param {{ id: string | null, role: string | null, type: string | null, text: string, hit: boolean }[]} entries
+ */
+export function windowLines(entries, width) {
+  return entries.map((e) => {
+    const head = `${e.hit ? "▶" : " "} ${roleLabel(e.role, e.type)}: `;
+    return `${head}${fitEnd(clean(e.text).replace(/ {2,}/g, " ").trim() || "(no text)", Math.max(10, width - displayWidth(head)))}`;
+  });
+}
+
+/** The status line while /sessions works: index progress from the engine, else a plain note. */
+export function progressText(query, p) {
+  if (p && p.phase === "indexing" && Number.isFinite(p.done) && Number.isFinite(p.total))
+    return `Indexing sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…`;
+  return `Searching sessions for ${quoted(query, 40)}…`;
 }

@@ -1,4 +1,6 @@
 import { statSync } from "node:fs";
+import { displayWidth, fitEnd, fitStart, padTo } from "./layout.mjs";
+import { allHint, plural, resolveScope } from "./scope.mjs";
 import {
   CliError,
   formatBytes,
@@ -24,7 +26,8 @@ last activity.
   --all, -a     sessions of every project (SessionManager.listAll)
   --cwd PATH    the project whose sessions to list (default: the current directory);
                 also filters by the sessions' recorded cwd
-  --limit N     at most N sessions
+  --limit N     at most N sessions (on a terminal, without --limit: a screenful, the
+                total shown below)
   --json        a JSON array, one object per session:
                 {path, id, cwd, name, parentSessionPath, created, modified, messageCount,
                  firstMessage, size}  (dates as ISO strings or null; name/parentSessionPath
@@ -45,7 +48,11 @@ export async function run(argv) {
     return 0;
   }
   if (positionals.length > 1) throw new CliError(`ls: expected at most one DIR, got ${positionals.length}`);
-  const limit = parseIntOption(values.limit, "limit");
+  let limit = parseIntOption(values.limit, "limit");
+  const scope = resolveScope({ dir: positionals[0], all: values.all, cwd: values.cwd });
+  // A terminal gets a screenful; pipes and --json get everything.
+  const screen = limit === undefined && !values.json && out.columns !== undefined;
+  if (screen) limit = Math.max(10, (process.stdout.rows || 24) - 4);
   const p = progress("reading sessions");
   let infos;
   try {
@@ -59,6 +66,7 @@ export async function run(argv) {
   } finally {
     p.done();
   }
+  const total = infos.length;
   if (limit !== undefined) infos = infos.slice(0, limit);
   const rows = infos.map((s) => {
     let size = null;
@@ -85,40 +93,53 @@ export async function run(argv) {
     out.json(json);
     return 0;
   }
+  const note = makeOut(process.stderr);
+  const hint = allHint(scope);
   if (rows.length === 0) {
-    process.stderr.write("no sessions found\n");
+    note.line(`no sessions found${scope.kind === "project" ? " here" : ""}${hint ? `; ${hint}` : ""}`);
     return 0;
   }
   const table = rows.map(({ info: s, size }) => ({
     modified: formatDate(s.modified),
     msgs: String(s.messageCount),
     size: size === null ? "-" : formatBytes(size),
-    id: s.id.length > 13 ? s.id.slice(0, 13) : s.id,
+    // On a terminal the first 8 characters (enough for FILE|ID prefixes), else 13.
+    id: s.id.slice(0, out.columns ? 8 : 13),
     cwd: shortenHome(s.cwd || "-"),
-    title: s.name ? s.name : oneLine(s.firstMessage, 60),
+    title: s.name ? s.name : oneLine(s.firstMessage, out.columns ? 300 : 60),
     named: Boolean(s.name),
   }));
-  const w = (k, h) => Math.max(h.length, ...table.map((r) => r[k].length));
+  const w = (k, h) => Math.max(h.length, ...table.map((r) => displayWidth(r[k])));
   const W = {
     modified: w("modified", "MODIFIED"),
     msgs: w("msgs", "MSGS"),
     size: w("size", "SIZE"),
     id: w("id", "ID"),
-    cwd: Math.min(w("cwd", "CWD"), 30),
+    cwd: w("cwd", "CWD"),
   };
-  const cut = (s, n) => (s.length > n ? `…${s.slice(s.length - n + 1)}` : s);
+  // Narrow terminals (under 100 columns) leave the size out, for the title's sake.
+  const showSize = !out.columns || out.columns >= 100;
+  const fixed = W.modified + W.msgs + (showSize ? W.size + 2 : 0) + W.id + 8;
+  // On a terminal every row fits its width: the cwd column gets at most 30% of what the
+  // fixed columns leave (cut at its start: the end of a path says most), the title the rest.
+  if (out.columns) W.cwd = Math.min(W.cwd, Math.max(Math.floor((out.columns - fixed) * 0.3), 16));
+  const titleMax = out.columns ? Math.max(8, out.columns - fixed - W.cwd - 2) : Infinity;
   out.line(
     out.dim(
-      `${"MODIFIED".padEnd(W.modified)}  ${"MSGS".padStart(W.msgs)}  ${"SIZE".padStart(W.size)}  ${"ID".padEnd(W.id)}  ${"CWD".padEnd(W.cwd)}  NAME / FIRST MESSAGE`,
+      fitEnd(
+        `${"MODIFIED".padEnd(W.modified)}  ${"MSGS".padStart(W.msgs)}  ${showSize ? `${"SIZE".padStart(W.size)}  ` : ""}${"ID".padEnd(W.id)}  ${"CWD".padEnd(W.cwd)}  NAME / FIRST MESSAGE`,
+        out.columns ?? Infinity,
+      ),
     ),
   );
-  const fixed = W.modified + W.msgs + W.size + W.id + W.cwd + 10;
-  const titleMax = out.columns ? Math.max(10, out.columns - fixed - 1) : Infinity;
   for (const r of table) {
-    if (Array.from(r.title).length > titleMax) r.title = oneLine(r.title, titleMax);
+    const title = Number.isFinite(titleMax) ? fitEnd(r.title, titleMax) : r.title;
     out.line(
-      `${r.modified.padEnd(W.modified)}  ${r.msgs.padStart(W.msgs)}  ${r.size.padStart(W.size)}  ${out.cyan(r.id.padEnd(W.id))}  ${cut(r.cwd, W.cwd).padEnd(W.cwd)}  ${r.named ? out.bold(r.title) : r.title}`,
+      `${r.modified.padEnd(W.modified)}  ${r.msgs.padStart(W.msgs)}  ${showSize ? `${r.size.padStart(W.size)}  ` : ""}${out.cyan(r.id.padEnd(W.id))}  ${padTo(fitStart(r.cwd, W.cwd), W.cwd)}  ${r.named ? out.bold(title) : title}`,
     );
   }
+  if (total > rows.length)
+    note.line(note.dim(`${rows.length} of ${plural(total, "session")} shown; --limit ${total} for all`));
+  if (hint) note.line(note.dim(hint));
   return 0;
 }

@@ -1,8 +1,13 @@
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { displayWidth, fitEnd, fitMarked, fitStart } from "./layout.mjs";
+import { otherProjects, plural, resolveScope } from "./scope.mjs";
 import {
   CliError,
+  SessionManager,
   contentText,
   errLine,
+  formatDate,
   listSessions,
   makeOut,
   parse,
@@ -10,6 +15,7 @@ import {
   paths,
   pkg,
   progress,
+  oneLine,
   readRegularFile,
   shortenHome,
 } from "./util.mjs";
@@ -20,8 +26,8 @@ export const help = `Usage: pi-session search QUERY [DIR] [--all] [--cwd PATH] [
                          [--tool NAME]... [--since DATE] [--until DATE] [--offset N] [--limit N] [--json]
        pi-session search TEXT [DIR] --literal|--regex [--all] [--cwd PATH] [-i] [--limit N] [--json]
 
-Search the message text of sessions (user and assistant text, tool results, custom
-messages, compaction and branch summaries).
+Search the text of sessions (user and assistant text, tool calls and their results,
+custom messages, compaction and branch summaries).
 
 Default: ranked search through the search index (the package's searchSessions, the engine
 of the API and of the pi package's /sessions and search_sessions; a SQLite FTS5 index
@@ -30,18 +36,27 @@ before the query). QUERY: words (all must match), "exact phrases", prefixes (aut
 session id or id prefix; case- and accent-insensitive, CJK by substring. Best hits first,
 one per entry, on each session's active branch unless --all-branches.
 
-  DIR                a sessions directory (default: pi's store)
-  --all, -a          all projects (default: the current project's sessions)
+  DIR                a session directory (holding *.jsonl: all of it) or a sessions root
+                     (default: pi's store)
+  --all, -a          all projects (default: the current project's sessions, like ls and stats;
+                     when --all would find more, a note on stderr says how much)
   --cwd PATH         the project to search
   --all-branches     entries of abandoned branches too (marked)
-  --role R           only these roles: user, assistant, toolResult, bash, custom:<type>,
-                     compaction, branch_summary (repeatable)
+  --role R           only these roles: user, assistant, toolResult, toolCall, bash,
+                     custom:<type>, compaction, branch_summary (repeatable)
   --tool NAME        only entries naming this tool (tool calls, tool results; repeatable)
   --since DATE, --until DATE   entry time (ISO date or date-time)
   --offset N         skip N hits (paging)
-  --limit N          at most N hits (default 20, at most 1000)
+  --limit N          at most N hits (default 20, at most 1000); "N more hits: --offset K"
+                     on stderr when there are more
   --json             [{sessionPath, sessionId, cwd, entryId, role, timestamp, snippet,
-                       score, onActiveBranch, match}]  (snippet: matches marked «…»)
+                       score, onActiveBranch, match}]  (snippet: matches marked «…»); no
+                     notes, no progress
+
+Text output: hits grouped by session, sessions in the order of their best hit: one header
+line (short id, title, cwd, last activity), then one line per hit (entry id, role, snippet
+with the matches highlighted); on a terminal every line fits its width, and a cold index
+build shows its progress on stderr (erased when done).
 
 Scan (--literal or --regex): every matching line of every message text, in file order,
 without the index. TEXT: plain text (smart case: case-insensitive unless TEXT has an
@@ -252,8 +267,14 @@ export async function run(argv) {
       `  ${out.dim(`${h.entryId ?? "-"}`)} ${out.cyan(h.role.padEnd(9))} ${h.line > 1 ? out.dim(`${h.line}: `) : ""}${shown}`,
     );
   }
-  if (!hits.length)
-    errLine(`no match for ${JSON.stringify(query)} in ${infos.length} session${infos.length === 1 ? "" : "s"}`);
+  if (!hits.length) {
+    const scope = resolveScope({ dir, all: values.all, cwd: values.cwd });
+    const other = otherProjects(scope);
+    const hint = other.sessions
+      ? `; --all searches ${plural(other.sessions, "more session")} in ${plural(other.projects, "other project")}`
+      : "";
+    errLine(`no match for ${shownQuery(query)} in ${plural(infos.length, "session")}${hint}`);
+  }
   return hits.length ? 0 : 1;
 }
 
@@ -264,34 +285,174 @@ const date = (v, name) => {
   return t;
 };
 
+/** A query as the user typed it, quoted unless it holds quotes itself (a phrase query stays `"token bucket"`). */
+export function shownQuery(q) {
+  return q.includes('"') ? q : `"${q}"`;
+}
+
+/**
+ * Sign of life while the engine works, on a terminal's stderr only: "indexing sessions n/m"
+ * from the engine's progress callback during a cold or partial index build, else "searching
+ * sessions…" once a search takes longer than a moment; erased when done.
+ * @param {boolean} enabled
+ */
+export function searchProgress(enabled = Boolean(process.stderr.isTTY)) {
+  if (!enabled) return { onProgress: undefined, done() {} };
+  let shown = false;
+  const show = (s) => {
+    shown = true;
+    process.stderr.write(`\r\x1b[K${s}`);
+  };
+  const timer = setTimeout(() => show("searching sessions…"), 250);
+  return {
+    /** @param {{ phase?: string, done?: number, total?: number }} p */
+    onProgress(p) {
+      if (p && p.phase === "indexing" && Number.isFinite(p.done) && Number.isFinite(p.total))
+        show(`indexing sessions ${p.done}/${p.total}`);
+    },
+    done() {
+      clearTimeout(timer);
+      if (shown) process.stderr.write("\r\x1b[K");
+      shown = false;
+    },
+  };
+}
+
+/** Hits fetched beyond the page to say how many more there are ("N more, --offset K"). */
+const MORE_PROBE = 200;
+/** Hits counted for the `--all` hint. */
+const HINT_PROBE = 500;
+
+/** SessionInfo of each session file, by path (listing each file's directory once; sidecar index). */
+async function infosByPath(files) {
+  const byDir = new Map();
+  for (const f of files) {
+    const d = dirname(f);
+    if (!byDir.has(d)) byDir.set(d, []);
+  }
+  const map = new Map();
+  for (const d of byDir.keys()) {
+    try {
+      for (const s of await SessionManager.listAll(d)) map.set(s.path, s);
+    } catch {
+      // unreadable directory: headers show the id and path only
+    }
+  }
+  return map;
+}
+
 /** Ranked mode (the default): the package's searchSessions (one engine for the API, the CLI and the pi package). */
 async function runRanked(query, dir, values, out) {
-  const sessionDir = dir === undefined ? paths.getSessionsDir() : paths.resolvePath(dir);
-  const cwd = values.all ? undefined : paths.resolvePath(values.cwd ?? process.cwd());
-  const hits = await pkg.searchSessions(query, {
-    sessionDir,
-    cwd: values.all || (dir !== undefined && values.cwd === undefined) ? undefined : cwd,
+  const scope = resolveScope({ dir, all: values.all, cwd: values.cwd });
+  // A session directory DIR is one project: all of it (unless --cwd narrows it).
+  const cwd = scope.kind === "project" || (scope.kind === "dir" && values.cwd !== undefined) ? scope.cwd : undefined;
+  const limit = parseIntOption(values.limit, "limit") ?? 20;
+  const offset = parseIntOption(values.offset, "offset") ?? 0;
+  const filters = {
+    sessionDir: scope.root,
     roles: values.role,
     tools: values.tool,
     since: date(values.since, "since"),
     until: date(values.until, "until"),
     branch: values["all-branches"] ? "all" : "active",
-    limit: parseIntOption(values.limit, "limit") ?? 20,
-    offset: parseIntOption(values.offset, "offset") ?? 0,
-  });
+  };
+  const p = searchProgress(Boolean(process.stderr.isTTY) && !values.json);
+  let hits;
+  try {
+    hits = await pkg.searchSessions(query, {
+      ...filters,
+      cwd,
+      limit: values.json ? limit : Math.min(1000, limit + MORE_PROBE),
+      offset,
+      onProgress: p.onProgress,
+    });
+  } finally {
+    p.done();
+  }
   if (values.json) {
     out.json(hits);
     return hits.length ? 0 : 1;
   }
-  // Session text goes to out.line as is: the sink sanitises it (control characters shown
-  // visibly, dim with colour) after our colour marks are placed.
+  const probed = hits.length;
+  const capped = probed >= Math.min(1000, limit + MORE_PROBE) && probed > limit;
+  hits = hits.slice(0, limit);
+
+  // Grouped by session, sessions in the order of their best hit, hits best first.
+  /** @type {Map<string, any[]>} */
+  const groups = new Map();
   for (const h of hits) {
-    const where = `${h.sessionId ?? "?"}  ${out.dim(shortenHome(h.sessionPath))}`;
-    const flag = h.onActiveBranch ? "" : out.dim(" [abandoned branch]");
-    out.line(`${where}  ${out.dim(h.timestamp ?? "")}${flag}`);
-    const snip = String(h.snippet).replace(/«([^«»\s]+)»/g, (_, m) => out.red(out.bold(m)));
-    out.line(`  ${out.dim(h.entryId ?? "-")} ${out.cyan(String(h.role).padEnd(9))} ${snip}`);
+    const list = groups.get(h.sessionPath);
+    if (list) list.push(h);
+    else groups.set(h.sessionPath, [h]);
   }
-  if (!hits.length) errLine(`no match for ${JSON.stringify(query)}`);
-  return hits.length ? 0 : 1;
+  const infos = await infosByPath([...groups.keys()]);
+  const cols = out.columns;
+  let first = true;
+  for (const [path, list] of groups) {
+    if (!first) out.line();
+    first = false;
+    out.line(sessionHeader(path, list[0], infos.get(path), out, cols));
+    for (const h of list) out.line(hitLine(h, out, cols));
+  }
+
+  if (!hits.length) {
+    const other = scope.kind === "project" ? await allHits(query, filters, scope.cwd) : null;
+    const hint = other ? `; --all has ${other.hits} in ${other.sessions}` : "";
+    errLine(`no match for ${shownQuery(query)}${scope.kind === "project" ? " here" : ""}${hint}`);
+    return 1;
+  }
+  // Notes on stderr (stdout stays the hits), dim on a terminal.
+  const note = makeOut(process.stderr);
+  if (probed > limit)
+    note.line(note.dim(`${plural(probed - limit, "more hit")}${capped ? "+" : ""}: --offset ${offset + limit}`));
+  if (scope.kind === "project") {
+    const other = await allHits(query, filters, scope.cwd);
+    if (other) note.line(note.dim(`--all has ${other.hits} more in ${other.sessions} of other projects`));
+  }
+  return 0;
+}
+
+/**
+ * Hits in other projects' sessions (what --all adds), as "N hits" / "M sessions" (with "+"
+ * at the probe's cap), or null when there are none.
+ */
+async function allHits(query, filters, cwd) {
+  let hits;
+  try {
+    hits = await pkg.searchSessions(query, { ...filters, limit: HINT_PROBE, snippetChars: 16 });
+  } catch {
+    return null;
+  }
+  const other = hits.filter((h) => !(h.cwd && paths.pathsEqual(h.cwd, cwd)));
+  if (!other.length) return null;
+  const more = hits.length >= HINT_PROBE ? "+" : "";
+  return {
+    hits: `${plural(other.length, "hit")}${more}`,
+    sessions: `${plural(new Set(other.map((h) => h.sessionPath)).size, "session")}${more}`,
+  };
+}
+
+/** One header line per session: short id, title, cwd, date, fitted to `cols` columns. */
+function sessionHeader(path, hit, info, out, cols) {
+  const id = String(hit.sessionId ?? info?.id ?? "?").slice(0, 8);
+  const title = info ? info.name || oneLine(info.firstMessage, 200) || "(no messages)" : shortenHome(path);
+  const where = shortenHome(hit.cwd ?? info?.cwd ?? "?");
+  const when = info ? formatDate(info.modified) : String(hit.timestamp ?? "");
+  if (!cols) return `${out.cyan(id)}  ${out.bold(oneLine(title, 200))}  ${out.dim(where)}  ${out.dim(when)}`;
+  const rest = cols - displayWidth(id) - displayWidth(when) - 6;
+  const whereW = Math.min(displayWidth(where), Math.max(12, Math.floor(rest * 0.3)));
+  const titleW = Math.max(8, rest - whereW);
+  return `${out.cyan(id)}  ${out.bold(fitEnd(title, titleW))}  ${out.dim(fitStart(where, whereW))}  ${out.dim(when)}`;
+}
+
+/** One line per hit: entry id, role, the snippet (matches highlighted), fitted to `cols`. */
+function hitLine(h, out, cols) {
+  const role = String(h.role);
+  const flag = h.onActiveBranch ? "" : " [abandoned branch]";
+  const head = `  ${h.entryId ?? "-"} ${role.padEnd(9)} `;
+  const room = cols ? Math.max(10, cols - displayWidth(head) - flag.length) : Infinity;
+  const snip = fitMarked(String(h.snippet), room)
+    .map(([t, m]) => (m ? out.red(out.bold(t)) : t))
+    .join("");
+  return `  ${out.dim(h.entryId ?? "-")} ${out.cyan(role.padEnd(9))} ${snip}${out.dim(flag)}`;
 }

@@ -1,5 +1,6 @@
 import { errLine, formatBytes, listSessions, makeOut, parse, progress, readEntries, CliError } from "./util.mjs";
 import { statSync } from "node:fs";
+import { allHint, resolveScope } from "./scope.mjs";
 
 export const help = `Usage: pi-session stats [DIR] [--all] [--cwd PATH] [--json]
 
@@ -10,7 +11,8 @@ branch_summary entries, by provider/model ("(summaries)" for compaction and bran
 summary usage, which names no model). Every entry of every
 file counts (abandoned branches too: they were paid for).
 
-  DIR          as for ls (default: pi's store, all projects)
+  DIR          as for ls (default: pi's store)
+  --all, -a    every project (default: the current project's sessions, like ls and search)
   --cwd PATH   only the sessions of this project
   --json       {sessions, bytes, entries, messages: {role: n},
                 tokens, cost, byModel: {"provider/model": {messages, tokens, cost,
@@ -92,7 +94,7 @@ export async function run(argv) {
   try {
     infos = await listSessions({
       dir: positionals[0],
-      all: values.cwd === undefined,
+      all: values.all,
       cwd: values.cwd,
       explicitCwd: values.cwd !== undefined,
       onProgress: p.onProgress,
@@ -105,6 +107,7 @@ export async function run(argv) {
     out.json(t);
     return 0;
   }
+
   const kv = (k, v) => out.line(`${out.dim(k.padEnd(10))}${v}`);
   kv("Sessions", String(t.sessions));
   kv("Bytes", `${formatBytes(t.bytes)} (${t.bytes})`);
@@ -127,6 +130,12 @@ export async function run(argv) {
         `${m.padEnd(w)}  ${String(v.messages).padStart(6)}  ${v.tokens.toLocaleString("en-US").padStart(12)}  ${`$${v.cost.toFixed(4)}`.padStart(10)}`,
       );
     }
+  }
+  const scope = resolveScope({ dir: positionals[0], all: values.all, cwd: values.cwd });
+  const hint = allHint(scope);
+  if (hint) {
+    const note = makeOut(process.stderr);
+    note.line(note.dim(`this project only; ${hint}`));
   }
   return 0;
 }

@@ -217,7 +217,7 @@ export function isDir(p) {
   }
 }
 
-function hasJsonl(dir) {
+export function hasJsonl(dir) {
   try {
     return readdirSync(dir).some((f) => f.endsWith(".jsonl"));
   } catch {

@@ -1,0 +1,235 @@
+// pi-session on a real terminal (tmux panes of 80 and 160 columns): ls, search and stats share
+// one default scope (the current project) and say what --all would add; search hits are grouped
+// by session with a "more" note; ls shows a screenful and the total; no line is wider than the
+// terminal. A cold index build shows progress on stderr, erased afterwards, and nothing with
+// --json. Facts that live only in tool calls are found (needs the engine that indexes tool
+// calls; skipped, saying so, without it).
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { displayWidth } from "../lib/cli/layout.mjs";
+import { root, tmp } from "./helpers.mjs";
+import { encodeCwd, filler, hasTmux, shq, tmuxServer, writeSessions } from "./tty-helpers.mjs";
+
+const BIN = join(root, "bin", "pi-session.mjs");
+const pkg = createRequire(import.meta.url)("../index.js");
+const engineIndexesToolCalls = typeof pkg.warmSearchIndex === "function";
+
+const server = hasTmux ? tmuxServer("psn-cli-tty") : null;
+afterAll(() => server?.kill());
+
+/** A pane of `width` columns running `commands` (one per line) in `cwd`, each after a `=== name` marker. */
+async function runInPane(name, { width, height = 24, cwd, agentDir, commands, logDir }) {
+  const script = join(logDir, `${name}.sh`);
+  writeFileSync(
+    script,
+    [
+      `cd ${shq(cwd)}`,
+      `export PI_CODING_AGENT_DIR=${shq(agentDir)} TZ=UTC NO_COLOR=1`,
+      ...commands.flatMap(([label, args]) => [`echo "=== ${label}"`, `${shq(process.execPath)} ${shq(BIN)} ${args}`]),
+      'echo "=== done"',
+      "sleep 600",
+    ].join("\n"),
+  );
+  server.run(name, `sh ${shq(script)}`, { width, height, logDir });
+  const screen = await server.waitFor(name, (sc) => sc.includes("=== done"));
+  const sections = {};
+  let cur = null;
+  for (const line of screen.split("\n")) {
+    const m = /^=== (.*)$/.exec(line);
+    if (m) {
+      cur = m[1];
+      sections[cur] = [];
+    } else if (cur) sections[cur].push(line);
+  }
+  for (const k of Object.keys(sections)) while (sections[k].length && !sections[k].at(-1).trim()) sections[k].pop();
+  return { screen, sections, raw: server.raw(name) };
+}
+
+describe.skipIf(!hasTmux)("pi-session on a terminal (tmux)", () => {
+  const base = tmp("psn-cli-tty-");
+  afterAll(() => process.env.KEEP_TTY_OUT || rmSync(base, { recursive: true, force: true }));
+  const agentDir = join(base, "agent");
+  const sessions = join(agentDir, "sessions");
+  const project = join(base, "work", "a-rather-long-project-directory", "with", "nested", "parts", "app");
+  const other = join(base, "other");
+  mkdirSync(project, { recursive: true });
+  mkdirSync(other, { recursive: true });
+  const mine = writeSessions(sessions, project, 30, {
+    turns: 1,
+    text: (i) => [
+      `walrus question ${i}: how does the very long title of this session read when it is wider than the terminal's columns allow for it`,
+      `walrus answer ${i}`,
+    ],
+    name: (i) =>
+      i === 3 ? "a named session about walruses and their migration habits in the northern seas" : undefined,
+  });
+  writeSessions(sessions, other, 3, {
+    turns: 1,
+    text: (i) => (i < 2 ? [`the quokka count ${i}`, `quokka ${i} counted`] : ["nothing", "here"]),
+  });
+
+  for (const width of [80, 160]) {
+    it(`at ${width} columns: fitted, grouped, hinted`, async () => {
+      const { screen, sections } = await runInPane(`w${width}`, {
+        width,
+        cwd: project,
+        agentDir,
+        logDir: base,
+        commands: [
+          ["ls", "ls"],
+          ["search walrus", "search walrus"],
+          ["search quokka", "search quokka"],
+          ["stats", "stats"],
+        ],
+      });
+      // No line wider than the terminal (wrapped lines are joined by capture-pane -J).
+      for (const line of screen.split("\n")) expect(displayWidth(line), line).toBeLessThanOrEqual(width);
+
+      // ls: a screenful (24 rows: 20 sessions), the total, what --all adds.
+      const ls = sections.ls;
+      expect(ls[0]).toMatch(
+        width < 100 ? /^MODIFIED\s+MSGS\s+ID\s+CWD\s+NAME/ : /^MODIFIED\s+MSGS\s+SIZE\s+ID\s+CWD\s+NAME/,
+      );
+      const rows = ls.slice(1, -2);
+      expect(rows).toHaveLength(20);
+      for (const r of rows) expect(r).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d\s+2\s/);
+      // Newest first; short ids; the cwd cut at its start, keeping its end.
+      expect(rows[0]).toContain(mine[29].id.slice(0, 8));
+      for (const r of rows) expect(r).toMatch(/…\S*\/parts\/app {2}|\/parts\/app {2}/);
+      expect(ls.slice(-2)).toEqual([
+        "20 of 30 sessions shown; --limit 30 for all",
+        "--all adds 3 sessions in 1 other project",
+      ]);
+
+      // search: grouped by session (one header each: short id, title, cwd, date), hits below.
+      const s = sections["search walrus"];
+      const headers = s.filter((l) => /^019c/.test(l));
+      expect(headers.length).toBeGreaterThanOrEqual(10);
+      for (const h of headers) expect(h).toMatch(/^019c[0-9a-f]{4} {2}\S.* {2}\S+ {2}\d{4}-\d\d-\d\d \d\d:\d\d$/);
+      expect(new Set(headers.map((h) => h.slice(0, 8))).size).toBe(headers.length);
+      const hitLines = s.filter((l) => /^ {2}[0-9a-f]{8} (user|assistant)/.test(l));
+      expect(hitLines).toHaveLength(20);
+      for (const [i, l] of s.entries()) if (/^019c/.test(l)) expect(s[i + 1]).toMatch(/^ {2}[0-9a-f]{8} /);
+      expect(s.at(-1)).toBe("40 more hits: --offset 20");
+      expect(s.join("\n")).not.toContain("--all has");
+      // The named session's header shows its name (cut to fit at 80 columns).
+      const named = headers.find((h) => h.startsWith(mine[3].id.slice(0, 8)));
+      if (named) expect(named).toMatch(/ a named session about walr/);
+
+      // Nothing here, but elsewhere: one line saying what --all would find.
+      expect(sections["search quokka"]).toEqual(['no match for "quokka" here; --all has 4 hits in 2 sessions']);
+      // stats: the current project, and a hint.
+      expect(sections.stats[0]).toBe("Sessions  30");
+      expect(sections.stats.at(-1)).toBe("this project only; --all adds 3 sessions in 1 other project");
+    });
+  }
+
+  it("a cold index build shows progress on stderr, erased afterwards; nothing with --json", async () => {
+    const big = join(base, "big");
+    const bigProject = join(big, "proj");
+    mkdirSync(bigProject, { recursive: true });
+    const bigSessions = join(big, "agent", "sessions");
+    writeSessions(bigSessions, bigProject, 800, {
+      turns: 2,
+      text: (i, t) => [filler(i * 7 + t, 250), filler(i * 11 + t, 250)],
+    });
+    const index = join(bigSessions, ".pi-session-search.sqlite");
+    const { raw, sections } = await runInPane("cold", {
+      width: 100,
+      cwd: bigProject,
+      agentDir: join(big, "agent"),
+      logDir: base,
+      commands: [["cold", "search zzzznotthere --all"]],
+    });
+    expect(existsSync(index)).toBe(true);
+    expect(sections.cold).toEqual(['no match for "zzzznotthere"']);
+    const progress = engineIndexesToolCalls
+      ? /\r\x1b\[Kindexing sessions \d+\/800/
+      : /\r\x1b\[K(searching sessions…|indexing sessions \d+\/800)/;
+    expect(raw).toMatch(progress);
+    if (engineIndexesToolCalls) expect(raw).toContain("indexing sessions 800/800");
+    // Erased before the answer: the last progress write is followed by an erase, then the note.
+    const last = raw.lastIndexOf("sessions");
+    expect(raw.indexOf("\r\x1b[K", last)).toBeGreaterThan(last);
+    expect(raw.indexOf("\r\x1b[K", last)).toBeLessThan(raw.indexOf("no match for"));
+
+    rmSync(index, { force: true });
+    for (const f of [`${index}-wal`, `${index}-shm`]) rmSync(f, { force: true });
+    const json = await runInPane("cold-json", {
+      width: 100,
+      cwd: bigProject,
+      agentDir: join(big, "agent"),
+      logDir: base,
+      commands: [["json", "search zzzznotthere --all --json"]],
+    });
+    expect(existsSync(index)).toBe(true);
+    expect(json.raw).not.toMatch(/searching sessions|indexing sessions/);
+    expect(json.sections.json).toEqual(["[]"]);
+  });
+});
+
+describe.skipIf(!hasTmux || !engineIndexesToolCalls)("tool calls (needs the engine indexing tool calls)", () => {
+  it("search finds a path, a command and an identifier that only tool calls hold; --role toolCall picks them", async () => {
+    const base = tmp("psn-cli-tools-");
+    const agentDir = join(base, "agent");
+    const project = join(base, "proj");
+    mkdirSync(project, { recursive: true });
+    const dir = join(agentDir, "sessions", encodeCwd(project));
+    mkdirSync(dir, { recursive: true });
+    const id = "019c7777-0000-7000-8000-000000000001";
+    const lines = [
+      { type: "session", version: 3, id, timestamp: "2026-02-01T10:00:00.000Z", cwd: project },
+      {
+        type: "message",
+        id: "u1",
+        parentId: null,
+        timestamp: "2026-02-01T10:00:01.000Z",
+        message: { role: "user", content: "tidy the tree code", timestamp: 1 },
+      },
+      {
+        type: "message",
+        id: "a1",
+        parentId: "u1",
+        timestamp: "2026-02-01T10:00:02.000Z",
+        message: {
+          role: "assistant",
+          content: [
+            { type: "toolCall", id: "c1", name: "read", arguments: { path: "src/quillwort/session-manager.ts" } },
+            { type: "toolCall", id: "c2", name: "bash", arguments: { command: "make frobnicate-widgets" } },
+            {
+              type: "toolCall",
+              id: "c3",
+              name: "edit",
+              arguments: { path: "src/t.ts", oldText: "x", newText: "function idSummaryTreeZq() {}" },
+            },
+          ],
+          stopReason: "toolUse",
+          timestamp: 2,
+        },
+      },
+    ];
+    writeFileSync(
+      join(dir, `2026-02-01T10-00-00-000Z_${id}.jsonl`),
+      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+    );
+    const { sections } = await runInPane("tools", {
+      width: 120,
+      cwd: project,
+      agentDir,
+      logDir: base,
+      commands: [
+        ["path", "search quillwort/session-manager.ts"],
+        ["part", "search session-manager --role toolCall"],
+        ["cmd", "search frobnicate-widgets"],
+        ["ident", "search idSummaryTreeZq"],
+      ],
+    });
+    for (const k of ["path", "part", "cmd", "ident"]) {
+      expect(sections[k][0], k).toMatch(/^019c7777 {2}tidy the tree code/);
+      expect(sections[k][1], k).toMatch(/^ {2}a1\s+toolCall /);
+    }
+    rmSync(base, { recursive: true, force: true });
+  });
+});
