@@ -12,7 +12,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, launcher, makeRoot, node22, piBin, piEnv, registerScript } from "./helpers.mjs";
-import { startModelServer } from "./model-server.mjs";
+import { startModelServer } from "../../scripts/model-server.mjs";
 
 const rounds = Number(process.argv[2] ?? 20);
 if (!node22) throw new Error("no Node 22 (scripts/node22.mjs)");

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, writeAgentConfig } from "../pi-bin/model-server.mjs";
+import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import { extensionPath, makeSession, node22, piBin, sandbox } from "./helpers.mjs";
 
 const hasTmux = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
