@@ -10,11 +10,12 @@
 //   --native <path>                    module exporting SessionManager (default ./index.js)
 //   --ref-only                         skip the native implementation
 //   --json <file>                      also write raw samples as JSON
-//   --only methods|pi-bin|store|search   only that suite, each its own script run as a child: per
+//   --only methods|pi-bin|store|core|search   only that suite, each run as a child: per
 //                                      method, fresh process each (bench/methods.mjs; with --big the
 //                                      1 GB session full of images), the real pi bin, pi vs pi-native
 //                                      (bench/pi-bin.mjs), stores of 10,000 sessions (bench/store.mjs),
-//                                      search over all sessions (bench/search.mjs). A full run runs
+//                                      the Rust core's scan (cargo, as npm run bench:core), search
+//                                      over all sessions (bench/search.mjs). A full run runs
 //                                      them all after the library suite; --no-<key> skips one
 //   --big (full run)                   is passed on to bench/methods.mjs (1 GB image session) and
 //                                      bench/pi-bin.mjs (the picker on 10,000 sessions, ~2 GB of data)
@@ -71,8 +72,9 @@ const { values: args } = parseOptions(
     "no-pi-bin": { type: "boolean" },
     "no-search": { type: "boolean" },
     "no-store": { type: "boolean" },
+    "no-core": { type: "boolean" },
   },
-  "usage: node bench/run.mjs [--quick] [--store] [--big] [--runs N] [--warmup N] [--only <substr>]... [--native <path>] [--ref-only] [--json <file>] [--no-methods] [--no-pi-bin] [--no-search] [--no-store]",
+  "usage: node bench/run.mjs [--quick] [--store] [--big] [--runs N] [--warmup N] [--only <substr>]... [--native <path>] [--ref-only] [--json <file>] [--no-methods] [--no-pi-bin] [--no-store] [--no-core] [--no-search]",
 );
 const flag = (f) => args[f.replace(/^--/, "")] === true;
 
@@ -168,7 +170,8 @@ const WARMUP = num(args.warmup, 1, "warmup");
 const only = args.only ?? [];
 // Benchmarks in their own scripts, run as child processes: per method in fresh processes
 // (bench/methods.mjs), the real pi bin, plain vs pi-native (bench/pi-bin.mjs), stores of
-// 10,000 sessions (bench/store.mjs) and search over all sessions (bench/search.mjs).
+// 10,000 sessions (bench/store.mjs), the Rust core's scan (`npm run bench:core`'s test) and
+// search over all sessions (bench/search.mjs): together, every table of BENCHMARKS.md.
 // `--only <key>` runs only that one; a full run (no --only, not --quick / --ref-only) runs
 // them all after the library suite; --no-<key> skips one.
 const SUITES = [
@@ -180,6 +183,17 @@ const SUITES = [
     big: true,
   },
   { key: "store", script: "store.mjs", title: "Stores of 10,000 sessions (bench/store.mjs)" },
+  {
+    key: "core",
+    title: "Core (Rust, no Node): crates/core/src/jsonl.rs scan_throughput on the 100 MB session",
+    command: [
+      "cargo",
+      ["test", "--release", "-p", "pi-session-core", "--lib", "scan_throughput", "--", "--ignored", "--nocapture"],
+    ],
+    env: { SCAN_FILE: singlePath(DATA, "100mb") },
+    // Run alone (`--only core`), it makes the bench data first, as npm run bench:core does.
+    prepare: () => generate({ log: (s) => console.log(s) }),
+  },
   { key: "search", script: "search.mjs", title: "Search over all sessions (bench/search.mjs)" },
 ];
 const isSuite = (s) => SUITES.some((x) => x.key === s.toLowerCase());
@@ -194,7 +208,10 @@ const suitesToRun = SUITES.filter(
       (only.length === 0 || only.some((s) => s.toLowerCase() === x.key))),
 );
 function runSuite(suite, extra = []) {
-  const r = spawnSync(process.execPath, [join(HERE, suite.script), ...extra], { stdio: "inherit" });
+  if (suitesOnly) suite.prepare?.();
+  const [cmd, cargs] = suite.command ?? [process.execPath, [join(HERE, suite.script), ...extra]];
+  const r = spawnSync(cmd, cargs, { stdio: "inherit", cwd: ROOT, env: { ...process.env, ...suite.env } });
+  if (r.error) console.log(`  not run: ${r.error.message}`);
   return r.status ?? 1;
 }
 if (suitesOnly) {
