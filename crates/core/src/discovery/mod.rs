@@ -828,6 +828,18 @@ mod tests {
         assert!(matches!(read_header(&p), Ok(Header::Found(_))));
         let _ = std::fs::write(&p, format!("{}\n", "x".repeat(MAX_HEADER_SCAN_BYTES)));
         assert!(matches!(read_header(&p), Ok(Header::Limit)));
+        // Errors are Node's: a failed open names the path, a directory fails the read without it.
+        let missing = dir.join("missing.jsonl");
+        let e = read_header(&missing).expect_err("ENOENT");
+        let os = e.os.expect("os fields");
+        assert_eq!((e.code.as_str(), os.syscall.as_str()), ("ENOENT", "open"));
+        assert_eq!(os.path.as_deref(), Some(missing.to_string_lossy().as_ref()));
+        #[cfg(unix)]
+        {
+            let e = read_header(&dir).expect_err("EISDIR");
+            assert_eq!(e.message, "EISDIR: illegal operation on a directory, read");
+            assert_eq!(e.os.and_then(|o| o.path), None);
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
