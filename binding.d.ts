@@ -218,12 +218,9 @@ export declare function discoveryExtract(paths: Array<string>, known: Array<stri
 export declare function discoveryFindHeader(paths: Array<string>, id: string): FoundHeader | null
 
 /**
- * `fs.statSync(p).mtimeMs` for each path (NaN when stat fails), computed as Node does
- * (`sec * 1e3 + nsec / 1e6`).
+ * `readSessionHeader` for one file: what it found, or Node's `fs` error for the failed
+ * open or read (thrown as the reference's `openSync` / `readSync` throws it).
  */
-export declare function discoveryMtimes(paths: Array<string>): Array<number>
-
-/** `readSessionHeader` for one file, without throwing: what it found. */
 export declare function discoveryReadHeader(path: string): HeaderRead
 
 /**
@@ -268,7 +265,7 @@ export interface FoundHeader {
 }
 
 /** What [`discovery_read_header`] found. */
-export type HeaderKind = 'found' | 'none' | 'limit' | 'error'
+export type HeaderKind = 'found' | 'none' | 'limit'
 
 /** `readSessionHeader` outcome: `header` is set for `found` (JSON.parse it). */
 export interface HeaderRead {
@@ -301,6 +298,12 @@ export interface LoadOutcome {
   /** The file did not end with a newline (and was repaired with one). */
   repaired: boolean
 }
+
+/**
+ * Bytes of the bounded header scan (core `MAX_HEADER_SCAN_BYTES`), for the message of the
+ * JS `SessionHeaderScanLimitError`: the limit is written once, in the core.
+ */
+export declare const MAX_HEADER_SCAN_BYTES: number
 
 /** Options of `searchSessionsNative` (checked and defaulted by lib/search.js). */
 export interface NativeSearchOptions {

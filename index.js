@@ -5,7 +5,7 @@ const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = requir
 const context = require("./lib/context.js");
 const { migrateSessionEntries } = require("./lib/migrate.js");
 const paths = require("./lib/paths.js");
-const bridge = require("./lib/discovery-bridge.js");
+const discovery = require("./lib/discovery/index.js");
 const native = require("./lib/native.js");
 const { parseEntries } = require("./lib/materialize.js");
 const search = require("./lib/search.js");
@@ -43,7 +43,7 @@ function loadEntriesFromFile(filePath) {
 }
 
 function findMostRecentSession(sessionDir, cwd) {
-  return bridge.findMostRecentSession(sessionDir, cwd);
+  return discovery.findMostRecentSession(sessionDir, cwd);
 }
 
 module.exports = {

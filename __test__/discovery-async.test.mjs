@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { nat, ref, tmp } from "./helpers.mjs";
 
-// Progress for every file, as the reference calls it (the ~50 ms throttle of issue 23 is
+// Progress for every file, as the reference calls it (the ~50 ms throttle is
 // tested in progress-throttle.test.mjs).
 process.env.PI_SESSION_NATIVE_PROGRESS_MS = "0";
 

@@ -1,4 +1,4 @@
-// Differential tests: lib/discovery.js vs the reference SessionManager discovery
+// Differential tests: lib/discovery/ vs the reference SessionManager discovery
 // (@earendil-works/pi-coding-agent 1.6.0) on generated directories.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fs from "node:fs";
@@ -7,7 +7,7 @@ import path from "node:path";
 import { createRequire } from "node:module";
 import { spawnSync } from "node:child_process";
 
-// Progress for every file, as the reference calls it (the ~50 ms throttle of issue 23 is
+// Progress for every file, as the reference calls it (the ~50 ms throttle is
 // tested in progress-throttle.test.mjs).
 process.env.PI_SESSION_NATIVE_PROGRESS_MS = "0";
 
@@ -17,7 +17,7 @@ const AGENT = path.join(ROOT, "agent");
 process.env.PI_CODING_AGENT_DIR = AGENT;
 
 const ref = await import("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
-const disc = require("../lib/discovery.js");
+const disc = require("../lib/discovery/index.js");
 const { SessionManager } = ref;
 
 const PAST = Date.now() / 1000 - 3600;
@@ -405,7 +405,27 @@ describe("headers, findById, findMostRecentSession, continueRecent", () => {
     expect(JSON.parse(a.header)).toEqual(h);
     expect(native.discoveryReadHeader(path.join(CUSTOM, "f-notheader.jsonl"))).toEqual({ kind: "none" });
     expect(native.discoveryReadHeader(huge)).toEqual({ kind: "limit" });
-    expect(native.discoveryReadHeader(path.join(CUSTOM, "nope.jsonl"))).toEqual({ kind: "error" });
+    // A failed open or read throws Node's own fs error (the JS layer has no reader of its own).
+    const thrown = (fn) => {
+      try {
+        fn();
+      } catch (e) {
+        return e;
+      }
+      throw new Error("did not throw");
+    };
+    const shape = (e) => ({ ...e, message: e.message, isError: e instanceof Error });
+    const nope = path.join(CUSTOM, "nope.jsonl");
+    expect(shape(thrown(() => native.discoveryReadHeader(nope)))).toEqual(shape(thrown(() => fs.openSync(nope, "r"))));
+    const dir = path.join(CUSTOM, "p-dir.jsonl");
+    const fd = fs.openSync(dir, "r");
+    const nodeEisdir = thrown(() => fs.readSync(fd, Buffer.alloc(8)));
+    fs.closeSync(fd);
+    expect(shape(thrown(() => disc.readSessionHeader(dir)))).toEqual(shape(nodeEisdir));
+    // Arguments the binding does not take get Node's argument errors, as openSync gives them.
+    expect(thrown(() => disc.readSessionHeader("a\0b")).code).toBe(thrown(() => fs.openSync("a\0b", "r")).code);
+    expect(thrown(() => disc.readSessionHeader(42)).code).toBe("ERR_INVALID_ARG_TYPE");
+    expect(native.MAX_HEADER_SCAN_BYTES).toBe(1024 * 1024);
   });
 });
 
@@ -413,7 +433,7 @@ describe("index: appended files are resumed from their indexed size", () => {
   // Each listing runs in a fresh process (no in-process memo), with the native profile line
   // telling how many files were resumed instead of re-read.
   function listInChild(dir) {
-    const code = `require(${JSON.stringify(path.resolve("lib/discovery.js"))}).list("/proj/a", ${JSON.stringify(dir)}).then((r) => process.stdout.write(JSON.stringify(r.map((s) => s.path))))`;
+    const code = `require(${JSON.stringify(path.resolve("lib/discovery/index.js"))}).list("/proj/a", ${JSON.stringify(dir)}).then((r) => process.stdout.write(JSON.stringify(r.map((s) => s.path))))`;
     const r = spawnSync(process.execPath, ["-e", code], {
       env: { ...process.env, PI_SESSION_NATIVE_PROFILE: "1", PI_SESSION_NATIVE_NO_INDEX: "" },
       encoding: "utf8",
@@ -497,7 +517,7 @@ describe("a record that cannot become a JS value", () => {
       );
     }
     const code = `
-      const d = require(${JSON.stringify(path.resolve("lib/discovery.js"))});
+      const d = require(${JSON.stringify(path.resolve("lib/discovery/index.js"))});
       (async () => {
         const calls = [];
         const withProgress = await d.list("/proj/a", ${JSON.stringify(dir)}, (l, t) => calls.push([l, t]));

@@ -291,7 +291,7 @@ describe("durability", () => {
         expect(fs.readFileSync(file, "utf8")).toBe(`${full}${JSON.stringify(sm.getEntry(id))}\n`);
       } else {
         // Nothing to rebuild the cut part from: appended to what is left, as the reference,
-        // but on a line of its own (never glued onto the cut line; issue 24).
+        // but on a line of its own (never glued onto the cut line).
         const cut = fs.readFileSync(file, "utf8");
         const id = sm.appendCustomEntry("k", { n: 1 });
         expect(fs.readFileSync(file, "utf8")).toBe(`${cut}\n${JSON.stringify(sm.getEntry(id))}\n`);

@@ -1,4 +1,4 @@
-// Every way a caller reads entries, native vs reference (issue 23): the entries handed out by
+// Every way a caller reads entries, native vs reference: the entries handed out by
 // getBranch / getEntries / getChildren / getTree must behave as the reference's under
 // indexing, iteration, some/find/filter, spread, JSON.stringify, structuredClone, key order,
 // util.inspect and property descriptors, and be the same objects on repeated calls, however
@@ -180,7 +180,7 @@ function withEnv(env, fn) {
   }
 }
 
-describe("every way of reading entries, native vs reference (issue 23)", () => {
+describe("every way of reading entries, native vs reference", () => {
   const bytes = sessionBytes();
   for (const c of configs) {
     for (const [way, getter] of Object.entries(ways)) {

@@ -1,4 +1,4 @@
-// Hostile files and terminals (issue 24): the lock, special files, the CLI's output, the
+// Hostile files and terminals: the lock, special files, the CLI's output, the
 // sidecar index. Every child process runs under a timeout that fails the test (never hangs CI).
 // POSIX only (FIFOs, /dev/zero, symlinks, uids): skipped on Windows.
 import { describe, it, expect } from "vitest";

@@ -1,4 +1,4 @@
-// Entries that cost what the caller reads (issue 23, lib/lazy-entries.js): heavy top-level
+// Entries that cost what the caller reads (lib/lazy-entries.js): heavy top-level
 // values (128+ bytes of JSON) are parsed when first read. Each way of reading is tried FIRST,
 // on a freshly opened session, so it meets entries that were never read, and compared with
 // the reference exactly. The one documented difference before the first read (property
@@ -206,7 +206,7 @@ const getters = {
   },
 };
 
-describe("lazy entries: each way of reading, first, native vs reference (issue 23)", () => {
+describe("lazy entries: each way of reading, first, native vs reference", () => {
   for (const backed of [false, true]) {
     const env = backed ? { PI_SESSION_NATIVE_BACKED_MIN: "0" } : {};
     for (const [g, get] of Object.entries(getters)) {

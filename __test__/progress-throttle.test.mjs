@@ -1,5 +1,5 @@
-// onProgress of list / listAll at most every ~50 ms between the first and the last call
-// (issue 23): the first and last calls are the reference's, `loaded`/`total` mean the same,
+// onProgress of list / listAll at most every ~50 ms between the first and the last call:
+// the first and last calls are the reference's, `loaded`/`total` mean the same,
 // and a partial list due at a skipped publish point goes with the next call made.
 import { test, expect, beforeAll, afterEach } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
-// Issue 23 point 4: a SessionInfo costs what the caller reads. `firstMessage` and
-// `allMessagesText` are produced when first read (lib/discovery.js), and the listing
+// A SessionInfo costs what the caller reads. `firstMessage` and
+// `allMessagesText` are produced when first read (lib/discovery/session-info.js), and the listing
 // index holds no texts. These tests hold the lazily produced objects against the
 // reference's (pi-coding-agent 1.6.0) for every way of reading them, and pin down what a
 // read gives when the file changed between the listing and the read.
@@ -21,7 +21,7 @@ const { SessionManager: Ref } = await import(
   "../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
 );
 const native = require("../lib/native.js");
-const disc = require("../lib/discovery.js");
+const disc = require("../lib/discovery/index.js");
 
 const PAST = Date.now() / 1000 - 3600;
 const ts = (i) => new Date(Date.UTC(2024, 0, 1) + i * 60000).toISOString();

@@ -6,7 +6,7 @@
 //   node bench/gen.mjs --big      ... plus the 1 GB single
 //   node bench/gen.mjs --quick    only the 1 MB and 10 MB singles
 //   node bench/gen.mjs --out DIR  output directory (default bench/data)
-//   node bench/gen.mjs --images   only the 1 GB session full of base64 images (issue 23 point 5):
+//   node bench/gen.mjs --images   only the 1 GB session full of base64 images:
 //                                 bench/data/images/session-1gb-images.jsonl (~460 images among
 //                                 normal text turns and compactions; own manifest in that folder)
 //   node bench/gen.mjs --images --images-mb N   the same recipe at N MB (session-<N>mb-images.jsonl)
@@ -29,6 +29,7 @@ import {
 } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { num, parseOptions } from "./lib.mjs";
 
 /**
  * Session `i`'s id (uuid v7 layout, unique by construction: `i` in its last part) and file-name
@@ -281,7 +282,7 @@ function imageBlock(r, chars, mimeType) {
 /**
  * Write one session. Returns { bytes, entries, lastMs, images, imageBytes }.
  * opts: { seed, targetBytes, cwd, startMs, sessionId?, images? }
- * images (opt-in, issue 23 point 5): { userChance, readChance, minChars, maxChars }: a user
+ * images (opt-in): { userChance, readChance, minChars, maxChars }: a user
  * prompt carries a pasted screenshot with probability userChance, a `read` tool call reads an
  * image file (pi's read tool answers "Read image file [mime]" + the image) with probability
  * readChance; base64 sizes are log-uniform in [minChars, maxChars]. Compactions are then spaced
@@ -697,7 +698,7 @@ export function generate({ dataDir = DEFAULT_DATA_DIR, big = false, quick = fals
 }
 
 // ---------------------------------------------------------------------------
-// 1 GB session full of images (issue 23 point 5; opt-in: --images)
+// 1 GB session full of images (opt-in: --images)
 // ---------------------------------------------------------------------------
 /**
  * Image sizes: base64 log-uniform in [0.6, 5] MB (mean ~2.1 MB; pasted screenshots and read
@@ -743,14 +744,21 @@ export function generateImages({ dataDir = DEFAULT_DATA_DIR, mb = 1024, log = co
 }
 
 if (resolve(process.argv[1] ?? "") === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const outIdx = args.indexOf("--out");
-  const dataDir = outIdx >= 0 ? resolve(args[outIdx + 1]) : DEFAULT_DATA_DIR;
-  if (args.includes("--images")) {
-    const mbIdx = args.indexOf("--images-mb");
-    generateImages({ dataDir, mb: mbIdx >= 0 ? Number(args[mbIdx + 1]) : 1024 });
+  const { values: args } = parseOptions(
+    {
+      out: { type: "string" },
+      big: { type: "boolean" },
+      quick: { type: "boolean" },
+      images: { type: "boolean" },
+      "images-mb": { type: "string" },
+    },
+    "usage: node bench/gen.mjs [--big | --quick | --images [--images-mb N]] [--out DIR]",
+  );
+  const dataDir = args.out !== undefined ? resolve(args.out) : DEFAULT_DATA_DIR;
+  if (args.images) {
+    generateImages({ dataDir, mb: num(args["images-mb"], 1024, "images-mb") });
   } else {
-    generate({ dataDir, big: args.includes("--big"), quick: args.includes("--quick") });
+    generate({ dataDir, big: args.big === true, quick: args.quick === true });
   }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Per-method figures, each in a fresh process (issue 23 point 6): the native SessionManager
+// Per-method figures, each in a fresh process: the native SessionManager
 // (./index.js) and the reference (@earendil-works/pi-coding-agent@1.6.0
 // dist/core/session-manager.js) side by side in one run, on the 10 MB and 100 MB bench sessions.
 //
@@ -10,8 +10,8 @@
 //   node bench/methods.mjs --sizes 100mb   which bench/data/single sessions (default 10mb,100mb)
 //   node bench/methods.mjs --only branch   scenarios whose key contains a substring (repeatable):
 //                                          context, projection, branch, stringify, entries, tree, pi
-//   node bench/methods.mjs --big           also the 1 GB session full of base64 images (issue 23
-//                                          point 5; generated on first use by bench/gen.mjs
+//   node bench/methods.mjs --big           also the 1 GB session full of base64 images
+//                                          (generated on first use by bench/gen.mjs
 //                                          --images, ~2 min): open + buildSessionContext() +
 //                                          getBranch(), time and peak RSS, --big-runs N each
 //                                          (default 1); only that row: --only images --big
@@ -43,18 +43,27 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { findNode22 } from "../scripts/node22.mjs";
 import { DEFAULT_DATA_DIR, generate, generateImages, singlePath } from "./gen.mjs";
+import { fmtMs, fmtRatio, median, num, parseOptions, runNodeJson } from "./lib.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
 const REF_PATH = join(ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
 const MB = 1024 * 1024;
 
-const argv = process.argv.slice(2);
-const opt = (f) => {
-  const i = argv.indexOf(f);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const opts = (f) => argv.flatMap((a, i) => (a === f && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
+const { values: args } = parseOptions(
+  {
+    child: { type: "string" },
+    runs: { type: "string" },
+    big: { type: "boolean" },
+    "big-runs": { type: "string" },
+    only: { type: "string", multiple: true },
+    sizes: { type: "string" },
+    native: { type: "string" },
+    node: { type: "string" },
+    json: { type: "string" },
+  },
+  "usage: node bench/methods.mjs [--runs N] [--sizes 10mb,100mb] [--only <scenario>]... [--big [--big-runs N]] [--node current|<path>] [--native <path>] [--json <file>]",
+);
 
 function vmHWM() {
   try {
@@ -67,8 +76,8 @@ function vmHWM() {
 // ---------------------------------------------------------------------------
 // child: one implementation, one session, one scenario
 // ---------------------------------------------------------------------------
-if (opt("--child")) {
-  const spec = JSON.parse(opt("--child"));
+if (args.child !== undefined) {
+  const spec = JSON.parse(args.child);
   let SM;
   if (spec.impl === "native") {
     const mod = spec.nativePath.endsWith(".mjs")
@@ -151,44 +160,29 @@ if (opt("--child")) {
 // ---------------------------------------------------------------------------
 // parent
 // ---------------------------------------------------------------------------
-const RUNS = Number(opt("--runs") ?? 5);
-const BIG = argv.includes("--big");
-const BIG_RUNS = Number(opt("--big-runs") ?? 1);
-const only = opts("--only")
-  .map((s) => s.toLowerCase())
-  .filter((s) => s !== "methods");
-const SIZES = (opt("--sizes") ?? "10mb,100mb").split(",").filter(Boolean);
-const nativePath = resolve(ROOT, opt("--native") ?? "index.js");
-const nodeOpt = opt("--node");
+const RUNS = num(args.runs, 5, "runs");
+const BIG = args.big === true;
+const BIG_RUNS = num(args["big-runs"], 1, "big-runs");
+const only = (args.only ?? []).map((s) => s.toLowerCase()).filter((s) => s !== "methods");
+const SIZES = (args.sizes ?? "10mb,100mb").split(",").filter(Boolean);
+const nativePath = resolve(ROOT, args.native ?? "index.js");
+const nodeOpt = args.node;
 const NODE = nodeOpt === "current" ? process.execPath : nodeOpt ? resolve(nodeOpt) : (findNode22() ?? process.execPath);
 const NODE_VERSION = spawnSync(NODE, ["--version"], { encoding: "utf8" }).stdout.trim();
 const SCENARIOS = ["context", "projection", "branch", "stringify", "entries", "tree", "pi"];
 const wanted = (key) => only.length === 0 || only.some((s) => key.includes(s));
 
+/** One child process of this script (`--child`): its JSON answer. */
 function runChild(impl, spec, { nodeArgs = [], timeout = 600_000 } = {}) {
-  const r = spawnSync(
-    NODE,
-    [...nodeArgs, fileURLToPath(import.meta.url), "--child", JSON.stringify({ impl, nativePath, ...spec })],
-    {
-      encoding: "utf8",
-      timeout,
-      maxBuffer: 16 * MB,
-    },
-  );
-  if (r.status === 0) return JSON.parse(r.stdout.trim().split("\n").pop());
-  const why = r.error ? r.error.message : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
-  const tail = (r.stderr || "").trim().split("\n").filter(Boolean).slice(-2).join(" / ");
-  throw new Error(`${why}${tail ? `: ${tail.slice(0, 200)}` : ""}`);
+  return runNodeJson(fileURLToPath(import.meta.url), ["--child", JSON.stringify({ impl, nativePath, ...spec })], {
+    node: NODE,
+    nodeArgs,
+    timeout,
+  });
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length === 0 ? undefined : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmt = (v) =>
-  v === undefined ? "—" : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 1 ? v.toFixed(2) : v.toFixed(3);
-const ratio = (a, b) => (a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(2)}x` : "—");
+const fmt = (v) => fmtMs(v, "—");
+const ratio = (a, b) => fmtRatio(a, b, "—");
 
 async function main() {
   const startLoad = os.loadavg();
@@ -208,11 +202,11 @@ async function main() {
     const samples = {};
     for (const sc of scenarios) samples[sc] = { ref: [], native: [] };
     console.log(`  ${size} (${(statSync(file).size / MB).toFixed(0)} MB):`);
-    for (const how of sides) runChild(how, { file, scenario: scenarios[0] }); // warm-up: page cache
+    for (const how of sides) await runChild(how, { file, scenario: scenarios[0] }); // warm-up: page cache
     for (let i = 0; i < RUNS; i++) {
       for (const sc of scenarios)
         for (const how of i % 2 ? [...sides].reverse() : sides)
-          samples[sc][how].push(runChild(how, { file, scenario: sc }));
+          samples[sc][how].push(await runChild(how, { file, scenario: sc }));
       process.stdout.write(`    run ${i + 1}/${RUNS}\r`);
     }
     process.stdout.write("\n");
@@ -289,21 +283,21 @@ async function main() {
     );
     const res = { ref: [], native: [] };
     const notes = [];
-    for (const how of sides) runChild(how, { file: img.file, scenario: "context" }, { timeout: 1_800_000 });
+    for (const how of sides) await runChild(how, { file: img.file, scenario: "context" }, { timeout: 1_800_000 });
     for (let i = 0; i < BIG_RUNS; i++) {
       for (const how of i % 2 ? [...sides].reverse() : sides) {
         try {
-          res[how].push(runChild(how, { file: img.file, scenario: "images" }, { timeout: 1_800_000 }));
+          res[how].push(await runChild(how, { file: img.file, scenario: "images" }, { timeout: 1_800_000 }));
         } catch (e) {
           // V8's default heap limit may not hold the reference's 1 GB of parsed entries
           notes.push(`${how} with the default heap: ${e.message}`);
           try {
             res[how].push({
-              ...runChild(
+              ...(await runChild(
                 how,
                 { file: img.file, scenario: "images" },
                 { nodeArgs: ["--max-old-space-size=16384"], timeout: 1_800_000 },
-              ),
+              )),
               heap: "--max-old-space-size=16384",
             });
           } catch (e2) {
@@ -348,7 +342,7 @@ async function main() {
     `${new Date().toISOString().slice(0, 10)}, node ${NODE_VERSION}, ${os.cpus().length} CPUs, load ${startLoad[0].toFixed(2)} → ${endLoad[0].toFixed(2)} (1-min avg, start → end), ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   );
   console.log(out.join("\n"));
-  const jsonOut = opt("--json");
+  const jsonOut = args.json;
   if (jsonOut)
     writeFileSync(
       jsonOut,

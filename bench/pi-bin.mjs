@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What users feel (issue 22 point 6): whole-process wall time and peak RSS of the real, bundled
+// What users feel: whole-process wall time and peak RSS of the real, bundled
 // pi bin (pi 1.6.0's dist/bundle/cli.js), started plainly and through the one switch
 // (bin/pi-native.mjs, PI_CODING_AGENT_BIN = that cli.js), side by side in one run.
 //
@@ -25,7 +25,7 @@
 //   `pi -c -p "<prompt>"`          continue the most recent session of the cwd (a generated
 //                                  10 MB / 100 MB pi session) with a scripted model on 127.0.0.1
 //                                  that answers at once: the time is pi + its session store
-//   `pi --session <path> -p "<prompt>"`  the same sessions named by their file path (issue 23's
+//   `pi --session <path> -p "<prompt>"`  the same sessions named by their file path (the
 //                                  headline row): pi opens the file without listing the folder;
 //                                  session-tiny: a session of a few entries (4 KB), pi's own
 //                                  cost of such a run, the floor under the larger rows
@@ -55,7 +55,7 @@
 // warm-up run of each (which also checks that the switched process served the native module).
 // Every -c run appends to its session; the file is cut back to its generated size after each
 // run. Data is generated once into bench/data/pi-bin (gitignored; ~320 MB, + ~2 GB for picker10k).
-import { execFile, spawn, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   appendFileSync,
@@ -78,8 +78,9 @@ import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findNode22 } from "../scripts/node22.mjs";
-import { startModelServer, writeAgentConfig } from "../__test__/pi-bin/model-server.mjs";
+import { startModelServer, writeAgentConfig } from "../scripts/model-server.mjs";
 import { writeSession } from "./gen.mjs";
+import { RSS_METHOD as LIB_RSS_METHOD, num, parseOptions, readHwmKB, runProcess, summary } from "./lib.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -93,19 +94,25 @@ const DATA_VERSION = 1;
 // ---------------------------------------------------------------------------
 // args
 // ---------------------------------------------------------------------------
-const argv = process.argv.slice(2);
-const opt = (f) => {
-  const i = argv.indexOf(f);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const opts = (f) => argv.flatMap((a, i) => (a === f && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
-const ROUNDS = Number(opt("--rounds") ?? 7);
-const VERSION_ROUNDS = Number(opt("--version-rounds") ?? ROUNDS * 3);
-const only = opts("--only")
-  .map((s) => s.toLowerCase())
-  .filter((s) => s !== "pi-bin" && s !== "pi");
-const DATA = resolve(opt("--data") ?? join(ROOT, "bench", "data", "pi-bin"));
-const BIG = argv.includes("--big");
+const { values: args } = parseOptions(
+  {
+    rounds: { type: "string" },
+    "version-rounds": { type: "string" },
+    only: { type: "string", multiple: true },
+    data: { type: "string" },
+    big: { type: "boolean" },
+    "big-rounds": { type: "string" },
+    "big-ref-rounds": { type: "string" },
+    "gen-only": { type: "boolean" },
+    json: { type: "string" },
+  },
+  "usage: node bench/pi-bin.mjs [--rounds N] [--version-rounds N] [--only <row>]... [--big [--big-rounds N] [--big-ref-rounds N]] [--gen-only] [--data <dir>] [--json <file>]",
+);
+const ROUNDS = num(args.rounds, 7, "rounds");
+const VERSION_ROUNDS = num(args["version-rounds"], ROUNDS * 3, "version-rounds");
+const only = (args.only ?? []).map((s) => s.toLowerCase()).filter((s) => s !== "pi-bin" && s !== "pi");
+const DATA = resolve(args.data ?? join(ROOT, "bench", "data", "pi-bin"));
+const BIG = args.big === true;
 /**
  * Rows of the 10,000-session store (keys containing "10k") are long (the reference's picker
  * takes about a minute a run, the data is ~2 GB): they run with --big, or when an --only filter
@@ -117,8 +124,8 @@ const wanted = (key) =>
       ? only.length === 0 || only.some((s) => key.includes(s))
       : only.some((s) => s.includes("10k") && key.includes(s))
     : only.length === 0 || only.some((s) => key.includes(s));
-const BIG_ROUNDS = Number(opt("--big-rounds") ?? 3);
-const BIG_REF_ROUNDS = Math.min(BIG_ROUNDS, Number(opt("--big-ref-rounds") ?? 1));
+const BIG_ROUNDS = num(args["big-rounds"], 3, "big-rounds");
+const BIG_REF_ROUNDS = Math.min(BIG_ROUNDS, num(args["big-ref-rounds"], 1, "big-ref-rounds"));
 
 const node22 = findNode22();
 if (!node22) {
@@ -132,16 +139,7 @@ if (!existsSync(PI_BIN)) {
   process.exit(1);
 }
 
-const GNU_TIME = (() => {
-  for (const t of ["/usr/bin/time", "/bin/time"]) {
-    const r = spawnSync(t, ["-f", "%M", "true"], { encoding: "utf8" });
-    if (r.status === 0 && /^\d+\s*$/.test(r.stderr)) return t;
-  }
-  return undefined;
-})();
-const RSS_METHOD = GNU_TIME
-  ? "peak RSS of whole processes: GNU time %M (ru_maxrss); picker: VmHWM when the list is drawn"
-  : "peak RSS: VmHWM polled every 5 ms (no GNU time: apt-get install time); picker: VmHWM when the list is drawn";
+const RSS_METHOD = `${LIB_RSS_METHOD}; picker: VmHWM when the list is drawn`;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -365,17 +363,8 @@ function piEnv(dirs, how, debug = false) {
 }
 const piArgv = (how, args) => (how === "native" ? [LAUNCHER, ...args] : [PI_BIN, ...args]);
 
-function readHwmKB(pid) {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const TICK_MS = 1000 / (Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100);
 /** user + system CPU time of a live process from /proc/<pid>/stat (clock ticks, 10 ms). */
+const TICK_MS = 1000 / (Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100);
 function readCpuMs(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -386,55 +375,17 @@ function readCpuMs(pid) {
   }
 }
 
-let seq = 0;
-/** One whole process, stdin /dev/null: { ms, rssMB, code, stdout, stderr }. */
-function runOnce(dirs, how, args, { debug = false, timeout = 600_000 } = {}) {
-  return new Promise((resolvePromise, reject) => {
-    const rssFile = join(os.tmpdir(), `pi-bin-bench-${process.pid}-${++seq}.rss`);
-    const cmd = GNU_TIME ? GNU_TIME : node22;
-    const cargs = GNU_TIME ? ["-f", "%M %U %S", "-o", rssFile, node22, ...piArgv(how, args)] : piArgv(how, args);
-    const t0 = process.hrtime.bigint();
-    const child = spawn(cmd, cargs, {
-      cwd: dirs.project,
-      env: piEnv(dirs, how, debug),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    let polled = 0;
-    let lastCpuMs = NaN;
-    const poll = GNU_TIME
-      ? undefined
-      : setInterval(() => {
-          const kb = readHwmKB(child.pid);
-          if (kb) polled = Math.max(polled, kb);
-          const c = readCpuMs(child.pid);
-          if (c !== undefined) lastCpuMs = c;
-        }, 5);
-    const killer = setTimeout(() => child.kill("SIGKILL"), timeout);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      clearTimeout(killer);
-      if (poll) clearInterval(poll);
-      let kb = polled;
-      let cpuMs = lastCpuMs;
-      if (GNU_TIME) {
-        try {
-          const [m, u, sy] = readFileSync(rssFile, "utf8").trim().split("\n").pop().split(" ").map(Number);
-          kb = m;
-          cpuMs = (u + sy) * 1000;
-        } catch {
-          kb = NaN;
-          cpuMs = NaN;
-        }
-        rmSync(rssFile, { force: true });
-      }
-      resolvePromise({ ms, rssMB: kb / 1024, cpuMs, code: signal ? 128 : code, stdout, stderr });
-    });
-  });
+/** One whole process, stdin /dev/null: { ms, rssMB, cpuMs, code, stdout, stderr } (bench/lib.mjs `runProcess`). */
+async function runOnce(dirs, how, piArgs, { debug = false, timeout = 600_000 } = {}) {
+  const r = await runProcess(node22, piArgv(how, piArgs), { cwd: dirs.project, env: piEnv(dirs, how, debug), timeout });
+  return {
+    ms: r.ms,
+    rssMB: r.rssMB,
+    cpuMs: r.cpuMs,
+    code: r.signal ? 128 : r.code,
+    stdout: r.stdout,
+    stderr: r.stderr,
+  };
 }
 
 // tmux: one server for the whole run, one session per picker run
@@ -475,6 +426,8 @@ function pickerScript(dirs, how, debug) {
   return script;
 }
 
+let seq = 0;
+
 /** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, stderr }. */
 async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
   if (dirs.sessions > 2000) timeout = Math.max(timeout, 2_400_000); // pi's own picker: ~15 min on 10,000 under load
@@ -509,11 +462,7 @@ async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) 
 const PROMPT = "Where did we leave off? One line.";
 const rows = [];
 
-function stat(a) {
-  const s = [...a].sort((x, y) => x - y);
-  const mid = s.length >> 1;
-  return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s[s.length - 1], n: s.length };
-}
+const stat = summary;
 
 /**
  * Runs `once(how)` alternately: one untimed warm-up of each (checked by `check(how, result)`),
@@ -606,7 +555,7 @@ async function main() {
   if (picker10k)
     console.log(`  picker10k store: ${picker10k.sessions} sessions, ${(picker10k.bytes / MB).toFixed(0)} MB`);
   const verDirs = makeRootDirs(join(DATA, "version"));
-  if (argv.includes("--gen-only")) return;
+  if (args["gen-only"]) return;
 
   const server = await startModelServer({ maxRequests: 100_000 });
   for (const d of [tiny, c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
@@ -648,7 +597,7 @@ async function main() {
         },
       );
     }
-    // `pi --session <path> -p`: the session named by its path (issue 23's headline row). pi
+    // `pi --session <path> -p`: the session named by its path (the headline row). pi
     // opens it directly (no listing of the folder), so this is open + pi's own use of the session.
     // session-tiny: the same run on a session of a few entries, pi's own cost of a prompt run
     // (start-up, agent runtime, the model round trip): the floor under every session row.
@@ -771,7 +720,7 @@ async function main() {
       "(N = `pi` runs / `pi-native` runs: one plain picker run on 10,000 sessions takes minutes; --big-ref-rounds N for more)",
     );
   console.log(out.join("\n"));
-  const jsonOut = opt("--json");
+  const jsonOut = args.json;
   if (jsonOut) {
     writeFileSync(
       jsonOut,

@@ -20,7 +20,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startModelServer, writeAgentConfig } from "../__test__/pi-bin/model-server.mjs";
+import { startModelServer, writeAgentConfig } from "../scripts/model-server.mjs";
 import { extensionPath, node22, startRpc } from "../__test__/pi-ext/helpers.mjs";
 import { filler, writeSessions } from "../__test__/tty-helpers.mjs";
 

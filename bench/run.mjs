@@ -10,14 +10,13 @@
 //   --native <path>                    module exporting SessionManager (default ./index.js)
 //   --ref-only                         skip the native implementation
 //   --json <file>                      also write raw samples as JSON
-//   --only pi-bin                      only the real pi bin, pi vs pi-native (bench/pi-bin.mjs; a full run
-//                                      runs it after the library suite; --no-pi-bin skips it)
-//   --only search                      only search over all sessions (bench/search.mjs; a full run runs
-//                                      it last; --no-search skips it)
-//   --only methods                     only the per-method figures, fresh process each, reference and
-//                                      native side by side on 10 MB and 100 MB (bench/methods.mjs, issue
-//                                      23; a full run runs it after the library suite; --no-methods skips
-//                                      it; with --big it adds the 1 GB session full of images)
+//   --only methods|pi-bin|store|core|search   only that suite, each run as a child: per
+//                                      method, fresh process each (bench/methods.mjs; with --big the
+//                                      1 GB session full of images), the real pi bin, pi vs pi-native
+//                                      (bench/pi-bin.mjs), stores of 10,000 sessions (bench/store.mjs),
+//                                      the Rust core's scan (cargo, as npm run bench:core), search
+//                                      over all sessions (bench/search.mjs). A full run runs
+//                                      them all after the library suite; --no-<key> skips one
 //   --big (full run)                   is passed on to bench/methods.mjs (1 GB image session) and
 //                                      bench/pi-bin.mjs (the picker on 10,000 sessions, ~2 GB of data)
 //
@@ -43,6 +42,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { DEFAULT_DATA_DIR, generate, makeMessages, singlePath, storeDir, storeProjectCwd } from "./gen.mjs";
+import { fmtMs, fmtRatio, median, num, parseOptions, runNodeJson } from "./lib.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -56,13 +56,27 @@ process.env.PI_CODING_AGENT_DIR = storeDir(DATA);
 // ---------------------------------------------------------------------------
 // args
 // ---------------------------------------------------------------------------
-const argv = process.argv.slice(2);
-const flag = (f) => argv.includes(f);
-const opt = (f) => {
-  const i = argv.indexOf(f);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const opts = (f) => argv.flatMap((a, i) => (a === f && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
+const { values: args } = parseOptions(
+  {
+    child: { type: "string" },
+    quick: { type: "boolean" },
+    store: { type: "boolean" },
+    big: { type: "boolean" },
+    runs: { type: "string" },
+    warmup: { type: "string" },
+    only: { type: "string", multiple: true },
+    native: { type: "string" },
+    "ref-only": { type: "boolean" },
+    json: { type: "string" },
+    "no-methods": { type: "boolean" },
+    "no-pi-bin": { type: "boolean" },
+    "no-search": { type: "boolean" },
+    "no-store": { type: "boolean" },
+    "no-core": { type: "boolean" },
+  },
+  "usage: node bench/run.mjs [--quick] [--store] [--big] [--runs N] [--warmup N] [--only <substr>]... [--native <path>] [--ref-only] [--json <file>] [--no-methods] [--no-pi-bin] [--no-store] [--no-core] [--no-search]",
+);
+const flag = (f) => args[f.replace(/^--/, "")] === true;
 
 // ---------------------------------------------------------------------------
 // implementations
@@ -78,7 +92,7 @@ async function loadNative(path) {
   if (typeof SM.open !== "function") throw new Error(`${path}: SessionManager.open is not a function`);
   return SM;
 }
-const nativePath = resolve(ROOT, opt("--native") ?? "index.js");
+const nativePath = resolve(ROOT, args.native ?? "index.js");
 
 let gc = () => {};
 try {
@@ -100,8 +114,8 @@ function vmHWM() {
 // ---------------------------------------------------------------------------
 // child mode: cold list/listAll, peak RSS, 1 GB open
 // ---------------------------------------------------------------------------
-if (flag("--child")) {
-  const spec = JSON.parse(opt("--child"));
+if (args.child !== undefined) {
+  const spec = JSON.parse(args.child);
   const SM = spec.impl === "native" ? await loadNative(spec.nativePath) : await loadRef();
   const baseMB = process.memoryUsage().rss / MB;
   let out;
@@ -122,7 +136,7 @@ if (flag("--child")) {
     out = { ms, n: ctx.messages.length, baseMB, peakMB: vmHWM() };
     globalThis.__keep = [sm, ctx];
   } else if (spec.op === "openContextBranch") {
-    // What pi does at start-up (issue 23): open, the context twice, the branch six times.
+    // What pi does at start-up: open, the context twice, the branch six times.
     const t0 = performance.now();
     const sm = SM.open(spec.file);
     const ctx = [sm.buildSessionContext(), sm.buildSessionContext()];
@@ -136,21 +150,13 @@ if (flag("--child")) {
   process.exit(0);
 }
 
-function runChild(impl, spec, timeoutMs = 600_000) {
-  const args = ["--child", JSON.stringify({ impl, nativePath, ...spec })];
-  const r = spawnSync(process.execPath, [...(spec.nodeArgs ?? []), fileURLToPath(import.meta.url), ...args], {
-    encoding: "utf8",
-    timeout: timeoutMs,
-    maxBuffer: 16 * MB,
+/** One child process of this script (`--child`): its JSON answer. */
+function runChild(impl, spec, timeout = 600_000) {
+  return runNodeJson(fileURLToPath(import.meta.url), ["--child", JSON.stringify({ impl, nativePath, ...spec })], {
+    nodeArgs: spec.nodeArgs ?? [],
+    timeout,
     env: { ...process.env, ...(spec.env ?? {}) },
   });
-  if (r.status === 0) {
-    const line = r.stdout.trim().split("\n").pop();
-    return JSON.parse(line);
-  }
-  const why = r.error ? r.error.message : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
-  const tail = (r.stderr || "").trim().split("\n").filter(Boolean).slice(-1)[0] ?? "";
-  throw new Error(`${why}${tail ? `: ${tail.slice(0, 160)}` : ""}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -159,14 +165,15 @@ function runChild(impl, spec, timeoutMs = 600_000) {
 const quick = flag("--quick");
 const withStore = !quick || flag("--store");
 const big = flag("--big");
-const RUNS = Number(opt("--runs") ?? (quick ? 3 : 5));
-const WARMUP = Number(opt("--warmup") ?? 1);
-const only = opts("--only");
+const RUNS = num(args.runs, quick ? 3 : 5, "runs");
+const WARMUP = num(args.warmup, 1, "warmup");
+const only = args.only ?? [];
 // Benchmarks in their own scripts, run as child processes: per method in fresh processes
-// (bench/methods.mjs, issue 23), the real pi bin, plain vs pi-native
-// (bench/pi-bin.mjs, issue 22) and search over all sessions (bench/search.mjs, issue 25).
-// `--only pi-bin` / `--only search` runs only that one; a full run (no --only, not --quick /
-// --ref-only) runs both after the library suite; --no-pi-bin / --no-search skips one.
+// (bench/methods.mjs), the real pi bin, plain vs pi-native (bench/pi-bin.mjs), stores of
+// 10,000 sessions (bench/store.mjs), the Rust core's scan (`npm run bench:core`'s test) and
+// search over all sessions (bench/search.mjs): together, every table of BENCHMARKS.md.
+// `--only <key>` runs only that one; a full run (no --only, not --quick / --ref-only) runs
+// them all after the library suite; --no-<key> skips one.
 const SUITES = [
   { key: "methods", script: "methods.mjs", title: "Per method, fresh process each (bench/methods.mjs)", big: true },
   {
@@ -174,6 +181,18 @@ const SUITES = [
     script: "pi-bin.mjs",
     title: "Through the real pi bin: pi vs pi-native (bench/pi-bin.mjs)",
     big: true,
+  },
+  { key: "store", script: "store.mjs", title: "Stores of 10,000 sessions (bench/store.mjs)" },
+  {
+    key: "core",
+    title: "Core (Rust, no Node): crates/core/src/jsonl.rs scan_throughput on the 100 MB session",
+    command: [
+      "cargo",
+      ["test", "--release", "-p", "pi-session-core", "--lib", "scan_throughput", "--", "--ignored", "--nocapture"],
+    ],
+    env: { SCAN_FILE: singlePath(DATA, "100mb") },
+    // Run alone (`--only core`), it makes the bench data first, as npm run bench:core does.
+    prepare: () => generate({ log: (s) => console.log(s) }),
   },
   { key: "search", script: "search.mjs", title: "Search over all sessions (bench/search.mjs)" },
 ];
@@ -188,11 +207,15 @@ const suitesToRun = SUITES.filter(
       !flag("--ref-only") &&
       (only.length === 0 || only.some((s) => s.toLowerCase() === x.key))),
 );
-function runSuite(suite, args = []) {
-  const r = spawnSync(process.execPath, [join(HERE, suite.script), ...args], { stdio: "inherit" });
+function runSuite(suite, extra = []) {
+  if (suitesOnly) suite.prepare?.();
+  const [cmd, cargs] = suite.command ?? [process.execPath, [join(HERE, suite.script), ...extra]];
+  const r = spawnSync(cmd, cargs, { stdio: "inherit", cwd: ROOT, env: { ...process.env, ...suite.env } });
+  if (r.error) console.log(`  not run: ${r.error.message}`);
   return r.status ?? 1;
 }
 if (suitesOnly) {
+  const argv = process.argv.slice(2);
   const rest = argv.filter((a, i) => !(a === "--only" || (i > 0 && argv[i - 1] === "--only")));
   let code = 0;
   for (const suite of suitesToRun) code ||= runSuite(suite, suitesToRun.length === 1 ? rest : []);
@@ -383,22 +406,7 @@ if (withStore) {
 // ---------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmt = (ms) =>
-  ms === undefined
-    ? ""
-    : ms >= 100
-      ? ms.toFixed(0)
-      : ms >= 10
-        ? ms.toFixed(1)
-        : ms >= 1
-          ? ms.toFixed(2)
-          : ms.toFixed(3);
-const fmtRatio = (a, b) => (a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(2)}x` : "");
+const fmt = (ms) => fmtMs(ms);
 
 console.log("pi-session-native benchmark");
 generate({ big, quick: Boolean(quick && !withStore), log: (s) => console.log(s) });
@@ -438,7 +446,7 @@ for (const o of selected) {
       try {
         let ms, value, ctx;
         if (o.child) {
-          value = runChild(impl.key, o.child);
+          value = await runChild(impl.key, o.child);
           ms = value.ms;
         } else {
           gc();
@@ -498,7 +506,7 @@ for (const job of rssJobs) {
     const got = [];
     for (let i = 0; i < job.runs; i++) {
       try {
-        got.push(runChild(impl.key, { op: job.op ?? "openContext", file: job.file, env: job.env }, 1_800_000));
+        got.push(await runChild(impl.key, { op: job.op ?? "openContext", file: job.file, env: job.env }, 1_800_000));
       } catch (e) {
         row.errors[impl.key] = String(e.message).slice(0, 160);
         break;
@@ -556,7 +564,7 @@ if (rss.length) {
 if (!hasNative) lines.push(`\nnative: not measured — ${nativeNote}`);
 console.log(lines.join("\n"));
 
-const jsonOut = opt("--json");
+const jsonOut = args.json;
 if (jsonOut)
   writeFileSync(
     jsonOut,

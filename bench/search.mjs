@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// Search benchmark (issue 25), not a test.
-// `node bench/search.mjs [N] [--regen] [--clean] [--before=<checkout>]`
-// (N default 1,000; the issue's store is 10,000 sessions, ~2 GB):
+// Search benchmark, not a test. `node bench/search.mjs [N] [--regen] [--clean] [--before=<checkout>]`
+// (N default 1,000; BENCHMARKS.md's figures are for 10,000 sessions, ~2 GB):
 //
 // - a store of N sessions written by bench/gen.mjs' `writeSession` (pi-like sessions of
 //   120-280 KB: prompts, thinking, tool calls and results, branches, compactions), in 20
@@ -42,13 +41,17 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
+import { num, parseOptions, percentile } from "./lib.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const GEN = 3; // version of this store layout (3: planted tool calls)
 const PROJECTS = 20;
 const BASE_MS = Date.UTC(2026, 0, 1);
-const args = process.argv.slice(2);
-const N = args[0] === "--gen-part" ? Number(args[3]) : Number(args.find((a) => /^\d+$/.test(a)) ?? 1000);
+const { values: opts, positionals: args } = parseOptions(
+  { regen: { type: "boolean" }, clean: { type: "boolean" }, "gen-part": { type: "boolean" } },
+  "usage: node bench/search.mjs [N] [--regen] [--clean]",
+);
+const N = opts["gen-part"] ? Number(args[2]) : num(args[0], 1000, "N");
 const root = join(DEFAULT_DATA_DIR, `search-${N}`);
 const dir = join(root, "sessions");
 const manifestPath = join(root, "manifest.json");
@@ -201,12 +204,12 @@ function genPart(part, parts) {
   process.stdout.write(JSON.stringify({ bytes, text }));
 }
 
-if (args[0] === "--gen-part") {
-  genPart(Number(args[1]), Number(args[2]));
+if (opts["gen-part"]) {
+  genPart(Number(args[0]), Number(args[1]));
   process.exit(0);
 }
 
-const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor((a.length * p) / 100))];
+const pct = percentile;
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 const mb = (b) => (b / 1024 / 1024).toFixed(1);
 const f1 = (x) => x.toFixed(1);
@@ -221,7 +224,7 @@ let manifest = null;
 try {
   manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 } catch {}
-if (args.includes("--regen") || manifest?.gen !== GEN || manifest?.n !== N) {
+if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const parts = Math.max(1, Math.min(2, cpus().length));
@@ -507,4 +510,4 @@ out(
 const misses = rows.filter((r) => r.missed.length).map((r) => `${r.kind}: ${r.missed.slice(0, 10).join(", ")}`);
 if (misses.length) out(`\nMISSED planted facts (session numbers): ${misses.join("; ")}`);
 console.log(`\n${lines.join("\n")}`);
-if (args.includes("--clean")) rmSync(root, { recursive: true, force: true });
+if (opts.clean) rmSync(root, { recursive: true, force: true });

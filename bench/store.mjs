@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Store benchmark (issue 23 point 4), not a test. `npm run bench:store [-- --only s10k|s4g] [--regen]`
+// Store benchmark, not a test. `npm run bench:store [-- --only s10k|s4g] [--regen]`
 //
 // Two stores, generated once into bench/data/store-scale/<name> (gitignored; `--regen` writes
 // them again) with bench/gen.mjs' `writeSession` (pi-like sessions: prompts, thinking, tool
@@ -23,7 +23,7 @@
 // - `listAll()` then every `allMessagesText` read (what pi's picker search does on the
 //   first key typed);
 // - the index's bytes against the store's bytes.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   closeSync,
   mkdirSync,
@@ -42,6 +42,7 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
+import { parseOptions, runNodeJson } from "./lib.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = join(DEFAULT_DATA_DIR, "store-scale");
@@ -53,7 +54,15 @@ const STORES = {
   s10k: { lo: 120_000, span: 160_000, heavy: 0 },
   s4g: { lo: 250_000, span: 250_000, heavy: 300 * 1024 * 1024 },
 };
-const args = process.argv.slice(2);
+const { values: opts, positionals: args } = parseOptions(
+  {
+    only: { type: "string" },
+    regen: { type: "boolean" },
+    "gen-part": { type: "boolean" },
+    measure: { type: "boolean" },
+  },
+  "usage: node bench/store.mjs [--only s10k|s4g] [--regen]",
+);
 
 const projDir = (root, k) => join(root, "sessions", `--home-u-proj${k}--`);
 
@@ -167,12 +176,12 @@ async function measure(impl, op, root, arg) {
   );
 }
 
-if (args[0] === "--gen-part") {
-  genPart(args[1], Number(args[2]), Number(args[3]));
+if (opts["gen-part"]) {
+  genPart(args[0], Number(args[1]), Number(args[2]));
   process.exit(0);
 }
-if (args[0] === "--measure") {
-  await measure(args[1], args[2], args[3], args[4]);
+if (opts.measure) {
+  await measure(args[0], args[1], args[2], args[3]);
   process.exit(0);
 }
 
@@ -190,7 +199,7 @@ function ensureStore(name) {
   try {
     manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
   } catch {}
-  if (args.includes("--regen") || manifest?.gen !== GEN) {
+  if (opts.regen || manifest?.gen !== GEN) {
     rmSync(root, { recursive: true, force: true });
     mkdirSync(join(root, "sessions"), { recursive: true });
     const parts = Math.max(1, Math.min(2, cpus().length));
@@ -260,25 +269,20 @@ function warmCache(root) {
   }
 }
 
+/** One call in a fresh child (`--measure`): `{ ms, cpu, readMs, n, rss }` as the child measured them. */
 function run(impl, op, root, arg = "") {
-  const r = spawnSync(process.execPath, [SELF, "--measure", impl, op, root, arg], {
-    encoding: "utf8",
-    maxBuffer: 1 << 20,
-    env: { ...process.env, PI_SESSION_NATIVE_PROFILE: undefined },
-  });
-  if (r.status !== 0) throw new Error(`${impl} ${op}: exit ${r.status}\n${r.stderr}`);
-  return JSON.parse(r.stdout);
+  const env = { ...process.env };
+  delete env.PI_SESSION_NATIVE_PROFILE;
+  return runNodeJson(SELF, ["--measure", "--", impl, op, root, arg], { env });
 }
 
-const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
+const only = opts.only;
 const names = Object.keys(STORES).filter((n) => !only || n === only);
 /** @type {[string, { root: string, manifest: any }][]} */
 const stores = [];
 for (const name of names) stores.push([name, await ensureStore(name)]);
 
-out(
-  `store benchmark (issue 23 point 4): node ${process.version}, ${cpus().length} cores, load ${loadavg().map(f2).join(" ")}`,
-);
+out(`store benchmark: node ${process.version}, ${cpus().length} cores, load ${loadavg().map(f2).join(" ")}`);
 for (const [name, { root, manifest }] of stores) {
   const proj0 = projDir(root, 0);
   const names0 = readdirSync(proj0).filter((f) => f.endsWith(".jsonl"));
@@ -303,30 +307,30 @@ for (const [name, { root, manifest }] of stores) {
     "| call (fresh process each; wall, CPU ms in parentheses) | reference | native | time ratio | ref peak RSS | native peak RSS | RSS ratio |",
   );
   out("|---|---:|---:|---:|---:|---:|---:|");
-  const refAll = run("ref", "listAll", root);
-  const first = run("native", "listAll", root);
+  const refAll = await run("ref", "listAll", root);
+  const first = await run("native", "listAll", root);
   if (first.n !== refAll.n) throw new Error(`listAll: ${first.n} sessions, reference ${refAll.n}`);
   row("first listing ever, `listAll()` (no index)", refAll, first);
   const idx = indexBytes(root);
-  const warm = run("native", "listAll", root);
+  const warm = await run("native", "listAll", root);
   row("warm `listAll()` (from the index)", refAll, warm);
-  const refList = run("ref", "list", root);
-  const natList = run("native", "list", root);
+  const refList = await run("ref", "list", root);
+  const natList = await run("native", "list", root);
   if (natList.n !== refList.n) throw new Error(`list: ${natList.n} sessions, reference ${refList.n}`);
   row(`warm \`list(cwd)\` (${refList.n} sessions)`, refList, natList);
-  const refPrefix = run("ref", "prefix", root, prefix);
-  const natPrefix = run("native", "prefix", root, prefix);
+  const refPrefix = await run("ref", "prefix", root, prefix);
+  const natPrefix = await run("native", "prefix", root, prefix);
   if (natPrefix.n !== 1 || refPrefix.n !== 1) throw new Error("prefix not found");
   row("warm `--session <id prefix>` (findById + list + match)", refPrefix, natPrefix);
-  const refFind = run("ref", "findById", root, lastId);
-  const natFind = run("native", "findById", root, lastId);
+  const refFind = await run("ref", "findById", root, lastId);
+  const natFind = await run("native", "findById", root, lastId);
   if (natFind.n !== 1 || refFind.n !== 1) throw new Error("findById: not found");
   row("warm `findById(cwd, id)` (last in directory order)", refFind, natFind);
-  const refRecent = run("ref", "continueRecent", root);
-  const natRecent = run("native", "continueRecent", root);
+  const refRecent = await run("ref", "continueRecent", root);
+  const natRecent = await run("native", "continueRecent", root);
   row("warm `continueRecent(cwd)` (opens the session)", refRecent, natRecent);
-  const refRead = run("ref", "readAll", root);
-  const natRead = run("native", "readAll", root);
+  const refRead = await run("ref", "readAll", root);
+  const natRead = await run("native", "readAll", root);
   if (refRead.n !== natRead.n) throw new Error(`readAll: ${natRead.n} chars, reference ${refRead.n}`);
   row(
     `warm \`listAll()\` + every \`allMessagesText\` read (${(refRead.n / 1e6).toFixed(1)} M chars; native read part ${f1(natRead.readMs)} ms)`,

@@ -3,7 +3,7 @@
 // indexes by fields alone (lib/field-codes.js) makes no native call: the entry joins the queue,
 // and the next use of Rust hands the whole queue over in one `appendFieldsBatch`. A context
 // built while the queue extends Rust's leaf needs no hand-over at all (`plan`). It earns its
-// keep: BENCHMARKS.md "In-memory append queue" (bench/append-queue.mjs) measures it against
+// keep: BENCHMARKS.md "In-memory append queue" measures it against
 // one `appendFields` call per append.
 const { FieldKind, FieldRole } = require("./field-codes.js");
 const { BatchParent, IDS_NOT_SPLIT } = require("./native.js");

@@ -1,5 +1,5 @@
 "use strict";
-// Entry objects that cost what the caller reads (issue 23).
+// Entry objects that cost what the caller reads.
 //
 // `getBranch()`, `getEntries()`, `getChildren()` and `getTree()` hand out plain objects built
 // from *shells* (crates/core/src/entry.rs `shell_of`): the entry's JSON with each heavy top-level value
@@ -28,6 +28,7 @@
 // eagerly costs, and a few reads from the end cost a few entries.
 
 const { inspect } = require("node:util");
+const { PrivateSlot, dataProperty, hiddenValue, sharedAccessor } = require("./lazy-props.js");
 
 /** First reads of one hand-out served one entry at a time before windows start. */
 const SINGLE_READS = 8;
@@ -49,7 +50,7 @@ class Shells {
   constructor(core, changedUnderUs) {
     this.core = core;
     this.changedUnderUs = changedUnderUs;
-    /** PI_SESSION_NATIVE_LAZY=0: every entry parsed whole, as before issue 23. */
+    /** PI_SESSION_NATIVE_LAZY=0: every entry parsed whole (for a caller that reads entries through a Proxy). */
     this.enabled = process.env.PI_SESSION_NATIVE_LAZY !== "0";
     /** Hand-outs that still hold unfilled entries (each: its records in order, `open` count). */
     this.groups = new Set();
@@ -72,7 +73,7 @@ class Shells {
 
   /** Whether `o` is an entry object (or its message) not filled yet. */
   unfilled(o) {
-    const slot = Stamp.of(o);
+    const slot = PrivateSlot.of(o);
     return slot !== undefined && !slot.rec.filled;
   }
 
@@ -80,7 +81,7 @@ class Shells {
   fill(objects) {
     const recs = [];
     for (const o of objects) {
-      const slot = Stamp.of(o);
+      const slot = PrivateSlot.of(o);
       if (slot !== undefined && !slot.rec.filled && slot.rec.error === null) recs.push(slot.rec);
     }
     if (recs.length > 0) this._fillBatch(recs);
@@ -144,7 +145,7 @@ class Shells {
     const o = shell[0];
     const slot = { o, rec, path, first: undefined, values: null };
     // First, so that the properties added after it can be taken off the end when filled.
-    new Stamp(o, slot);
+    new PrivateSlot(o, slot);
     for (let j = 1; j < shell.length; j++) {
       const t = shell[j];
       if (typeof t === "string") {
@@ -333,43 +334,14 @@ function eachEntry(core, want, form, each) {
 }
 
 /**
- * An entry's record, attached to the entry object as a private field: `new Stamp(o, rec)`
- * (the base constructor returns the object it is given, so the field is added to `o`).
- * V8 keeps it like a property that nothing else sees: not `Object.keys`, `Reflect.ownKeys`,
- * JSON, spread, `structuredClone` or `util.inspect`. Measured on the 100 MB session's
- * branch (46,436 entries): 66 ms to make the entries this way against 87 ms with a WeakMap
- * from entry to record.
- */
-class Base {
-  constructor(o) {
-    return o;
-  }
-}
-
-class Stamp extends Base {
-  #slot;
-
-  constructor(o, slot) {
-    super(o);
-    this.#slot = slot;
-  }
-
-  static of(o) {
-    return o !== null && typeof o === "object" && #slot in o ? o.#slot : undefined;
-  }
-}
-
-/**
  * The record of the entry an accessor was called on. `this` is the entry itself, or an
  * object that inherits from it (`Object.create(entry)`); a Proxy whose get trap passes
  * itself as the receiver (`Reflect.get(target, key, proxy)`) is not an entry and cannot be
  * served: that is the one use lazy entries do not support (PI_SESSION_NATIVE_LAZY=0).
  */
 function slotOf(self, key) {
-  for (let t = self; t !== null && t !== undefined; t = Object.getPrototypeOf(t)) {
-    const slot = Stamp.of(t);
-    if (slot !== undefined) return slot;
-  }
+  const holder = PrivateSlot.holder(self);
+  if (holder !== undefined) return PrivateSlot.of(holder);
   throw new TypeError(
     `pi-session-native: the lazy property '${key}' of a session entry was read through an object that is not the entry (a Proxy passing itself as receiver?); read the entry directly, or set PI_SESSION_NATIVE_LAZY=0`,
   );
@@ -381,39 +353,38 @@ const accessors = new Map();
 function accessorFor(key) {
   let d = accessors.get(key);
   if (d === undefined) {
-    d = {
-      get() {
-        const slot = slotOf(this, key);
-        return slot.rec.shells._read(slot, key);
-      },
-      set(v) {
-        const slot = slotOf(this, key);
-        // Assigning through an inheriting object defines the key on it, as for data.
-        if (this !== slot.o) {
-          Object.defineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
-          return;
-        }
-        if (define(slot.o, key, v)) return;
-        // Sealed or frozen: the accessor stays. A frozen entry refuses the write as a frozen
-        // data property does in strict code; a sealed one keeps the value for its getter.
-        if (Object.isFrozen(slot.o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
-        slot.rec.shells._read(slot, key);
-        if (slot.values !== null) slot.values[key] = v;
-      },
-      enumerable: true,
-      configurable: true,
-    };
+    d = sharedAccessor(key, readHeavy, writeHeavy);
     accessors.set(key, d);
   }
   return d;
 }
 
-const INSPECT = { value: inspectShell, writable: true, enumerable: false, configurable: true };
+function readHeavy(self, key) {
+  const slot = slotOf(self, key);
+  return slot.rec.shells._read(slot, key);
+}
+
+function writeHeavy(self, key, v) {
+  const slot = slotOf(self, key);
+  // Assigning through an inheriting object defines the key on it, as for data.
+  if (self !== slot.o) {
+    Object.defineProperty(self, key, dataProperty(v));
+    return;
+  }
+  if (define(slot.o, key, v)) return;
+  // Sealed or frozen: the accessor stays. A frozen entry refuses the write as a frozen
+  // data property does in strict code; a sealed one keeps the value for its getter.
+  if (Object.isFrozen(slot.o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
+  slot.rec.shells._read(slot, key);
+  if (slot.values !== null) slot.values[key] = v;
+}
+
+const INSPECT = hiddenValue(inspectShell);
 
 /** Set `key` of `o` to an ordinary data property holding `value` (its place in the key order is kept). */
 function define(o, key, value) {
   try {
-    Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(o, key, dataProperty(value));
     return true;
   } catch {
     // Frozen or sealed after the shell was made: the accessor stays (and serves the value).

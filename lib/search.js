@@ -4,6 +4,7 @@
 // query, reading hits back from the files) runs on libuv's pool, never on the JS thread.
 const native = require("./native.js");
 const paths = require("./paths.js");
+const { withAbortFlag } = require("./abort.js");
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 1000;
@@ -39,16 +40,11 @@ function count(v, name, dflt, max) {
 /** Run an async native task with an AbortSignal wired to a native abort flag. */
 async function withSignal(signal, start) {
   if (signal?.aborted) throw abortError(signal);
-  const handle = new native.AbortFlag();
-  const onAbort = () => handle.abort();
-  signal?.addEventListener?.("abort", onAbort, { once: true });
   try {
-    return await start(handle);
+    return await withAbortFlag(signal, start);
   } catch (err) {
     if (signal?.aborted) throw abortError(signal);
     throw err;
-  } finally {
-    signal?.removeEventListener?.("abort", onAbort);
   }
 }
 

@@ -12,7 +12,7 @@ const paths = require("./paths.js");
 const context = require("./context.js");
 const { getCurrentSystemMessage } = require("./system-message.js");
 const { migrateSessionEntries } = require("./migrate.js");
-const discovery = require("./discovery-bridge.js");
+const discovery = require("./discovery/index.js");
 const { Shells } = require("./lazy-entries.js");
 const { EntryCache } = require("./entry-cache.js");
 const { AppendQueue } = require("./append-queue.js");
@@ -202,7 +202,7 @@ class SessionManager {
     const h = this._native.headerIndex();
     const header = this._obj(h);
     this.sessionId = header.id;
-    // Old versions are migrated in Rust (src/migrate.rs) and the file rewritten.
+    // Old versions are migrated in Rust (crates/core/src/migrate.rs) and the file rewritten.
     if (this._native.migrate()) {
       this._native.rewrite();
       this._adopt();
@@ -710,7 +710,7 @@ class SessionManager {
     const timestamp = nowStamp();
     const header = sessionHeader(newSessionId, timestamp, this.cwd, this.persist ? previousSessionFile : undefined);
     // Fast route: Rust splices parentId (and a relabelled firstKeptEntryId) into the lines,
-    // which are already in JSON.stringify form, without materializing the path (src/branch.rs).
+    // which are already in JSON.stringify form, without materializing the path (crates/core/src/branch.rs).
     // Only for a path none of whose objects JS has handed out: the reference spreads the
     // live objects (a caller's mutation, an appended entry's undefined-valued keys), and
     // those are only known here.

@@ -12,6 +12,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+/// Bytes of the bounded header scan (core `MAX_HEADER_SCAN_BYTES`), for the message of the
+/// JS `SessionHeaderScanLimitError`: the limit is written once, in the core.
+#[napi]
+pub const MAX_HEADER_SCAN_BYTES: u32 = discovery::MAX_HEADER_SCAN_BYTES as u32;
+
 /// What [`discovery_read_header`] found.
 #[napi(string_enum = "lowercase")]
 pub enum HeaderKind {
@@ -21,8 +26,6 @@ pub enum HeaderKind {
     None,
     /// The scan limit was exceeded before the first line ended.
     Limit,
-    /// An I/O error (the JS layer reads the file again to raise Node's error).
-    Error,
 }
 
 /// `readSessionHeader` outcome: `header` is set for `found` (JSON.parse it).
@@ -32,16 +35,17 @@ pub struct HeaderRead {
     pub header: Option<String>,
 }
 
-/// `readSessionHeader` for one file, without throwing: what it found.
+/// `readSessionHeader` for one file: what it found, or Node's `fs` error for the failed
+/// open or read (thrown as the reference's `openSync` / `readSync` throws it).
 #[napi(catch_unwind)]
-pub fn discovery_read_header(path: String) -> HeaderRead {
+pub fn discovery_read_header(env: Env, path: String) -> Result<HeaderRead> {
     let (kind, header) = match discovery::read_header(Path::new(&path)) {
         Ok(Header::Found(line)) => (HeaderKind::Found, Some(line)),
         Ok(Header::None) => (HeaderKind::None, None),
         Ok(Header::Limit) => (HeaderKind::Limit, None),
-        Err(_) => (HeaderKind::Error, None),
+        Err(e) => return Err(crate::error::fs_error(&env, &e)),
     };
-    HeaderRead { kind, header }
+    Ok(HeaderRead { kind, header })
 }
 
 /// Records in input order (`None`: not a session / unreadable) and whether it was aborted.
@@ -394,16 +398,6 @@ impl Task for ExtractTask {
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
         Ok(output)
     }
-}
-
-/// `fs.statSync(p).mtimeMs` for each path (NaN when stat fails), computed as Node does
-/// (`sec * 1e3 + nsec / 1e6`).
-#[napi(catch_unwind)]
-pub fn discovery_mtimes(paths: Vec<String>) -> Vec<f64> {
-    listing::stat_all(&paths)
-        .iter()
-        .map(|s| s.mtime_ms)
-        .collect()
 }
 
 /// Extract discovery records for `paths` (in order) on worker threads.

@@ -21,7 +21,7 @@ import {
   runPi,
   sessionFiles,
 } from "./helpers.mjs";
-import { startModelServer } from "./model-server.mjs";
+import { startModelServer } from "../../scripts/model-server.mjs";
 
 const TIMEOUT = 120_000;
 

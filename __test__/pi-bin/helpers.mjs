@@ -31,7 +31,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findNode22 } from "../../scripts/node22.mjs";
 import { Normalizer } from "../pi/normalize.mjs";
-import { MODEL, PROVIDER, writeAgentConfig } from "./model-server.mjs";
+import { MODEL, PROVIDER, writeAgentConfig } from "../../scripts/model-server.mjs";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const node22 = findNode22();

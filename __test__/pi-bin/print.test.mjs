@@ -30,7 +30,7 @@ import {
   runPiOk,
   sessionFiles,
 } from "./helpers.mjs";
-import { lastUserText, startModelServer, writeAgentConfig } from "./model-server.mjs";
+import { lastUserText, startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 
 const TIMEOUT = 180_000;
 

@@ -19,7 +19,7 @@ import {
   runPiOk,
   sessionFiles,
 } from "./helpers.mjs";
-import { startModelServer } from "./model-server.mjs";
+import { startModelServer } from "../../scripts/model-server.mjs";
 
 const TIMEOUT = 120_000;
 let hasTmux = false;

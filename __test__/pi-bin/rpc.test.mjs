@@ -20,7 +20,7 @@ import {
   sessionFiles,
   startRpc,
 } from "./helpers.mjs";
-import { startModelServer } from "./model-server.mjs";
+import { startModelServer } from "../../scripts/model-server.mjs";
 
 const TIMEOUT = 180_000;
 const linux = process.platform === "linux";

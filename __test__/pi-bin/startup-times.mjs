@@ -8,11 +8,12 @@
 // Rows: `pi --version`, `pi-native --version` (in-process: hooks, then pi's bin imported), a
 // child-process launcher doing the same (the design pi-native does not use, for comparison),
 // `pi -p hello` and `pi-native -p hello` (a new session with the scripted model).
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, launcher, makeRoot, node22, piBin, piEnv, registerScript } from "./helpers.mjs";
-import { startModelServer } from "./model-server.mjs";
+import { startModelServer } from "../../scripts/model-server.mjs";
+import { runProcess, summary } from "../../bench/lib.mjs";
 
 const rounds = Number(process.argv[2] ?? 20);
 if (!node22) throw new Error("no Node 22 (scripts/node22.mjs)");
@@ -52,10 +53,7 @@ async function main() {
       cpus[j].push(cpu);
     }
   }
-  const stat = (a) => {
-    const s = [...a].sort((x, y) => x - y);
-    return { median: s[Math.floor(s.length / 2)], mean: s.reduce((x, y) => x + y, 0) / s.length, min: s[0] };
-  };
+  const stat = summary;
   console.log(`node ${spawnSync(node22, ["--version"], { encoding: "utf8" }).stdout.trim()}, ${rounds} rounds, ms`);
   console.log("| command | wall median | wall mean | wall min | CPU median (user+sys) |\n|---|---:|---:|---:|---:|");
   rows.forEach(([name], j) => {
@@ -69,33 +67,12 @@ async function main() {
   console.log(`pi-native -p / pi -p (new session): wall ${ratio(4, 3)}, CPU ${ratio(4, 3, cpus)}`);
 }
 
-// CPU time (user + sys, 10 ms resolution) through GNU time when present: less sensitive than
-// wall time to other load on a shared machine.
-const gnuTime = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
-const cpuFile = join(root, "cpu.txt");
-
-/** One run's wall (and CPU) time; asynchronous, since this process serves the scripted model. */
-function once(how, argv, extra = {}) {
+/** One run's wall and CPU time (bench/lib.mjs `runProcess`: GNU time, else /proc polling). */
+async function once(how, argv, extra = {}) {
   const env = piEnv(root, how, { env: { PI_SESSION_NATIVE_DEBUG: undefined, ...extra } });
-  const [cmd, args] = gnuTime ? [gnuTime, ["-f", "%U %S", "-o", cpuFile, node22, ...argv]] : [node22, argv];
-  return new Promise((resolve, reject) => {
-    const t = process.hrtime.bigint();
-    const c = spawn(cmd, args, { cwd: join(root, "project"), env, stdio: ["ignore", "ignore", "pipe"] });
-    let err = "";
-    c.stderr.on("data", (d) => (err += d));
-    c.on("exit", (code) => {
-      const wall = Number(process.hrtime.bigint() - t) / 1e6;
-      if (code !== 0) return reject(new Error(`${argv.join(" ")} exited ${code}: ${err}`));
-      const cpu = gnuTime
-        ? readFileSync(cpuFile, "utf8")
-            .trim()
-            .split(/\s+/)
-            .map(Number)
-            .reduce((a, b) => a + b, 0) * 1000
-        : NaN;
-      resolve({ wall, cpu });
-    });
-  });
+  const r = await runProcess(node22, argv, { cwd: join(root, "project"), env });
+  if (r.code !== 0) throw new Error(`${argv.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return { wall: r.ms, cpu: r.cpuMs };
 }
 
 try {

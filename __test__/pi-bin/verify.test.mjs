@@ -22,7 +22,7 @@ import {
   piVersion,
   runPi,
 } from "./helpers.mjs";
-import { startModelServer } from "./model-server.mjs";
+import { startModelServer } from "../../scripts/model-server.mjs";
 
 const TIMEOUT = 240_000;
 const failLines = (stderr) => stderr.split("\n").filter((l) => l.includes("[pi-session-native]"));

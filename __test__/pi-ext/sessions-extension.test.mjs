@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, writeAgentConfig } from "../pi-bin/model-server.mjs";
+import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import {
   SessionManager,
   extensionPath,

@@ -6,7 +6,7 @@
 // exports warmSearchIndex then) and is skipped, saying so, without it.
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, writeAgentConfig } from "../pi-bin/model-server.mjs";
+import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import {
   SessionManager,
   extensionPath,

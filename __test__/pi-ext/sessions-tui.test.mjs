@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, writeAgentConfig } from "../pi-bin/model-server.mjs";
+import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import { filler, writeSessions } from "../tty-helpers.mjs";
 import { createRequire } from "node:module";
 import { extensionPath, makeSession, node22, piBin, sandbox } from "./helpers.mjs";

@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 export const pkg = require("../../index.js");
 export const paths = require("../paths.js");
 export const { SessionManager } = pkg;
-const discovery = require("../discovery.js");
+const discovery = require("../discovery/index.js");
 
 /** Exit codes (documented in `pi-session --help`). */
 export const EXIT = { OK: 0, PROBLEMS: 1, ERROR: 2 };

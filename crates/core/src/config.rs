@@ -21,7 +21,7 @@ pub struct Settings {
     /// `PI_SESSION_NATIVE_TEXT_BATCH=<bytes>`: entry text laid out per batch for JS (default
     /// 1 MiB, at least 1). Up to three live at once (the one handed over, the next, the read
     /// scratch), and freed blocks of this size stay in the allocator: on the 100 MB session,
-    /// 16 MB batches peaked 45 MB above 1 MB ones at the same speed (BENCHMARKS.md, issue 23).
+    /// 16 MB batches peaked 45 MB above 1 MB ones at the same speed (BENCHMARKS.md).
     pub text_batch: usize,
     /// `PI_SESSION_NATIVE_TEXT_PIECE=<bytes>`: entry text per string handed to JS (default
     /// 64 KiB). Under V8's largest regular object (128 KB), a piece is allocated in the young

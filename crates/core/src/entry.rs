@@ -355,7 +355,7 @@ pub fn values_text<'a>(text: &'a str, spans: &[u32]) -> Option<Vec<&'a str>> {
 }
 
 /// Top-level values whose JSON text is at least this long are *heavy*: `getBranch()` and
-/// friends hand them to JS as lazy properties, parsed when first read (issue 23).
+/// friends hand them to JS as lazy properties, parsed when first read.
 pub const LAZY_MIN: usize = 128;
 
 /// Keys whose values JS always gets at once, whatever their size: the index fields callers

@@ -12,7 +12,7 @@
 //!   parses one-byte text on its fast path;
 //! - pieces are small (~64 KB) copies in the V8 heap, not external strings: V8 puts external
 //!   strings in old space, where dead ones waited for a full GC (~65 MB of them at the peak
-//!   of a 100 MB materialization, issue 23), while a small copy dies young;
+//!   of a 100 MB materialization), while a small copy dies young;
 //! - entries that lie next to each other in the same source (the shared file buffer, or the
 //!   file itself for file-backed sessions) are copied or read as one span, gaps (newlines)
 //!   included: a full materialization of a file-backed session is a few large reads.

@@ -1,4 +1,4 @@
-//! Differential test (issue 26 point 5): where `serde_json` gives the bytes of V8's
+//! Differential test: where `serde_json` gives the bytes of V8's
 //! `JSON.stringify(JSON.parse(x))` (and V8's acceptance), and where it cannot, which is why
 //! `src/json/` is hand-written. Each case says which it is; the test runs Node on every
 //! input and fails when a case changes side (a `serde_json` that learns V8's answer shows up

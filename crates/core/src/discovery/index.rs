@@ -138,7 +138,7 @@ fn read_index(path: &Path, bound: u64) -> Option<Vec<u8>> {
 // Format: MAGIC "\n", then records `len u32, crc u32, payload` (little-endian; crc = CRC-32
 // of the len bytes then the payload), each payload one `Wire` in postcard (varint integers,
 // length-prefixed UTF-8 strings, f64 as its 8 bytes). No texts: they are read from the
-// session file when a caller asks for them (issue 23: the index of a 300 MB session of one
+// session file when a caller asks for them (the index of a 300 MB session of one
 // message was 300 MB, and loading an index read every text). postcard's own framing and
 // checksum (COBS, the `crc` feature) are not used: the frame above lets a damaged record be
 // skipped and the ones after it served.

@@ -14,12 +14,14 @@ pub mod listing;
 pub mod resume;
 pub mod text;
 
+use crate::error::{FsError, fs_error};
 use crate::json::scan::{self, Kind, Scanned};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-/// Bytes of a session header scan (`MAX_SESSION_HEADER_SCAN_BYTES`).
+/// Bytes of a session header scan (the reference's `MAX_SESSION_HEADER_SCAN_BYTES`; the
+/// binding exports it to JS for `SessionHeaderScanLimitError`'s message).
 pub const MAX_HEADER_SCAN_BYTES: usize = 1024 * 1024;
 
 /// Outcome of [`read_header`].
@@ -66,19 +68,22 @@ fn header_candidate(line: &str) -> Option<bool> {
     Some(is_header)
 }
 
-/// `readSessionHeader`. I/O errors are returned as errors (the JS layer re-raises them
-/// with Node's exact error objects).
-pub fn read_header(path: &Path) -> io::Result<Header> {
+/// `readSessionHeader`: the bounded scan of the first line (the one home of this rule; the
+/// JS layer only turns the outcome into a value or an error). An I/O error comes back as
+/// Node's `fs` error for the call that failed in the reference (`openSync` with the path,
+/// `readSync` without it), so the binding throws exactly what the reference throws.
+pub fn read_header(path: &Path) -> Result<Header, FsError> {
+    let read_error = |e: &io::Error| fs_error(e, "read", path).without_path();
     // Not a regular file (FIFO, device, socket): not a session. Never blocks, never reads
     // past the size at open.
     let mut f = match crate::safefs::open_regular(path, true) {
         Ok(o) => o.file.take(o.size),
         // A directory keeps the reference's EISDIR (from its read).
         Err(e) if crate::safefs::is_not_regular(&e) && path.is_dir() => {
-            return Err(io::ErrorKind::IsADirectory.into());
+            return Err(read_error(&io::Error::from(io::ErrorKind::IsADirectory)));
         }
         Err(e) if crate::safefs::is_not_regular(&e) => return Ok(Header::None),
-        Err(e) => return Err(e),
+        Err(e) => return Err(fs_error(&e, "open", path)),
     };
     // 4 KiB first, as the reference reads (a header is a few hundred bytes: a 64 KiB first
     // read copied 16 times what a lookup over thousands of files needs), then larger.
@@ -93,7 +98,7 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
         let n = match f.read(&mut buf[..want]) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(read_error(&e)),
         };
         if n == 0 {
             return Ok(final_header(&line));
@@ -120,7 +125,7 @@ pub fn read_header(path: &Path) -> io::Result<Header> {
             Ok(0) => return Ok(final_header(&line)),
             Ok(_) => return Ok(Header::Limit),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(read_error(&e)),
         }
     }
 }
@@ -480,7 +485,7 @@ pub enum First {
 /// A listing keeps only the lengths of the two texts (`firstMessage`, `allMessagesText`):
 /// the JS layer produces a text when the caller first reads it, from a pass over the file
 /// that keeps it ([`extract_texts`]). So neither a listing nor the index holds a store's
-/// texts (issue 23: 101 million characters for 10,000 sessions, and a 300 MB session of
+/// texts (101 million characters for 10,000 sessions, and a 300 MB session of
 /// one message wrote a 300 MB index).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
@@ -823,6 +828,18 @@ mod tests {
         assert!(matches!(read_header(&p), Ok(Header::Found(_))));
         let _ = std::fs::write(&p, format!("{}\n", "x".repeat(MAX_HEADER_SCAN_BYTES)));
         assert!(matches!(read_header(&p), Ok(Header::Limit)));
+        // Errors are Node's: a failed open names the path, a directory fails the read without it.
+        let missing = dir.join("missing.jsonl");
+        let e = read_header(&missing).expect_err("ENOENT");
+        let os = e.os.expect("os fields");
+        assert_eq!((e.code.as_str(), os.syscall.as_str()), ("ENOENT", "open"));
+        assert_eq!(os.path.as_deref(), Some(missing.to_string_lossy().as_ref()));
+        #[cfg(unix)]
+        {
+            let e = read_header(&dir).expect_err("EISDIR");
+            assert_eq!(e.message, "EISDIR: illegal operation on a directory, read");
+            assert_eq!(e.os.and_then(|o| o.path), None);
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
