@@ -2,7 +2,8 @@
 // The pi extension's background index warm-up (extensions/sessions.ts): does it slow pi's
 // start or its turns, and does it make the first /sessions fast? The real bundled pi bin
 // (pi 1.6.0's dist/bundle/cli.js, rpc mode, `-e extensions/sessions.ts`) with a scripted model
-// on 127.0.0.1 that answers at once, warm-up on (default) and off (PI_SESSION_NATIVE_WARM=0),
+// on 127.0.0.1 that answers at once, warm-up on (PI_SESSION_NATIVE_WARM=1: in rpc mode it is off
+// by default) and off (PI_SESSION_NATIVE_WARM=0),
 // alternating in one run, on a store of generated sessions whose search index is removed before
 // every run (so the warm-up builds it all while the turns are measured).
 //

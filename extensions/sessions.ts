@@ -410,10 +410,13 @@ async function awaitWarmUp(onProgress: (p: IndexProgress) => void): Promise<void
 }
 
 export default function sessionsExtension(pi: ExtensionAPI) {
-  // Keep the search index warm in interactive sessions (tui, rpc), while pi is idle, once per
-  // process; PI_SESSION_NATIVE_WARM=0 turns it off.
+  // Keep the search index warm in the TUI, while pi is idle, once per process. Only the TUI by
+  // default: there a key pressed stops it well before a prompt is sent, while an rpc client's
+  // prompt can arrive while a batch is in flight (BENCHMARKS.md). PI_SESSION_NATIVE_WARM=0 turns
+  // it off, =1 on in rpc mode too.
   pi.on("session_start", (_event, ctx) => {
-    if (!ctx.hasUI || process.env.PI_SESSION_NATIVE_WARM === "0") return;
+    const setting = process.env.PI_SESSION_NATIVE_WARM;
+    if (setting === "0" || !ctx.hasUI || (ctx.mode !== "tui" && setting !== "1")) return;
     const w = warmer();
     if (ctx.mode === "tui") {
       // A key pressed: a prompt is on its way; the warm-up makes room for its turn.

@@ -85,20 +85,21 @@ export function engineHit(h) {
  * @template {{ path: string }} F
  * @param {F[]} files
  * @param {string} query
- * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal }} [options]
+ * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
  * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
  */
 export async function searchSessionsIndexed(
   files,
   query,
-  { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal } = {},
+  { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal, onProgress } = {},
 ) {
   const byPath = new Map(files.map((f) => [f.path, f]));
   /** @type {Map<string, { hits: ReturnType<typeof engineHit>[], more: boolean }>} */
   const found = new Map();
   let complete = true;
   for (const sessionDir of sessionDirs) {
-    const hits = await searchSessions(query, {
+    // onProgress: the engine's index-build progress (an option older builds ignore).
+    const options = {
       sessionDir,
       cwd,
       exclude,
@@ -106,7 +107,9 @@ export async function searchSessionsIndexed(
       limit: ENGINE_LIMIT,
       snippetChars: ENGINE_SNIPPET,
       signal,
-    });
+      onProgress,
+    };
+    const hits = await searchSessions(query, options);
     if (hits.length >= ENGINE_LIMIT) complete = false;
     for (const h of hits) {
       if (!byPath.has(h.sessionPath)) continue;
