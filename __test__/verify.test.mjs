@@ -209,3 +209,18 @@ describe("the corpus", () => {
     expect(r.failure.detail).toMatch(/label/);
   }, 120_000);
 });
+
+describe("the hook's reading of pi's chunk", () => {
+  test("its export list (exported name -> local) is es-module-lexer's, for the session exports", async () => {
+    const { exportList } = await import("../lib/register-hooks.mjs");
+    const { initSync, parse } = await import("es-module-lexer");
+    initSync();
+    const chunk = findSessionChunk(piDir);
+    const bytes = readFileSync(chunk);
+    const mine = exportList(bytes);
+    const [, exports] = parse(bytes.toString("latin1"));
+    const theirs = new Map(exports.map((e) => [e.n, e.ln]));
+    expect(mine.size).toBe(theirs.size);
+    for (const [name, local] of theirs) expect(mine.get(name), name).toBe(local);
+  });
+});

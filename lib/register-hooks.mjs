@@ -183,7 +183,7 @@ function startVerifier(dir) {
 }
 
 /** `export{a,b as c}` at the end of an esbuild chunk: exported name -> local name. */
-function exportList(bytes) {
+export function exportList(bytes) {
   const at = bytes.lastIndexOf("export{");
   if (at === -1) return undefined;
   const end = bytes.indexOf("}", at);
