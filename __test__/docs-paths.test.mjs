@@ -51,6 +51,8 @@ const GENERATED = ["bench/data"];
 const ELSEWHERE = new Map([
   ["src/parse.ts", "a file of the example session in README's transcript"],
   ["src/core/session-manager", "pi's module, in a pi checkout"],
+  ["src/core/session-manager.ts", "a planted search fact: a path users remember from their sessions"],
+  ["src/plant<i>x/session-manager.ts", "the planted paths of the search benchmark (one per session)"],
   ["extensions/runner.ts", "pi's module, in a pi checkout"],
   ["docs/design-notes.md", "deleted; named for `git log -p` of its history"],
 ]);
