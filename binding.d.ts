@@ -322,8 +322,9 @@ export interface NativeSearchResult {
   /** The hits as a JSON array (see index.d.ts `SearchHit`). */
   hits: string
   /**
-   * Files the index refresh before the query indexed (0: the index was up to date): the
-   * `total` of the progress reports, some of which may still be on their way to JS.
+   * Files the index refresh before the query indexed, or the `total` of the build of
+   * another task this one waited for (0: neither): the `total` of the progress reports,
+   * some of which may still be on their way to JS.
    */
   indexed: number
 }
