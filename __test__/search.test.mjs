@@ -551,7 +551,7 @@ describe("searchSessions: progress, warming, abort, old index", () => {
         search ??= searchSessions("wfact3z", { sessionDir: d2, onProgress: (p) => seen.push(p) });
       },
     });
-    expect((await search).length).toBe(1);
+    expect((await search)?.length).toBe(1);
     expect(seen.length).toBeGreaterThan(0);
     for (let k = 1; k < seen.length; k++) expect(seen[k].done).toBeGreaterThan(seen[k - 1].done);
     expect(seen.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
