@@ -544,14 +544,15 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     // it, receives that build's reports, and finds the same.
     const d2 = store(150);
     const seen = [];
-    let search;
+    /** @type {{ started?: Promise<unknown[]> }} */
+    const search = {};
     await warmSearchIndex({
       sessionDir: d2,
       onProgress: () => {
-        search ??= searchSessions("wfact3z", { sessionDir: d2, onProgress: (p) => seen.push(p) });
+        search.started ??= searchSessions("wfact3z", { sessionDir: d2, onProgress: (p) => seen.push(p) });
       },
     });
-    expect((await search).length).toBe(1);
+    expect((await search.started)?.length).toBe(1);
     expect(seen.length).toBeGreaterThan(0);
     for (let k = 1; k < seen.length; k++) expect(seen[k].done).toBeGreaterThan(seen[k - 1].done);
     expect(seen.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
