@@ -30,13 +30,13 @@ Notes (not problems): blank-line, legacy-version (migrated by pi on load), heade
   --quiet   only print files with problems
 
 The line pass (decoding, JSON.parse of every line) runs in Rust, in parallel over files
-(src/check/scan.rs); PI_SESSION_CHECK_ENGINE=js forces the JS implementation.
+(crates/core/src/check/scan.rs); PI_SESSION_CHECK_ENGINE=js forces the JS implementation.
 
 Exit: 0 all clean, 1 problems found, 2 a file or directory could not be read.`;
 
 /**
  * The line pass: `{lines, nl, recs}`, one rec per non-blank line, `{l, v}` (the parsed
- * value) or `{l, bad, err}` (the text and JSON.parse's message). src/check/scan.rs
+ * value) or `{l, bad, err}` (the text and JSON.parse's message). crates/core/src/check/scan.rs
  * produces the same records (with `v` reduced to the fields `analyze` reads, and without
  * `err`), in parallel over files.
  */

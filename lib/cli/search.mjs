@@ -43,7 +43,8 @@ one per entry, on each session's active branch unless --all-branches.
   --cwd PATH         the project to search
   --all-branches     entries of abandoned branches too (marked)
   --role R           only these roles: user, assistant, toolResult, toolCall, bash,
-                     custom:<type>, compaction, branch_summary (repeatable)
+                     custom:<type>, compaction, branch_summary, label, session_info
+                     (repeatable)
   --tool NAME        only entries naming this tool (tool calls, tool results; repeatable)
   --since DATE, --until DATE   entry time (ISO date or date-time)
   --offset N         skip N hits (paging)
@@ -72,7 +73,7 @@ Exit: 0 matches found, 1 no match, 2 usage or read error.`;
 
 const str = (v) => (typeof v === "string" ? v : "");
 
-/** The (role, text) pairs searched in an entry (src/check/search.rs implements the same). */
+/** The (role, text) pairs searched in an entry (crates/core/src/check/search.rs implements the same). */
 function texts(e) {
   if (!e || typeof e !== "object") return [];
   if (e.type === "message") {
