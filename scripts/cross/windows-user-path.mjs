@@ -30,6 +30,7 @@ rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 check(`work folder is a Windows path (${work})`, /^[A-Za-z]:\\/.test(work));
 
+/** @type {NodeJS.ProcessEnv} */
 const env = {
   ...process.env,
   // npm's shims find node.exe on PATH, as on a user's machine.
