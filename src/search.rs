@@ -158,12 +158,11 @@ impl Drop for Listening {
         let Some(l) = &self.1 else { return };
         if let Ok(mut m) = LISTENERS.lock()
             && let Some(m) = m.as_mut()
+            && let Some(v) = m.get_mut(&self.0)
         {
-            if let Some(v) = m.get_mut(&self.0) {
-                v.retain(|x| !Arc::ptr_eq(x, l));
-                if v.is_empty() {
-                    m.remove(&self.0);
-                }
+            v.retain(|x| !Arc::ptr_eq(x, l));
+            if v.is_empty() {
+                m.remove(&self.0);
             }
         }
     }
