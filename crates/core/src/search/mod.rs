@@ -1638,7 +1638,8 @@ mod tests {
         let root = std::env::temp_dir().join(format!("psn-search-abort-i-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
         fs::create_dir_all(&root).unwrap();
-        let n = 300;
+        // More sessions than the background test: up to 4 workers must outlast 100 ms.
+        let n = 500;
         for i in 0..n {
             let mut text = String::new();
             let mut parent: Option<String> = None;
