@@ -720,7 +720,9 @@ export function searchSessions(query: string, options?: SearchSessionsOptions): 
  * Bring the search index of `sessionDir` (default: pi's sessions root, as
  * {@link searchSessions}) up to date without a query, so that the next search is fast: for
  * a host that keeps the index warm in the background (e.g. once at start, then after its
- * session changes). The work runs on libuv's pool; a search started meanwhile waits for it.
+ * session changes). The work runs on libuv's pool, parsing on one worker thread at a lower
+ * OS priority (Linux) and stopping at the next file when aborted, so that it weighs little on
+ * the host; a search started meanwhile waits for it (at that pace).
  * Resolves when done (at once where no index file can be kept, e.g. a read-only directory:
  * each search then indexes in memory); rejects on abort (`signal`) or on an error of the
  * index. `onProgress`: see {@link SearchProgress}.

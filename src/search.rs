@@ -356,7 +356,9 @@ impl Task for WarmTask {
                 if ix.in_memory() {
                     return Ok(0);
                 }
-                ix.refresh(&self.abort, p)?;
+                // Nobody waits for a warm-up: it takes one low-priority worker and stops
+                // at the next file when aborted, so that the host's turn comes first.
+                ix.refresh_with(&self.abort, p, search::Load::Background)?;
                 Ok(ix.indexed_by_last_refresh())
             })
             .map(|(own, seen)| own.max(seen as usize))

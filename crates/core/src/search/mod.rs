@@ -42,6 +42,19 @@ const APP_ID: i32 = 0x5053_5248;
 const SCHEMA: i32 = 3;
 /// Files parsed per write transaction (bounds memory during a first build).
 const BATCH: usize = 128;
+/// Files per write transaction of a background refresh: an abort waits for at most this
+/// many inserts, and loses at most this many parsed files.
+const BACKGROUND_BATCH: usize = 16;
+
+/// How much of the machine a refresh may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load {
+    /// A user waits for the result (a search): parse on up to 4 worker threads.
+    Interactive,
+    /// Nobody waits (keeping the index warm while the host is idle): one worker thread at a
+    /// lower OS priority where that can be set per thread (Linux), small write batches.
+    Background,
+}
 
 /// Receives `(done, total)`: files of a refresh parsed so far, of those it has to index.
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
@@ -149,6 +162,8 @@ pub struct Index {
     links: Vec<String>,
     /// Files the last refresh indexed (the `total` of its progress; 0: nothing changed).
     indexed: usize,
+    /// Files the last refresh parsed (fewer than `indexed` when it was aborted).
+    parsed: usize,
 }
 
 const SCHEMA_SQL: &str = "
@@ -292,6 +307,7 @@ impl Index {
             watch: None,
             links: Vec::new(),
             indexed: 0,
+            parsed: 0,
         };
         ix.load_files()?;
         Ok(ix)
@@ -312,6 +328,12 @@ impl Index {
     /// How many files the last refresh indexed (0: it found nothing to do).
     pub fn indexed_by_last_refresh(&self) -> usize {
         self.indexed
+    }
+
+    /// How many files the last refresh parsed: `indexed` when it completed, fewer when it
+    /// was aborted (the files of the batch being parsed then are not written).
+    pub fn parsed_by_last_refresh(&self) -> usize {
+        self.parsed
     }
 
     /// Whether the index lives in memory only.
@@ -427,11 +449,43 @@ impl Index {
     /// (its progress then starts again from 0). `progress`, when there are files to index
     /// (never when nothing changed): see [`Progress`].
     pub fn refresh(&mut self, abort: &AtomicBool, progress: Option<ProgressFn>) -> Result<()> {
+        self.refresh_with(abort, progress, Load::Interactive)
+    }
+
+    /// [`Index::refresh`] taking `load` of the machine. A background refresh runs on a
+    /// thread of its own whose OS priority is lowered (Linux: the nice value is per thread,
+    /// and the worker it starts inherits it), so that the host's own work comes first.
+    pub fn refresh_with(
+        &mut self,
+        abort: &AtomicBool,
+        progress: Option<ProgressFn>,
+        load: Load,
+    ) -> Result<()> {
+        match load {
+            Load::Interactive => self.refresh_at(abort, progress, load),
+            Load::Background => std::thread::scope(|s| {
+                s.spawn(|| {
+                    lower_this_threads_priority();
+                    self.refresh_at(abort, progress, load)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(Error("search index: refresh panicked".into())))
+            }),
+        }
+    }
+
+    fn refresh_at(
+        &mut self,
+        abort: &AtomicBool,
+        progress: Option<ProgressFn>,
+        load: Load,
+    ) -> Result<()> {
         self.indexed = 0;
-        match self.refresh_once(abort, progress) {
+        self.parsed = 0;
+        match self.refresh_once(abort, progress, load) {
             Err(RefreshError::Sql(e)) if is_damage(&e) => {
                 self.rebuild()?;
-                self.refresh_once(abort, progress)
+                self.refresh_once(abort, progress, load)
                     .map_err(RefreshError::into_error)
             }
             r => r.map_err(RefreshError::into_error),
@@ -452,6 +506,7 @@ impl Index {
         &mut self,
         abort: &AtomicBool,
         progress: Option<ProgressFn>,
+        load: Load,
     ) -> std::result::Result<(), RefreshError> {
         if self.data_version()? != self.data_version {
             self.load_files()?;
@@ -516,11 +571,22 @@ impl Index {
             Some(f) if !work.is_empty() => Some(Progress::start(f, work.len())),
             _ => None,
         };
-        for chunk in work.chunks(BATCH) {
+        let (batch, threads) = match load {
+            Load::Interactive => (BATCH, parse_threads()),
+            Load::Background => (BACKGROUND_BATCH, 1),
+        };
+        for chunk in work.chunks(batch) {
             if abort.load(Ordering::Relaxed) {
                 return Err(RefreshError::Other(aborted()));
             }
-            let parsed = parse_files(chunk, start, report.as_ref());
+            let parsed = parse_files(chunk, start, report.as_ref(), threads, abort);
+            self.parsed += parsed.iter().filter(|p| p.is_some()).count();
+            // Aborted while parsing: the chunk is not written (its unparsed files would
+            // read as unreadable ones).
+            let parsed: Option<Vec<Option<Update>>> = parsed.into_iter().collect();
+            let Some(parsed) = parsed else {
+                return Err(RefreshError::Other(aborted()));
+            };
             self.write(chunk, parsed)?;
         }
         if !gone.is_empty() {
@@ -759,31 +825,55 @@ struct Update {
     exact: bool,
 }
 
-/// Parse the files of a chunk on worker threads (2 at most: the machine is shared with
-/// the host). `None`: the file could not be read.
+/// Worker threads of an interactive refresh: the cores, 4 at most.
+fn parse_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 4)
+}
+
+/// Lower the OS priority (raise the nice value by 10, to 19 at most) of the calling thread
+/// only. Linux keeps a nice value per thread and `setpriority(PRIO_PROCESS, 0)` sets the
+/// caller's; elsewhere it would set the whole process's, so nothing is done there. A failure
+/// leaves the priority as it was (the refresh still runs, only less politely).
+fn lower_this_threads_priority() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::process::{getpriority_process, setpriority_process};
+        if let Ok(nice) = getpriority_process(None) {
+            let _ = setpriority_process(None, (nice + 10).min(19));
+        }
+    }
+}
+
+/// Parse the files of a chunk on `threads` worker threads. Each worker checks `abort` before
+/// each file, so an abort waits for the files being parsed only. Per file: `None` when not
+/// parsed (aborted first), `Some(None)` when it could not be read.
 fn parse_files(
     chunk: &[(String, Stamp, Option<FileRow>)],
     start_ns: i128,
     progress: Option<&Progress>,
-) -> Vec<Option<Update>> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 4);
+    threads: usize,
+    abort: &AtomicBool,
+) -> Vec<Option<Option<Update>>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Update>>> =
+    let slots: Vec<std::sync::Mutex<Option<Option<Update>>>> =
         chunk.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
-        for _ in 0..threads.min(chunk.len().max(1)) {
+        for _ in 0..threads.clamp(1, chunk.len().max(1)) {
             s.spawn(|| {
                 loop {
+                    if abort.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((path, stamp, old)) = chunk.get(i) else {
                         break;
                     };
                     let up = parse_one(Path::new(path), stamp, old.as_ref(), start_ns);
                     if let Ok(mut slot) = slots[i].lock() {
-                        *slot = up;
+                        *slot = Some(up);
                     }
                     if let Some(p) = progress {
                         p.step();
@@ -1469,6 +1559,125 @@ mod tests {
         drop(a);
         ix.refresh(&abort, Some(&record)).unwrap();
         assert_eq!(*calls.lock().unwrap(), [(0, 1), (1, 1)]);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A cold background build aborted during its first progress report after the start
+    /// stops at once: its one worker parses no file after the abort, no file of the batch
+    /// being parsed is written, and the next refresh indexes the rest.
+    #[test]
+    fn an_aborted_background_build_stops_at_the_next_file() {
+        let root = std::env::temp_dir().join(format!("psn-search-abort-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        // Sessions big enough that one worker takes well over one progress interval.
+        let n = 300;
+        for i in 0..n {
+            let mut text = String::from(
+                r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            );
+            text.push('\n');
+            let mut parent: Option<String> = None;
+            for j in 0..200 {
+                let id = format!("m{j}");
+                text.push_str(&line(
+                    &id,
+                    parent.as_deref(),
+                    &format!("session {i} line {j} narwhal{j} walks the tree of helpers and renames summaryOf{i} in manager.ts"),
+                ));
+                parent = Some(id);
+            }
+            fs::write(root.join(format!("s{i}.jsonl")), text).unwrap();
+        }
+        let abort = AtomicBool::new(false);
+        let at_abort = std::sync::Mutex::new(None);
+        let record = |d: usize, t: usize| {
+            if d > 0 && d < t {
+                let mut a = at_abort.lock().unwrap();
+                if a.is_none() {
+                    *a = Some(d);
+                    abort.store(true, Ordering::Relaxed);
+                }
+            }
+        };
+        let mut ix = Index::open(&root).unwrap();
+        let r = ix.refresh_with(&abort, Some(&record), Load::Background);
+        let d = at_abort
+            .lock()
+            .unwrap()
+            .expect("no progress report before the build finished: sessions too small");
+        assert_eq!(r.err().map(|e| e.0).as_deref(), Some("aborted"));
+        assert_eq!(ix.indexed_by_last_refresh(), n);
+        // One worker, which checks the flag before each file: nothing parsed after `d`.
+        assert_eq!(ix.parsed_by_last_refresh(), d);
+        let written: usize = ix
+            .conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
+            .unwrap();
+        assert!(written <= d, "{written} written, {d} parsed at the abort");
+        assert_eq!(written % BACKGROUND_BATCH, 0, "{written}");
+        // The next refresh indexes the files the aborted one did not write.
+        abort.store(false, Ordering::Relaxed);
+        let mut ix = Index::open(&root).unwrap();
+        ix.refresh_with(&abort, None, Load::Background).unwrap();
+        assert_eq!(ix.indexed_by_last_refresh(), n - written);
+        assert_eq!(ix.parsed_by_last_refresh(), n - written);
+        let opts = Options {
+            limit: 1000,
+            snippet_chars: 40,
+            ..Options::default()
+        };
+        assert_eq!(found(&mut ix, "narwhal7", &opts).len(), n);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// An interactive build aborted from a progress report parses at most one more file
+    /// per other worker (each finishes the file it is on).
+    #[test]
+    fn an_aborted_interactive_build_stops_within_a_file_per_worker() {
+        let root = std::env::temp_dir().join(format!("psn-search-abort-i-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        // More sessions than the background test: up to 4 workers must outlast 100 ms.
+        let n = 500;
+        for i in 0..n {
+            let mut text = String::new();
+            let mut parent: Option<String> = None;
+            for j in 0..200 {
+                let id = format!("m{j}");
+                text.push_str(&line(
+                    &id,
+                    parent.as_deref(),
+                    &format!("session {i} line {j} okapi{j} grazes by the session manager"),
+                ));
+                parent = Some(id);
+            }
+            fs::write(root.join(format!("s{i}.jsonl")), text).unwrap();
+        }
+        let abort = AtomicBool::new(false);
+        let at_abort = std::sync::Mutex::new(None);
+        let record = |d: usize, t: usize| {
+            if d > 0 && d < t {
+                let mut a = at_abort.lock().unwrap();
+                if a.is_none() {
+                    *a = Some(d);
+                    abort.store(true, Ordering::Relaxed);
+                }
+            }
+        };
+        let mut ix = Index::open(&root).unwrap();
+        let r = ix.refresh_with(&abort, Some(&record), Load::Interactive);
+        let d = at_abort
+            .lock()
+            .unwrap()
+            .expect("no progress report before the build finished: sessions too small");
+        assert!(r.is_err());
+        let parsed = ix.parsed_by_last_refresh();
+        assert!(
+            parsed >= d && parsed < d + parse_threads(),
+            "{parsed} parsed, {d} at the abort, {} workers",
+            parse_threads()
+        );
         let _ = fs::remove_dir_all(&root);
     }
 
