@@ -74,9 +74,11 @@ step_node() {
 # `zig cc` for one target, as a compiler/linker command cargo and the cc crate can call.
 # Arguments zig does not take are mapped as cargo-zigbuild does: `-lgcc_s` (musl std's
 # unwinder) is zig's libunwind, and the `-arch X` / `--target=` rustc and cc add are dropped
-# (the zig target says it).
+# (the zig target says it); zig's Mach-O linker takes no `-exported_symbols_list` (rustc's list
+# of the cdylib's exports: the napi module registration is exported either way), and napi-build's
+# bare `-Wl` before `-undefined dynamic_lookup` is dropped.
 step_zigcc() {
-  local dir="$ROOTFS/opt/zigcc" v=2
+  local dir="$ROOTFS/opt/zigcc" v=3
   [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$v" ] && return 0
   mkdir -p "$dir/lib"
   # rustc's std for macOS asks for libiconv, which zig's SDK stubs lack: an empty stub.
@@ -98,6 +100,8 @@ for a in "\$@"; do
   if [ \$skip = 1 ]; then skip=0; continue; fi
   case "\$a" in
     -arch) skip=1 ;;
+    -Wl,-exported_symbols_list) skip=1 ;;
+    -Wl) ;;
     --target=*|-target) ;;
     -lgcc_s) args+=(-lunwind) ;;
     *) args+=("\$a") ;;
