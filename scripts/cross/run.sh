@@ -114,7 +114,10 @@ for t in $TARGETS; do
     # Under QEMU user mode (no binfmt_misc here) Node cannot spawn an arm64 esbuild: vitest
     # uses the host's (the same version; it talks over stdin/stdout).
     [[ "$t" == aarch64-*-linux-* ]] && natives="$natives' ESBUILD_BINARY_PATH='$REPO/node_modules/@esbuild/linux-x64/bin/esbuild"
-    step "js-subset-$t" "export PI_SESSION_NATIVE_BINARY='$(addon_path "$t")' CI=1 NODE_PATH='$natives'; $NICE $(node_cmd "$t") node_modules/vitest/vitest.mjs run --reporter=verbose $JS_FILES >/tmp/js-$t.out 2>&1; rc=\$?; cat /tmp/js-$t.out; exit \$rc"
+    # Nor fork test workers: they run as threads of the one Node process.
+    pool=""
+    [[ "$t" == aarch64-*-linux-* ]] && pool="--pool=threads"
+    step "js-subset-$t" "export PI_SESSION_NATIVE_BINARY='$(addon_path "$t")' CI=1 NODE_PATH='$natives'; $NICE $(node_cmd "$t") node_modules/vitest/vitest.mjs run $pool --reporter=verbose $JS_FILES >/tmp/js-$t.out 2>&1; rc=\$?; cat /tmp/js-$t.out; exit \$rc"
   fi
 
   if [[ "$t" == *-windows-* && "$SKIP" != *" user "* ]]; then
