@@ -1562,6 +1562,54 @@ mod tests {
         let _ = fs::remove_dir_all(&root);
     }
 
+    /// Writes `n` sessions `s<i>.jsonl` of 200 chained messages each (`text(i, j)`), with a
+    /// header line first when `header`.
+    fn write_chains(root: &Path, n: usize, header: bool, text: impl Fn(usize, usize) -> String) {
+        for i in 0..n {
+            let mut body = String::new();
+            if header {
+                body.push_str(
+                    r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+                );
+                body.push('\n');
+            }
+            let mut parent: Option<String> = None;
+            for j in 0..200 {
+                let id = format!("m{j}");
+                body.push_str(&line(&id, parent.as_deref(), &text(i, j)));
+                parent = Some(id);
+            }
+            fs::write(root.join(format!("s{i}.jsonl")), body).unwrap();
+        }
+    }
+
+    /// Sets its abort flag at the first progress report after the start and keeps that
+    /// report's `done`.
+    #[derive(Default)]
+    struct AbortAtFirstReport {
+        abort: AtomicBool,
+        at: std::sync::Mutex<Option<usize>>,
+    }
+
+    impl AbortAtFirstReport {
+        fn report(&self, done: usize, total: usize) {
+            if done > 0 && done < total {
+                let mut at = self.at.lock().unwrap();
+                if at.is_none() {
+                    *at = Some(done);
+                    self.abort.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+
+        fn done_at_abort(&self) -> usize {
+            self.at
+                .lock()
+                .unwrap()
+                .expect("no progress report before the build finished: sessions too small")
+        }
+    }
+
     /// A cold background build aborted during its first progress report after the start
     /// stops at once: its one worker parses no file after the abort, no file of the batch
     /// being parsed is written, and the next refresh indexes the rest.
@@ -1572,40 +1620,16 @@ mod tests {
         fs::create_dir_all(&root).unwrap();
         // Sessions big enough that one worker takes well over one progress interval.
         let n = 300;
-        for i in 0..n {
-            let mut text = String::from(
-                r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
-            );
-            text.push('\n');
-            let mut parent: Option<String> = None;
-            for j in 0..200 {
-                let id = format!("m{j}");
-                text.push_str(&line(
-                    &id,
-                    parent.as_deref(),
-                    &format!("session {i} line {j} narwhal{j} walks the tree of helpers and renames summaryOf{i} in manager.ts"),
-                ));
-                parent = Some(id);
-            }
-            fs::write(root.join(format!("s{i}.jsonl")), text).unwrap();
-        }
-        let abort = AtomicBool::new(false);
-        let at_abort = std::sync::Mutex::new(None);
-        let record = |d: usize, t: usize| {
-            if d > 0 && d < t {
-                let mut a = at_abort.lock().unwrap();
-                if a.is_none() {
-                    *a = Some(d);
-                    abort.store(true, Ordering::Relaxed);
-                }
-            }
-        };
+        write_chains(&root, n, true, |i, j| {
+            format!(
+                "session {i} line {j} narwhal{j} walks the tree of helpers and renames summaryOf{i} in manager.ts"
+            )
+        });
+        let stop = AbortAtFirstReport::default();
+        let record = |d: usize, t: usize| stop.report(d, t);
         let mut ix = Index::open(&root).unwrap();
-        let r = ix.refresh_with(&abort, Some(&record), Load::Background);
-        let d = at_abort
-            .lock()
-            .unwrap()
-            .expect("no progress report before the build finished: sessions too small");
+        let r = ix.refresh_with(&stop.abort, Some(&record), Load::Background);
+        let d = stop.done_at_abort();
         assert_eq!(r.err().map(|e| e.0).as_deref(), Some("aborted"));
         assert_eq!(ix.indexed_by_last_refresh(), n);
         // One worker, which checks the flag before each file: nothing parsed after `d`.
@@ -1617,9 +1641,10 @@ mod tests {
         assert!(written <= d, "{written} written, {d} parsed at the abort");
         assert_eq!(written % BACKGROUND_BATCH, 0, "{written}");
         // The next refresh indexes the files the aborted one did not write.
-        abort.store(false, Ordering::Relaxed);
+        stop.abort.store(false, Ordering::Relaxed);
         let mut ix = Index::open(&root).unwrap();
-        ix.refresh_with(&abort, None, Load::Background).unwrap();
+        ix.refresh_with(&stop.abort, None, Load::Background)
+            .unwrap();
         assert_eq!(ix.indexed_by_last_refresh(), n - written);
         assert_eq!(ix.parsed_by_last_refresh(), n - written);
         let opts = Options {
@@ -1640,37 +1665,14 @@ mod tests {
         fs::create_dir_all(&root).unwrap();
         // More sessions than the background test: up to 4 workers must outlast 100 ms.
         let n = 500;
-        for i in 0..n {
-            let mut text = String::new();
-            let mut parent: Option<String> = None;
-            for j in 0..200 {
-                let id = format!("m{j}");
-                text.push_str(&line(
-                    &id,
-                    parent.as_deref(),
-                    &format!("session {i} line {j} okapi{j} grazes by the session manager"),
-                ));
-                parent = Some(id);
-            }
-            fs::write(root.join(format!("s{i}.jsonl")), text).unwrap();
-        }
-        let abort = AtomicBool::new(false);
-        let at_abort = std::sync::Mutex::new(None);
-        let record = |d: usize, t: usize| {
-            if d > 0 && d < t {
-                let mut a = at_abort.lock().unwrap();
-                if a.is_none() {
-                    *a = Some(d);
-                    abort.store(true, Ordering::Relaxed);
-                }
-            }
-        };
+        write_chains(&root, n, false, |i, j| {
+            format!("session {i} line {j} okapi{j} grazes by the session manager")
+        });
+        let stop = AbortAtFirstReport::default();
+        let record = |d: usize, t: usize| stop.report(d, t);
         let mut ix = Index::open(&root).unwrap();
-        let r = ix.refresh_with(&abort, Some(&record), Load::Interactive);
-        let d = at_abort
-            .lock()
-            .unwrap()
-            .expect("no progress report before the build finished: sessions too small");
+        let r = ix.refresh_with(&stop.abort, Some(&record), Load::Interactive);
+        let d = stop.done_at_abort();
         assert!(r.is_err());
         let parsed = ix.parsed_by_last_refresh();
         assert!(
