@@ -134,10 +134,6 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     // build starts) may replace it before a 40 ms poll sees it, so the index progress stands for both
     if (engineReportsProgress) expect(seen.has("Indexing sessions n/m"), [...seen].join(", ")).toBe(true);
     else expect(seen.has('Searching sessions for "zzzznotthere"…')).toBe(true);
-    else
-      console.warn(
-        "[sessions-tui] index progress not checked: this build's engine has no onProgress (no warmSearchIndex export)",
-      );
     // The second /sessions, submitted while the first searched, was refused with a note and
     // stays in the editor; no second search ran.
     const final = await waitForPane((sc) => sc.includes("still searching"));
