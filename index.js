@@ -8,7 +8,12 @@ const paths = require("./lib/paths.js");
 const discovery = require("./lib/discovery/index.js");
 const native = require("./lib/native.js");
 const { parseEntries } = require("./lib/materialize.js");
-const search = require("./lib/search.js");
+// search.js (and the SQLite index behind it) loads on the first search: a session run never needs it
+let searchModule;
+const search = () => {
+  searchModule ??= require("./lib/search.js");
+  return searchModule;
+};
 
 /** Parse JSONL text; blank and malformed lines skipped (`parseSessionEntries`). */
 function parseSessionEntries(content) {
@@ -61,7 +66,7 @@ module.exports = {
   getDefaultSessionDir: paths.getDefaultSessionDir,
   loadEntriesFromFile,
   findMostRecentSession,
-  searchSessions: search.searchSessions,
-  warmSearchIndex: search.warmSearchIndex,
-  readSessionWindow: search.readSessionWindow,
+  searchSessions: (query, options) => search().searchSessions(query, options),
+  warmSearchIndex: (options) => search().warmSearchIndex(options),
+  readSessionWindow: (sessionPath, entryId, options) => search().readSessionWindow(sessionPath, entryId, options),
 };

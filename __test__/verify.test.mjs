@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { knownChunkMatches, matchSignature, SESSION_EXPORTS } from "../lib/register-hooks.mjs";
 import { runCorpus, surfaceDifferences } from "../lib/verify/corpus.mjs";
 import { loadModules } from "../lib/verify/differential.mjs";
 import { bundleDigest, knownRelease, moduleDigest } from "../lib/verify/identity.mjs";
@@ -151,6 +152,21 @@ describe("what pi's session code is", () => {
     expect(knownRelease(bundleDigest(readFileSync(chunk)))).toBe("1.6.0");
     expect(knownRelease(moduleDigest(findSessionModule(piDir)))).toBe("1.6.0");
     expect(piPackageOf(chunk)).toEqual({ dir: piDir, version: "1.6.0" });
+  });
+
+  test("the known-good chunk binds every session export under its own name (the match the hook takes as given)", () => {
+    const bytes = readFileSync(findSessionChunk(piDir));
+    expect(knownChunkMatches(bytes)).toBe(true);
+    expect(matchSignature(bytes).assignments).toEqual(SESSION_EXPORTS.map((name) => [name, name]));
+    // a chunk that binds one under another name is refused for the known-good list
+    const text = bytes.toString("latin1").replace(/\bparseSessionEntries\b/g, "parseSessionEntries2");
+    const at = text.lastIndexOf("export{");
+    const renamed = Buffer.from(
+      text.slice(0, at) + text.slice(at).replace("parseSessionEntries2", "parseSessionEntries2 as parseSessionEntries"),
+      "latin1",
+    );
+    expect(matchSignature(renamed).assignments).toContainEqual(["parseSessionEntries2", "parseSessionEntries"]);
+    expect(String(knownChunkMatches(renamed))).toMatch(/parseSessionEntries/);
   });
 
   test("the module digest covers the files it imports", () => {

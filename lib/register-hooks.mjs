@@ -61,6 +61,9 @@ const UNBUNDLED_SUFFIX = "/pi-coding-agent/dist/core/session-manager.js";
 
 const packageRoot = new URL("../", import.meta.url);
 const nativeEntry = fileURLToPath(new URL("../index.js", import.meta.url));
+// Milliseconds for the debug line's timings: process.hrtime, because the first performance.now()
+// of a process loads Node's perf_hooks (~0.6 ms, more than the hooks' own work on most modules).
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 const esmEntry = new URL("../index.mjs", import.meta.url).href;
 const verifierCli = fileURLToPath(new URL("./verify/cli.mjs", import.meta.url));
 const require = createRequire(import.meta.url);
@@ -102,10 +105,10 @@ export function loadedAddons() {
 function loadNative() {
   const s = state();
   if (s.native) return s.native;
-  const started = performance.now();
+  const started = nowMs();
   try {
     const mod = require(nativeEntry);
-    s.nativeMs = performance.now() - started;
+    s.nativeMs = nowMs() - started;
     if (typeof mod?.SessionManager !== "function") throw new Error(`${nativeEntry} does not export SessionManager`);
     s.native = mod;
     return mod;
@@ -205,10 +208,19 @@ function textOf(bytes, from, to) {
 }
 
 const NAME_CHAR = /[\w$.]/;
-/** Whether `literal` occurs at `from`.. at the start of a statement (not inside a longer name). */
+/**
+ * Where `literal` occurs in `from`..`to` at the start of a statement (not inside a longer name), or
+ * -1. A Buffer is searched in a view of just that window (no copy): `indexOf` would otherwise scan
+ * on to the end of the 2.6 MB chunk on every miss (~0.6 ms each, once per function export).
+ */
 function declaresIn(bytes, literal, from = 0, to = bytes.length) {
-  for (let at = bytes.indexOf(literal, from); at !== -1 && at < to; at = bytes.indexOf(literal, at + 1)) {
-    if (at === 0 || !NAME_CHAR.test(textOf(bytes, at - 1, at))) return at;
+  const lo = Math.max(0, from);
+  const hi = Math.min(bytes.length, to);
+  // (a match may start before `to` and end after it, as with a plain indexOf)
+  const text = typeof bytes === "string" ? bytes : bytes.subarray(lo, hi + literal.length - 1);
+  const base = typeof bytes === "string" ? 0 : lo;
+  for (let at = text.indexOf(literal, lo - base); at !== -1 && at + base < hi; at = text.indexOf(literal, at + 1)) {
+    if (at + base === 0 || !NAME_CHAR.test(textOf(bytes, at + base - 1, at + base))) return at + base;
   }
   return -1;
 }
@@ -220,10 +232,10 @@ function declaresIn(bytes, literal, from = 0, to = bytes.length) {
 export function matchSignature(bytes) {
   const classAt = declaresIn(bytes, CLASS_SIGNATURE);
   if (classAt === -1) return { reason: `the class declaration \`${CLASS_SIGNATURE}\` is not there` };
-  // esbuild emits the session functions just before the class (15 KB in 1.6.0): look there
-  // first, then in the whole module
-  const nearFrom = Math.max(0, classAt - 256 * 1024);
-  const nearTo = classAt + 64 * 1024;
+  // esbuild emits the session functions just before the class (8-14 KB before it in pi 1.3.0 to
+  // 1.6.0): look there first, then in the whole module
+  const nearFrom = Math.max(0, classAt - 64 * 1024);
+  const nearTo = classAt + 4 * 1024;
   const declAt = (local) => {
     for (const [from, to] of [
       [nearFrom, nearTo],
@@ -263,6 +275,20 @@ export function matchSignature(bytes) {
   return { assignments };
 }
 
+/**
+ * Whether a chunk may be listed known-good as it is (true, or why not): it matches the signature
+ * with every session export bound under its own name, the match serveChunk assumes for such a chunk.
+ */
+export function knownChunkMatches(bytes) {
+  const match = matchSignature(bytes);
+  if (!match.assignments) return match.reason;
+  const renamed = match.assignments.filter(([local, name]) => local !== name);
+  return (
+    renamed.length === 0 ||
+    `session exports bound under other names: ${renamed.map(([l, n]) => `${n} as ${l}`).join(", ")}`
+  );
+}
+
 /** The loaded source as a string or a Buffer view (no copy). */
 function bytesOf(source) {
   if (typeof source === "string" || Buffer.isBuffer(source)) return source;
@@ -294,15 +320,30 @@ function serveChunk(url, result, bytes) {
   const file = fileURLToPath(url);
   const pi = piPackageOf(file);
   s.version = pi?.version;
-  const match = matchSignature(bytes);
+  const digest = bundleDigest(bytes);
+  // A known-good chunk is a file whose bytes were matched when its digest was recorded, every
+  // session export bound under its own name (scripts/pi-digests.mjs refuses any other): its match
+  // is known (~1.5 ms saved at every start). Other code is matched before it is judged.
+  const match = knownRelease(digest)
+    ? { assignments: SESSION_EXPORTS.map((name) => [name, name]) }
+    : matchSignature(bytes);
   if (!match.assignments) {
     giveUp(`${file} does not match the signature: ${match.reason}`);
     return result;
   }
-  if (!trusted(bundleDigest(bytes), pi, file)) return result;
-  const binary = addonFile();
-  if (!binary) return result;
-  s.addonFile = binary;
+  if (!trusted(digest, pi, file)) return result;
+  // Where the addon is, and whether it loads, is found out when pi first uses its session code
+  // (resolveServed: lib/native.js looks), not here: a run that never opens a session pays nothing
+  // (~5 ms of `pi --version`), and one that does looks once. No binary then means pi's own
+  // originals, said in one line. The debug line names the addon, so with it on the look is here.
+  if (s.debug) {
+    const found = locateAddon();
+    if (!found.file) {
+      giveUp(`the native addon does not load (${found.why})`);
+      return result;
+    }
+    s.addonFile = found.file;
+  }
   s.outcome = { served: true, module: file, names: match.assignments.map(([, name]) => name) };
   // the addon and our JS load when pi first uses its session code (lib/stand-ins.mjs)
   s.patch = standIns(resolveServed, SESSION_EXPORTS, NATIVE_SESSION_VERSION);
@@ -315,21 +356,16 @@ function serveChunk(url, result, bytes) {
   return { ...result, source: patched };
 }
 
-/** The addon file that will load, or undefined after giving up (no binary for this machine). */
-function addonFile() {
+/** Where the addon is (`{ file }`), or why there is none (`{ why }`): lib/binary.js's first candidate. */
+function locateAddon() {
   try {
-    const { candidates } = require("./binary.js");
-    const found = candidates();
-    if (found.files.length) return found.files[0];
-    giveUp(
-      found.explicit
-        ? `the native addon does not load (PI_SESSION_NATIVE_BINARY=${found.explicit} does not exist)`
-        : `the native addon does not load (no binary for ${found.id.describe}${found.tried.length ? `; ${found.tried.join("; ")}` : ""})`,
-    );
+    const found = require("./binary.js").candidates();
+    if (found.files.length) return { file: found.files[0] };
+    if (found.explicit) return { why: `PI_SESSION_NATIVE_BINARY=${found.explicit} does not exist` };
+    return { why: `no binary for ${found.id.describe}${found.tried.length ? `; ${found.tried.join("; ")}` : ""}` };
   } catch (error) {
-    giveUp(`the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`);
+    return { why: String(error?.message ?? error).split("\n")[0] };
   }
-  return undefined;
 }
 
 /**
@@ -338,10 +374,10 @@ function addonFile() {
  */
 function resolveServed() {
   const s = state();
-  const started = performance.now();
+  const started = nowMs();
   try {
     const mod = require(nativeEntry);
-    s.nativeMs = performance.now() - started;
+    s.nativeMs = nowMs() - started;
     if (typeof mod?.SessionManager !== "function") throw new Error(`${nativeEntry} does not export SessionManager`);
     return mod;
   } catch (error) {
@@ -359,7 +395,7 @@ function announce(what, names) {
   const addons = loadedAddons();
   say(
     `${MARKER}: ${what} (pi ${s.version}; ${names ? names.join(", ") : "module redirected"} from ${nativeEntry}; ` +
-      `${addons.length ? `addon ${addons.join(", ")}` : `addon ${s.addonFile ?? "not found"} (loads when pi first uses its session code)`}; ` +
+      `${addons.length ? `addon ${addons.join(", ")}` : `addon ${s.addonFile} (loads when pi first uses its session code)`}; ` +
       `${s.trust}; pid ${process.pid}; hooks ${s.hookMs.toFixed(1)} ms in all)`,
   );
 }
@@ -388,12 +424,12 @@ function redirectUnbundled(url, resolved) {
   if (s.outcome && !s.outcome.served) return resolved;
   if (s.outcome?.served && s.outcome.module !== "unbundled") return resolved;
   if (!s.outcome) {
-    const started = performance.now();
+    const started = nowMs();
     const file = fileURLToPath(url);
     const pi = piPackageOf(file);
     s.version = pi?.version;
     const ok = trusted(moduleDigest(file), pi, file);
-    s.hookMs += performance.now() - started;
+    s.hookMs += nowMs() - started;
     if (!ok || !loadNative()) return resolved;
     s.outcome = { served: true, module: "unbundled" };
     announce(file);
@@ -405,22 +441,31 @@ function loadHook(url, context, nextLoad) {
   const result = nextLoad(url, context);
   if (!isPiDistUrl(url) || state().outcome || result.format !== "module" || result.source == null) return result;
   const s = state();
-  const started = performance.now();
+  const started = nowMs();
   const out = inspectModule(url, result);
-  s.hookMs += performance.now() - started;
+  s.hookMs += nowMs() - started;
   if (s.outcome?.served && out !== result) announce(s.outcome.module, s.outcome.names);
-  if (s.outcome) dropLoadHook();
+  if (s.outcome) dropHooks(s.outcome.module !== "unbundled");
   return out;
 }
 
-function dropLoadHook() {
+/**
+ * Removes the load hook once the chunk is served or refused, and then the resolve hook too unless
+ * it is serving the unbundled module: while any hook is registered, every later `import` and
+ * `require` of the process (pi's lazy chunks, our own ~25 modules at the first session call) goes
+ * through the hook machinery, ~0.1-0.2 ms each. In pi's bundled bin the unbundled module is not
+ * loaded (extensions get the bundle's own exports, jiti's virtual modules).
+ */
+function dropHooks(resolveToo) {
   const s = state();
-  try {
-    s.loadHooks?.deregister?.();
-  } catch {
-    // not removable: it returns at once for every module from now on
+  for (const key of resolveToo ? ["loadHooks", "resolveHooks"] : ["loadHooks"]) {
+    try {
+      s[key]?.deregister?.();
+    } catch {
+      // not removable: it returns at once for every module from now on
+    }
+    s[key] = undefined;
   }
-  s.loadHooks = undefined;
 }
 
 function inspectModule(url, result) {
@@ -478,9 +523,9 @@ export function installHooks({ env = process.env } = {}) {
       );
     return s;
   }
-  registerHooks({ resolve: resolveHook });
-  // the load hook is removed once the chunk is served or refused: the modules pi loads after it
-  // take Node's own path (the resolve hook stays, for the unbundled module)
+  // both are removed once the bundle chunk is served or refused (dropHooks): the modules pi loads
+  // after it take Node's own path
+  s.resolveHooks = registerHooks({ resolve: resolveHook });
   s.loadHooks = registerHooks({ load: loadHook });
   s.installed = true;
   return s;

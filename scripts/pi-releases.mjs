@@ -36,6 +36,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { knownChunkMatches } from "../lib/register-hooks.mjs";
+import { bundleDigest, knownRelease } from "../lib/verify/identity.mjs";
+import { findSessionChunk } from "../lib/verify/locate.mjs";
 import { findNode22 } from "./node22.mjs";
 import { table } from "./pi-suite/judge.mjs";
 import {
@@ -255,6 +258,19 @@ async function serveCheck(version, bin, home) {
   return { served: false, ok: opts.anyVersion, text: `not served: ${status.reason}` };
 }
 
+/**
+ * For a release whose chunk digest is known-good, why the hook's assumed match (every session
+ * export bound under its own name, lib/register-hooks.mjs serveChunk) does not hold; else undefined.
+ */
+function knownChunkProblem(pkgDir) {
+  const chunk = findSessionChunk(pkgDir);
+  if (!chunk) return undefined;
+  const bytes = readFileSync(chunk);
+  if (!knownRelease(bundleDigest(bytes))) return undefined;
+  const why = knownChunkMatches(bytes);
+  return why === true ? undefined : why;
+}
+
 const verifierShipped = existsSync(join(repoRoot, "lib", "verify"));
 async function verify(version, bin, home) {
   const r = await run(node22, [launcher, "--verify", "--all"], {
@@ -315,6 +331,8 @@ for (const row of rows) {
     const serve = await serveCheck(row.version, bin, home);
     result.served = serve.text;
     if (!serve.ok) result.failures.push(`served: ${serve.text}`);
+    const known = knownChunkProblem(pkgDir);
+    if (known) result.failures.push(`known-good chunk: ${known}`);
     if (opts.verify) {
       console.error(`[pi-releases] ${label}: pi-native --verify`);
       const v = await verify(row.version, bin, home);

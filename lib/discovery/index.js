@@ -9,7 +9,20 @@
 // - dirs.js: which directory, which cwd
 const { SessionHeaderScanLimitError, readSessionHeader, readSessionHeaderForOpen } = require("./headers.js");
 const { findMostRecentSession, continueRecentPath, findById } = require("./lookups.js");
-const { list, listAll } = require("./listing.js");
+
+// listing.js and what only it needs (extract.js, session-info.js, progress.js) load on the first
+// list/listAll: opening a session by its path, pi's most common first call, never lists.
+let listing;
+const listingModule = () => {
+  listing ??= require("./listing.js");
+  return listing;
+};
+function list(cwd, sessionDir, onProgress, signal) {
+  return listingModule().list(cwd, sessionDir, onProgress, signal);
+}
+function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+  return listingModule().listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
+}
 
 module.exports = {
   SessionHeaderScanLimitError,
