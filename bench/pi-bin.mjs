@@ -53,6 +53,8 @@
 //
 // Plain and switched runs alternate (plain,switched / switched,plain / ...) after one untimed
 // warm-up run of each (which also checks that the switched process served the native module).
+// Each side has its own TMPDIR (bench/data/pi-bin/tmp-ref, tmp-native), so each keeps its own
+// warm Node compile cache, as a user of either has (piEnv).
 // Every -c run appends to its session; the file is cut back to its generated size after each
 // run. Data is generated once into bench/data/pi-bin (gitignored; ~320 MB, + ~2 GB for picker10k).
 import { execFile, spawnSync } from "node:child_process";
@@ -359,7 +361,22 @@ function piEnv(dirs, how, debug = false) {
   });
   if (how === "native") env.PI_CODING_AGENT_BIN = PI_BIN;
   if (debug) env.PI_SESSION_NATIVE_DEBUG = "1";
+  // pi turns on Node's compile cache (module.enableCompileCache(), in os.tmpdir()), whose entries
+  // are keyed by file: with one folder, plain and switched runs overwrite each other's entry for
+  // the session chunk (pi's bytes vs. the patched ones), so every run of both sides compiled the
+  // 2.6 MB chunk afresh (~100 ms each, hiding the switch's cost). A user runs one or the other:
+  // each side gets its own temp folder, as each kind of user has a warm cache of its own.
+  env.TMPDIR = tmpDirOf(how);
   return env;
+}
+const tmpDirs = new Map();
+function tmpDirOf(how) {
+  if (!tmpDirs.has(how)) {
+    const dir = join(DATA, `tmp-${how}`);
+    mkdirSync(dir, { recursive: true });
+    tmpDirs.set(how, dir);
+  }
+  return tmpDirs.get(how);
 }
 const piArgv = (how, args) => (how === "native" ? [LAUNCHER, ...args] : [PI_BIN, ...args]);
 
@@ -408,6 +425,7 @@ function pickerScript(dirs, how, debug) {
     "PI_CODING_AGENT_BIN",
     "PI_SESSION_NATIVE_DEBUG",
     "PATH",
+    "TMPDIR",
   ];
   const script = join(dirs.root, `picker-${how}${debug ? "-debug" : ""}.sh`);
   writeFileSync(

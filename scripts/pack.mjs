@@ -30,6 +30,7 @@ import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { writeBundle } from "./bundle-js.mjs";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -92,6 +93,8 @@ function findArtifacts(dir) {
 
 /** @param {{ out?: string, artifacts?: string, binaries?: Record<string, string>, requireAll?: boolean, dropOptional?: string[], setVersion?: string }} [options] */
 export function pack({ out, artifacts, binaries = {}, requireAll = false, dropOptional = [], setVersion } = {}) {
+  // lib/bundle.cjs (git-ignored) as the sources give it now: a tarball never ships a stale one
+  writeBundle();
   const mainPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
   const platforms = mainPkg.napi.targets.map((t) => {
     if (!TARGETS[t]) throw new Error(`napi.targets has ${t}, which lib/platform.js does not map`);

@@ -122,6 +122,8 @@ describe.skipIf(!node22)("real pi bin, print mode: reference vs pi-native", () =
       expect(line).toMatch(/dist\/bundle\/chunks\/[^ ]+\.js \(pi /);
       expect(line).toContain("SessionManager");
       expect(line).toContain("buildSessionContext");
+      // from the one-file bundle of index.js and lib/ (scripts/bundle-js.mjs; made before the tests)
+      expect(line).toContain(` from ${join(repoRoot, "lib", "bundle.cjs")}; `);
       const addon = addonInMarker(s.stderr);
       expect(addon, line).toBeTruthy();
       expect(addon.startsWith(repoRoot) || addon.includes("pi-session-native"), addon).toBe(true);

@@ -1,0 +1,39 @@
+// lib/bundle.cjs: index.js and its lib/ modules as one file, which the module hook loads when pi
+// first uses its session code (scripts/bundle-js.mjs; `npm test` makes it first).
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { BUNDLE, bundleText } from "../scripts/bundle-js.mjs";
+import { root } from "./helpers.mjs";
+
+const require = createRequire(import.meta.url);
+
+describe("lib/bundle.cjs", () => {
+  test("is what the sources give now (not stale)", () => {
+    expect(readFileSync(BUNDLE, "utf8") === bundleText(), "stale: run node scripts/bundle-js.mjs").toBe(true);
+  });
+
+  test("exports what index.js exports, of the same kinds and names", () => {
+    const bundled = require(BUNDLE);
+    const sources = require(join(root, "index.js"));
+    expect(Object.keys(bundled).sort()).toEqual(Object.keys(sources).sort());
+    for (const [name, value] of Object.entries(sources)) {
+      expect(typeof bundled[name], name).toBe(typeof value);
+      if (typeof value === "function") expect(bundled[name].name, name).toBe(value.name);
+    }
+    expect(Object.getOwnPropertyNames(bundled.SessionManager.prototype).sort()).toEqual(
+      Object.getOwnPropertyNames(sources.SessionManager.prototype).sort(),
+    );
+    // one addon in the process, whichever copy loaded it
+    const sm = bundled.SessionManager.inMemory("/tmp/p");
+    sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+    expect(sm.getEntries().map((e) => e.type)).toEqual(["message"]);
+  });
+
+  test("reads the package version at run time (scripts/pack.mjs sets it in package.json)", () => {
+    const text = readFileSync(BUNDLE, "utf8");
+    expect(text).toContain('require("../package.json")');
+    expect(text).not.toContain('"devDependencies"');
+  });
+});
