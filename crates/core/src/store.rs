@@ -1149,6 +1149,32 @@ mod tests {
         assert!(!lock.exists());
     }
 
+    /// Sharing within the process does not depend on reading our pid back from the lock file:
+    /// on Windows the holder's mandatory lock makes that read fail. Here the file says another
+    /// pid (an advisory `flock` lets us write it): the second manager still shares, and once the
+    /// holder is gone the lock is taken normally.
+    #[test]
+    fn lock_same_process_is_shared_without_reading_the_pid() {
+        let path = tmp("lock-registry");
+        let g = LockGuard::acquire(&path).expect("lock");
+        let lock = PathBuf::from(format!("{}.lock", path.display()));
+        #[cfg(unix)]
+        {
+            std::fs::write(&lock, "1").expect("overwrite the pid");
+            let shared = LockGuard::acquire(&path).expect("same process, pid not readable as ours");
+            drop(shared);
+            assert!(lock.exists(), "the holder's lock stays");
+        }
+        drop(g);
+        assert!(!lock.exists());
+        let again = LockGuard::acquire(&path).expect("taken again after release");
+        assert_eq!(
+            std::fs::read_to_string(&lock).expect("read"),
+            std::process::id().to_string()
+        );
+        drop(again);
+    }
+
     #[test]
     fn fsync_mode_parsing() {
         assert_eq!(FsyncMode::parse(Some("always")), FsyncMode::Always);

@@ -326,6 +326,33 @@ fn foreign_lock_error(session: &Path, lock_path: &Path, what: &str) -> FsError {
 /// At most this many bytes of a lock file are read (a pid).
 const LOCK_READ_MAX: u64 = 64;
 
+/// The lock files this process holds, as acquired. A second manager of the same process shares
+/// the lock when its path is here, without relying on reading our pid back through a second
+/// handle: on Windows the holder's whole-file `LockFileEx` is mandatory, so that read fails there
+/// (Wine does not enforce it, so `npm run test:cross` cannot show it; the test below makes the
+/// read give another pid instead).
+fn held() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static HELD: std::sync::OnceLock<std::sync::Mutex<Vec<PathBuf>>> = std::sync::OnceLock::new();
+    HELD.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether two lock paths name the same lock: equal, or on Windows equal but for case (NTFS
+/// names are case-insensitive, as pi 1.5.0's path comparisons there).
+fn same_lock_path(a: &Path, b: &Path) -> bool {
+    if cfg!(windows) {
+        a.as_os_str().to_string_lossy().to_lowercase()
+            == b.as_os_str().to_string_lossy().to_lowercase()
+    } else {
+        a == b
+    }
+}
+
+fn held_here(lock_path: &Path) -> bool {
+    held().iter().any(|h| same_lock_path(h, lock_path))
+}
+
 impl LockGuard {
     /// Take `<session>.lock`. The file is created with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode
     /// `0600`, and only a file created so is ever written. An existing lock file is opened
@@ -356,6 +383,7 @@ impl LockGuard {
                     if !same_inode(&lock_path, &f) {
                         continue;
                     }
+                    held().push(lock_path.clone());
                     return Ok(LockGuard {
                         session: session.to_path_buf(),
                         lock_path,
@@ -399,7 +427,7 @@ impl LockGuard {
                     let mut pid = String::new();
                     let _ = (&f).take(LOCK_READ_MAX).read_to_string(&mut pid);
                     let pid = pid.trim().to_string();
-                    if pid == own {
+                    if pid == own || held_here(&lock_path) {
                         return Ok(LockGuard {
                             session: session.to_path_buf(),
                             lock_path,
@@ -462,6 +490,10 @@ impl Drop for LockGuard {
                 let _ = std::fs::remove_file(&self.lock_path);
             }
             drop(f);
+            let mut held = held();
+            if let Some(at) = held.iter().position(|h| h == &self.lock_path) {
+                held.swap_remove(at);
+            }
         }
     }
 }
