@@ -2,7 +2,11 @@
 import { describe, test, expect } from "vitest";
 import { writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ref, nat, tmp, normalizer, j } from "./helpers.mjs";
+import { createRequire } from "node:module";
+import { ref, nat, tmp, normalizer, j, jsonDeep, root } from "./helpers.mjs";
+
+const ourPaths = createRequire(import.meta.url)("../lib/paths.js");
+const refPaths = await import(join(root, "node_modules/@earendil-works/pi-coding-agent/dist/utils/paths.js"));
 
 const H = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}';
 const msg = (id, parent, role, content, extra = "") =>
@@ -108,6 +112,32 @@ describe("tolerant reading", () => {
     for (let i = 0; i < 1000; i++)
       lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i}`));
     both(lines.join("\n") + "\n");
+  });
+  // `j` falls back to `jsonDeep` where JSON.stringify runs out of stack (the deep chain's tree
+  // under node.exe on Windows, the reference's as ours): it must give JSON.stringify's text.
+  test("jsonDeep serializes as JSON.stringify does", () => {
+    const lines = [H];
+    for (let i = 0; i < 200; i++)
+      lines.push(msg(`e${i}`, i ? `e${i - 1}` : null, i % 2 ? "assistant" : "user", `m${i}`));
+    const d = tmp();
+    writeFileSync(join(d, "s.jsonl"), lines.join("\n") + "\n");
+    const rep = (_k, x) => (x === undefined ? "<undefined>" : x);
+    const values = [
+      ref.SessionManager.open(join(d, "s.jsonl")).getTree(),
+      nat.SessionManager.open(join(d, "s.jsonl")).getTree(),
+      { a: undefined, b: [undefined, () => 1, Symbol("s"), Number.NaN, -0, 1e21], c: new Date(0), d: {} },
+      [new Number(1), new String("s\u2028\ud800"), new Boolean(false), [], [[{}]], null, { toJSON: (k) => `k=${k}` }],
+      "plain",
+      7,
+      undefined,
+    ];
+    for (const v of values) {
+      expect(jsonDeep(v, rep)).toBe(JSON.stringify(v, rep));
+      expect(jsonDeep(v, (_k, x) => x)).toBe(JSON.stringify(v));
+    }
+    const cyclic = { a: [] };
+    cyclic.a.push(cyclic);
+    expect(() => jsonDeep(cyclic, (_k, x) => x)).toThrow(TypeError);
   });
   test("duplicate ids (latest wins in byId, first position kept)", () => {
     both([H, msg("a", null, "user", "1"), msg("b", "a", "user", "2"), msg("a", null, "user", "3")].join("\n") + "\n");
@@ -427,6 +457,42 @@ describe("regressions (divergences found by the differential and bad-input suite
     expect(msgs[0]).toEqual(expect.any(String));
     expect(msgs[1]).toBe(msgs[0]);
   });
+  // pi's normalizePath turns Git Bash / MSYS / Cygwin / WSL drive paths into Windows paths on
+  // win32 (reading process.platform at call time): ours too. Checked here with the platform
+  // set to win32 for the call (node:path stays this platform's, for both managers alike).
+  test("Windows shell drive paths (/c/x, /mnt/c/x, /cygdrive/c/x) are normalized as the reference does on win32", () => {
+    const asWin32 = (fn) => {
+      const real = Object.getOwnPropertyDescriptor(process, "platform");
+      Object.defineProperty(process, "platform", { ...real, value: "win32" });
+      try {
+        return fn();
+      } catch (e) {
+        return `throws ${e.constructor.name}: ${e.message}`;
+      } finally {
+        Object.defineProperty(process, "platform", real);
+      }
+    };
+    const inputs = ["/c", "/c/", "/C/Users/me", "/mnt/d/work/x", "/cygdrive/e/a/b", "/cd/x", "/tmp/x", "//srv/share"];
+    for (const p of [...inputs, "/c/x\\y", "c/x", "~", 5]) {
+      const cwds = [ref, nat].map((M) => asWin32(() => M.SessionManager.inMemory(p).getCwd()));
+      expect(cwds[1], String(p)).toBe(cwds[0]);
+    }
+    // The normalized forms themselves, ours and pi's.
+    const forms = inputs.map((p) => asWin32(() => ourPaths.normalizePath(p)));
+    expect(forms).toEqual(inputs.map((p) => asWin32(() => refPaths.normalizePath(p))));
+    expect(forms).toEqual([
+      "C:\\",
+      "C:\\",
+      "C:\\Users\\me",
+      "D:\\work\\x",
+      "E:\\a\\b",
+      "/cd/x",
+      "/tmp/x",
+      "//srv/share",
+    ]);
+    expect(asWin32(() => nat.findMostRecentSession(5))).toBe("throws TypeError: filePath.startsWith is not a function");
+    expect(asWin32(() => ref.findMostRecentSession(5))).toBe("throws TypeError: filePath.startsWith is not a function");
+  });
   test('review: getBranch("") is an empty path (only null/undefined mean the leaf)', () => {
     const r = ref.SessionManager.inMemory("/tmp"),
       n = nat.SessionManager.inMemory("/tmp");
@@ -474,12 +540,18 @@ describe("materialization in batches (entry texts laid out by Rust, parsed per e
   const methods = ["getEntries", "getTree", "getBranch", "buildSessionContext", "buildContextEntries"];
   for (const backed of [undefined, "0"]) {
     for (const batch of [undefined, "1", "700", "5000"]) {
-      test(`same objects as the reference (backed=${backed ?? "no"}, batch=${batch ?? "default"})`, () => {
+      test(`same objects as the reference (backed=${backed ?? "no"}, batch=${batch ?? "default"})`, async () => {
         if (backed) process.env.PI_SESSION_NATIVE_BACKED_MIN = backed;
         if (batch) process.env.PI_SESSION_NATIVE_TEXT_BATCH = batch;
+        // batch=1 lays out every entry as its own batch, each prepared on a new thread: under
+        // Wine a thread costs milliseconds and this test tens of seconds. The event loop turns
+        // between the steps, so that vitest's worker answers its runner (an RPC unanswered for
+        // 60 s fails the run with "Timeout calling onTaskUpdate").
+        const turn = () => new Promise((resolve) => setImmediate(resolve));
         try {
           const bytes = session();
           both(bytes);
+          await turn();
           // Each method first on a fresh session: partial materialization, then the rest.
           const da = tmp(),
             db = tmp();
@@ -491,6 +563,7 @@ describe("materialization in batches (entry texts laid out by Rust, parsed per e
             expect(j(b[m]()), m).toBe(j(a[m]()));
             expect(j(b.getBranch("m120")), m).toBe(j(a.getBranch("m120")));
             expect(j(b.getEntries()), m).toBe(j(a.getEntries()));
+            await turn();
           }
           expect(j(nat.loadEntriesFromFile(join(db, "s.jsonl")))).toBe(j(ref.loadEntriesFromFile(join(da, "s.jsonl"))));
         } finally {

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { getSystemErrorMap } from "node:util";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { tmp } from "./helpers.mjs";
+import { ref, tmp } from "./helpers.mjs";
 
 const binding = createRequire(import.meta.url)("../lib/native.js");
 
@@ -41,16 +41,44 @@ const msg = (id, parentId) =>
   JSON.stringify({ type: "message", id, parentId, timestamp: "t", message: { role: "user", content: id } });
 
 describe("native filesystem errors have Node's shape", () => {
-  // Windows has no ENOTDIR for a path below a file: Node (and so we) report ENOENT there.
+  // Windows has no ENOTDIR for a path below a file: Node reports ENOENT there, and ENOENT is a
+  // missing file, which the load reads as empty (the reference's loadEntriesFromFile returns []
+  // before opening: its existsSync is false). The open error's shape on Windows is the next test's.
   test("open: ENOTDIR (ENOENT on Windows) with errno, code, syscall, path as fs.openSync gives them", () => {
     const p = join(tmp(), "file");
     fs.writeFileSync(p, "x");
     const bad = join(p, "below");
-    const ours = thrown(() => new binding.NativeSession(true).loadFile(bad));
     const node = thrown(() => fs.openSync(bad, "r"));
+    expect(node.code).toBe(win ? "ENOENT" : "ENOTDIR");
+    if (win) {
+      expect(new binding.NativeSession(true).loadFile(bad)).toEqual({ count: 0, repaired: false });
+      expect(ref.loadEntriesFromFile(bad)).toEqual([]);
+      return;
+    }
+    const ours = thrown(() => new binding.NativeSession(true).loadFile(bad));
     expect(shape(ours)).toEqual(shape(node));
     expect(Object.keys(ours)).toEqual(["errno", "code", "syscall", "path"]);
-    expect(ours.errno).toBe(errnoOf(win ? "ENOENT" : "ENOTDIR"));
+    expect(ours.errno).toBe(errnoOf("ENOTDIR"));
+  });
+
+  // Windows: a file another handle opened without sharing (libuv's UV_FS_O_EXLOCK, 0x10000000
+  // in uv/win.h; not in fs.constants) cannot be opened: EBUSY from the open, with the path.
+  test.runIf(win)("open: EBUSY (a file held without sharing, Windows) as fs.openSync gives it", () => {
+    const p = join(tmp(), "held.jsonl");
+    fs.writeFileSync(p, `${H}\n`);
+    const UV_FS_O_EXLOCK = 0x10000000;
+    const held = fs.openSync(p, fs.constants.O_RDONLY | UV_FS_O_EXLOCK);
+    try {
+      const ours = thrown(() => new binding.NativeSession(true).loadFile(p));
+      const node = thrown(() => fs.openSync(p, "r"));
+      expect(shape(ours)).toEqual(shape(node));
+      expect(Object.keys(ours)).toEqual(["errno", "code", "syscall", "path"]);
+      expect(ours.errno).toBe(errnoOf("EBUSY"));
+      // The reference's load throws the same error (its existsSync is true, its openSync fails).
+      expect(shape(thrown(() => ref.loadEntriesFromFile(p)))).toEqual(shape(node));
+    } finally {
+      fs.closeSync(held);
+    }
   });
 
   test("read: EISDIR without a path, as fs.readSync on a descriptor gives it", () => {

@@ -10,10 +10,27 @@ const { existsSync, mkdirSync } = require("node:fs");
 const APP_NAME = "pi";
 const ENV_AGENT_DIR = "PI_CODING_AGENT_DIR";
 
-/** `normalizePath`: expand a leading `~`, turn file:// URLs into paths. */
+/**
+ * On Windows, a drive path as Git Bash, MSYS, Cygwin or WSL write it (`/c`, `/c/x/y`,
+ * `/mnt/c/x`, `/cygdrive/c/x`) becomes the path Windows APIs take (`C:\`, `C:\x\y`); anything
+ * else (`//server`, a path with a backslash, `/tmp`) is left as it is. pi's
+ * `normalizeWindowsShellPath`, which its `normalizePath` applies on Windows first.
+ */
+function windowsShellPath(filePath) {
+  // Named like the reference's parameter: on Windows a non-string path fails here first, with
+  // the reference's TypeError text ("filePath.startsWith is not a function").
+  if (!filePath.startsWith("/") || filePath.startsWith("//") || filePath.includes("\\")) return filePath;
+  const drive = /^\/(?:mnt\/|cygdrive\/)?([a-z])(?:\/(.*))?$/i.exec(filePath);
+  if (drive === null) return filePath;
+  const rest = drive[2] === undefined ? "" : drive[2].split("/").join("\\");
+  return `${drive[1].toUpperCase()}:\\${rest}`;
+}
+
+/** `normalizePath`: Windows shell drive paths, a leading `~`, file:// URLs. */
 function normalizePath(input) {
   // Named like the reference's local so a wrong argument type gives the same TypeError text.
-  const normalized = input;
+  let normalized = input;
+  if (process.platform === "win32") normalized = windowsShellPath(normalized);
   const home = homedir();
   if (normalized === "~") return home;
   if (normalized.startsWith("~/") || (process.platform === "win32" && normalized.startsWith("~\\"))) {

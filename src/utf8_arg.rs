@@ -19,6 +19,9 @@ const ONE_PASS_MAX_UNITS: usize = 1 << 20;
 
 thread_local! {
     /// Reused output buffer (JS thread only; a `FromNapiValue` runs on the thread of its env).
+    // `const` already: clippy 1.97's false positive on windows-gnu (see discovery's
+    // `for_each_line`).
+    #[allow(clippy::missing_const_for_thread_local)]
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 

@@ -65,6 +65,12 @@ in_root() {
     mount -t proc proc "$root/proc"
     mount --rbind /dev "$root/dev"
     mount --bind "$repo" "$root$repo"
+    # A git worktree whose node_modules is a symbolic link to another checkout'"'"'s: that
+    # folder at its own path too (the link resolves inside the root as outside).
+    nm="$(readlink -f "$repo/node_modules" || true)"
+    if [ -n "$nm" ] && [ -d "$nm" ] && [ "$nm" != "$repo/node_modules" ]; then
+      mkdir -p "$root$nm" && mount --bind "$nm" "$root$nm"
+    fi
     # The real pi sessions the JS tests read, where they are (read-only).
     if [ -d "$fixtures" ]; then
       mkdir -p "$root$fixtures" && mount --bind -o ro "$fixtures" "$root$fixtures"

@@ -139,12 +139,13 @@ fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
 /// (`PI_SESSION_NATIVE_BACKED_MIN`, [`crate::config::Settings::backed_min`]).
 pub fn load_file(path: &Path, backed_min: u64) -> Result<Loaded, LoadError> {
     // Opened without blocking (a FIFO) and refused unless a regular file (a device such as
-    // `/dev/zero` would never end); a directory keeps the reference's `EISDIR` on read.
+    // `/dev/zero` would never end). A directory keeps the reference's `EISDIR` from its read:
+    // Node opens a directory on every platform (on Windows too) and fails on the read.
     let f = match crate::safefs::open_regular(path, true) {
         Ok(o) => o.file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
         Err(e) if crate::safefs::is_not_regular(&e) && path.is_dir() => {
-            std::fs::File::open(path).map_err(LoadError::Open)?
+            return Err(LoadError::Read(std::io::ErrorKind::IsADirectory.into()));
         }
         Err(e) => return Err(LoadError::Open(e)),
     };
@@ -405,6 +406,29 @@ mod tests {
         assert_eq!(l.entries.len(), 2);
         assert!(l.unterminated);
         assert!(l.entries[0].is_valid_header());
+    }
+
+    /// A directory fails on the read, as Node's `readSync` on the descriptor `openSync` gave
+    /// (on Windows too, where Node's open of a directory succeeds): `EISDIR`, no path.
+    #[test]
+    fn a_directory_fails_on_the_read_without_a_path() {
+        use crate::error::{Code, errno_of, fs_error};
+        let dir = std::env::temp_dir().join(format!("psn-dir-{}.jsonl", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let e = match load_file(&dir, u64::MAX) {
+            Err(LoadError::Read(e)) => fs_error(&e, "read", &dir).without_path(),
+            other => panic!("expected a read error, got {other:?}"),
+        };
+        assert_eq!(e.code, "EISDIR");
+        assert_eq!(e.message, "EISDIR: illegal operation on a directory, read");
+        let os = e.os.expect("os fields");
+        assert_eq!(
+            (os.errno, os.syscall.as_str(), os.path),
+            (errno_of(Code::Eisdir), "read", None)
+        );
+        let h = crate::discovery::read_header(&dir).expect_err("a directory");
+        assert_eq!(h.message, "EISDIR: illegal operation on a directory, read");
+        let _ = std::fs::remove_dir(&dir);
     }
 
     /// Reads cut at every size from 1 byte up give the entries of a whole-buffer parse.

@@ -7,6 +7,8 @@
 //!   `fstat` on the opened descriptor: anything but a regular file is refused with
 //!   [`not_regular`]. `O_NONBLOCK` makes the open of a FIFO return at once; on a regular
 //!   file it changes nothing.
+//!   On Windows the open has `FILE_FLAG_BACKUP_SEMANTICS` (as libuv's): a directory opens
+//!   and is refused as not regular, as on Unix.
 //! - [`create_exclusive`]: `O_CREAT | O_EXCL | O_NOFOLLOW`, mode given (e.g. `0600`): never
 //!   follows a link, never opens (or truncates) a file that already exists.
 
@@ -80,7 +82,20 @@ pub fn open_regular(path: &Path, follow: bool) -> io::Result<Opened> {
         }
         File::from(rustix::fs::open(path, flags, Mode::empty())?)
     };
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    let file = {
+        use std::os::windows::fs::OpenOptionsExt;
+        // FILE_FLAG_BACKUP_SEMANTICS, as libuv opens every file: a directory opens (std's
+        // plain open is refused with ERROR_ACCESS_DENIED) and is refused below as one, so
+        // callers tell it apart from a permission error as they do on Unix.
+        const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+        let _ = follow;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+            .open(path)?
+    };
+    #[cfg(not(any(unix, windows)))]
     let file = {
         let _ = follow;
         File::open(path)?
