@@ -14,7 +14,10 @@
 # PI_CROSS_SKIP (any of: clippy build core js user), PI_CROSS_CACHE (env.sh),
 # PI_CROSS_PROFILE=dev (addons built without optimization: reuses the std the core tests built,
 # for a quick JS run on a busy machine; release, the default, is what users get).
-# Prints one line per step and a summary; exits 1 if a step failed.
+# Prints one line per step (wall and CPU time, test counts) and, at the end, the run as Markdown
+# tables (steps with wall/CPU time and counts; addons with their size in bytes) to paste into
+# BENCHMARKS.md; all of it also in target/cross/summary.txt. Exits 1 if a step failed.
+# The macOS and musl addons are linked only: nothing here can load them (no macOS, no musl Node).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 TARGETS="${PI_CROSS_TARGETS:-$TARGETS_RUN $TARGETS_LINK}"
