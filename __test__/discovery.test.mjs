@@ -20,6 +20,15 @@ const ref = await import("../node_modules/@earendil-works/pi-coding-agent/dist/c
 const disc = require("../lib/discovery/index.js");
 const { SessionManager } = ref;
 
+// A child Node (this Node's binary). Under QEMU user mode (`npm run test:cross` for arm64, no
+// binfmt_misc) an arm64 program cannot be started directly: PI_TEST_NODE_RUNNER names the
+// emulator command that runs it ("qemu-aarch64 -L /usr/aarch64-linux-gnu").
+const NODE_RUNNER = (process.env.PI_TEST_NODE_RUNNER ?? "").split(" ").filter(Boolean);
+const spawnNode = (args, options) =>
+  NODE_RUNNER.length > 0
+    ? spawnSync(NODE_RUNNER[0], [...NODE_RUNNER.slice(1), process.execPath, ...args], options)
+    : spawnSync(process.execPath, args, options);
+
 const PAST = Date.now() / 1000 - 3600;
 const ts = (i) => new Date(Date.UTC(2024, 0, 1) + i * 60000).toISOString();
 const line = (o) => JSON.stringify(o);
@@ -448,7 +457,7 @@ describe("index: appended files are resumed from their indexed size", () => {
   // telling how many files were resumed instead of re-read.
   function listInChild(dir) {
     const code = `require(${JSON.stringify(path.resolve("lib/discovery/index.js"))}).list("/proj/a", ${JSON.stringify(dir)}).then((r) => process.stdout.write(JSON.stringify(r.map((s) => s.path))))`;
-    const r = spawnSync(process.execPath, ["-e", code], {
+    const r = spawnNode(["-e", code], {
       env: { ...process.env, PI_SESSION_NATIVE_PROFILE: "1", PI_SESSION_NATIVE_NO_INDEX: "" },
       encoding: "utf8",
     });
@@ -539,7 +548,7 @@ describe("a record that cannot become a JS value", () => {
         process.stdout.write(JSON.stringify({ withProgress: withProgress.map((s) => s.path), plain: plain.map((s) => s.path), calls }));
       })();`;
     for (const index of ["", "1"]) {
-      const r = spawnSync(process.execPath, ["-e", code], {
+      const r = spawnNode(["-e", code], {
         env: { ...process.env, PI_SESSION_NATIVE_TEST_UNCONVERTIBLE: "unconv", PI_SESSION_NATIVE_NO_INDEX: index },
         encoding: "utf8",
       });

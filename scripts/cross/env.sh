@@ -59,21 +59,20 @@ log() { printf '[cross %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 in_root() {
   unshare -m --propagation private -- /bin/bash -c '
     set -e
-    root="$1"; repo="$2"; cmd="$3"; fixtures="$4"
+    root="$1"; repo="$2"; cmd="$3"; fixtures="$4"; modules="$5"
     mkdir -p "$root$repo" "$root/proc" "$root/dev" "$root/tmp"
     mkdir -p -m 700 "$root/run/user/0"
     mount -t proc proc "$root/proc"
     mount --rbind /dev "$root/dev"
     mount --bind "$repo" "$root$repo"
-    # A git worktree whose node_modules is a symbolic link to another checkout'"'"'s: that
-    # folder at its own path too (the link resolves inside the root as outside).
-    nm="$(readlink -f "$repo/node_modules" || true)"
-    if [ -n "$nm" ] && [ -d "$nm" ] && [ "$nm" != "$repo/node_modules" ]; then
-      mkdir -p "$root$nm" && mount --bind "$nm" "$root$nm"
-    fi
     # The real pi sessions the JS tests read, where they are (read-only).
     if [ -d "$fixtures" ]; then
       mkdir -p "$root$fixtures" && mount --bind -o ro "$fixtures" "$root$fixtures"
+    fi
+    # A node_modules that is a link out of the repository (a git worktree sharing the main
+    # clone'"'"'s) is mounted where the link points, so that it resolves inside the root too.
+    if [ -n "$modules" ] && [ "$modules" != "$repo/node_modules" ] && [ -d "$modules" ]; then
+      mkdir -p "$root$modules" && mount --bind "$modules" "$root$modules"
     fi
     cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
     # The host'"'"'s CA bundle (a TLS-inspecting proxy'"'"'s CA is in it, not in sid'"'"'s).
@@ -85,7 +84,7 @@ in_root() {
     exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
       XDG_RUNTIME_DIR=/run/user/0 CARGO_HTTP_CAINFO=/etc/ssl/certs/host-ca.crt SSL_CERT_FILE=/etc/ssl/certs/host-ca.crt \
       PATH=/opt/zig:/usr/local/bin:/usr/bin:/bin /bin/bash -c "cd \"\$0\" && $cmd" "$repo"
-  ' in_root "$ROOTFS" "$REPO" "$1" "$FIXTURES"
+  ' in_root "$ROOTFS" "$REPO" "$1" "$FIXTURES" "$(realpath -m "$REPO/node_modules")"
 }
 
 # cargo's target folder for one target, as seen inside the sid root (see the top of this file).

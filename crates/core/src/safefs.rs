@@ -195,20 +195,37 @@ pub fn readable(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    #[cfg(not(target_vendor = "apple"))]
+    fn make_fifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+    }
+
+    // rustix has neither `mknodat` nor `mkfifoat` for macOS (no `*at` form before macOS 13).
+    #[cfg(target_vendor = "apple")]
+    fn make_fifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg("-m")
+            .arg("600")
+            .arg(path)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success(), "mkfifo: {status}");
+    }
+
     #[test]
     fn fifo_and_device_are_refused_without_blocking() {
         let dir = std::env::temp_dir().join(format!("pi-safefs-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
         let fifo = dir.join("f.jsonl");
         let _ = std::fs::remove_file(&fifo);
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("mkfifo");
+        make_fifo(&fifo);
         let e = open_regular(&fifo, true).expect_err("fifo");
         assert!(is_not_regular(&e), "{e}");
         let e = open_regular(Path::new("/dev/zero"), true).expect_err("device");
