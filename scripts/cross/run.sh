@@ -11,7 +11,8 @@
 #               Windows only: the user's path (scripts/cross/windows-user-path.sh)
 #
 # Environment: PI_CROSS_TARGETS (a space-separated subset of the triples),
-# PI_CROSS_SKIP (any of: clippy build core js user), PI_CROSS_CACHE (env.sh),
+# PI_CROSS_SKIP (any of: clippy build core js user), PI_CROSS_CORE_TARGETS (the runnable
+# targets whose core tests run; default: both), PI_CROSS_CACHE (env.sh),
 # PI_CROSS_PROFILE=dev (addons built without optimization: reuses the std the core tests built,
 # for a quick JS run on a busy machine; release, the default, is what users get).
 # Prints one line per step (wall and CPU time, test counts) and, at the end, the run as Markdown
@@ -28,6 +29,7 @@ case "$PROFILE" in
   *) echo "PI_CROSS_PROFILE: release or dev" >&2; exit 2 ;;
 esac
 SKIP=" ${PI_CROSS_SKIP:-} "
+CORE_TARGETS=" ${PI_CROSS_CORE_TARGETS:-$TARGETS_RUN} "
 # The test:binary files that make sense on another platform (install.test.mjs does not: it
 # packs and installs the host's own build through a local registry; the Windows install path
 # is windows-user-path.sh), and native-errors.test.mjs (our errors against Node's own fs
@@ -119,7 +121,7 @@ for t in $TARGETS; do
 
   case " $TARGETS_RUN " in *" $t "*) ;; *) continue ;; esac
 
-  [[ "$SKIP" == *" core "* ]] ||
+  [[ "$SKIP" == *" core "* || "$CORE_TARGETS" != *" $t "* ]] ||
     step "$t" core-tests "$env_t $NICE cargo test $zb -p pi-session-core 2>&1 | cat"
 
   if [[ "$SKIP" != *" js "* ]]; then
