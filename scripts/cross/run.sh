@@ -78,6 +78,8 @@ result_counts() {
   if grep -q '^test result:' "$f"; then
     awk '/^test result:/ { p += $4; fl += $6; ig += $8 } END { printf "%d passed, %d failed, %d ignored (cargo)", p, fl, ig }' "$f"
   else
+    # Colours stripped first (vitest colours its summary even into a file): an unmatched grep
+    # would end the whole run here (set -e, pipefail). "|" would split a Markdown cell: ",".
     sed 's/\x1b\[[0-9;]*m//g' "$f" | grep -E '^ +(Test Files|Tests) ' | sed 's/^ *//; s/  */ /g; s/ | /, /g' | paste -sd ';' - | sed 's/;/; /g' || true
   fi
 }
