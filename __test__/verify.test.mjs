@@ -9,6 +9,7 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -17,9 +18,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { knownChunkMatches, matchSignature, SESSION_EXPORTS } from "../lib/register-hooks.mjs";
+import { knownChunkMatches, matchSignature, othersMayHook, SESSION_EXPORTS } from "../lib/register-hooks.mjs";
 import { runCorpus, surfaceDifferences } from "../lib/verify/corpus.mjs";
 import { loadModules } from "../lib/verify/differential.mjs";
+import { forgetMemo, memoDigest, rememberDigest, statKey } from "../lib/verify/digest-memo.mjs";
 import { bundleDigest, knownRelease, moduleDigest } from "../lib/verify/identity.mjs";
 import { findSessionChunk, findSessionModule, piPackageOf, verifierEnv } from "../lib/verify/locate.mjs";
 import { cacheDir, readVerdict, takeLock, VERIFIER, writeVerdict } from "../lib/verify/verdicts.mjs";
@@ -238,5 +240,107 @@ describe("the hook's reading of pi's chunk", () => {
     const theirs = new Map(exports.map((e) => [e.n, e.ln]));
     expect(mine.size).toBe(theirs.size);
     for (const [name, local] of theirs) expect(mine.get(name), name).toBe(local);
+  });
+});
+
+describe("the chunk digest memo", () => {
+  const envFor = (dir) => ({ PI_SESSION_NATIVE_CACHE_DIR: dir });
+  const FILE = "/pi/dist/bundle/chunks/chunk-X.js";
+  const STAT = "2049:1234:2623685:1796407736834085709:1796407736834085709";
+  const lookup = (env, file = FILE, stat = STAT) => {
+    forgetMemo(); // as a new process: read from the files
+    return memoDigest(file, stat, env);
+  };
+
+  test("a digest recorded is found for the same file at the same stat only", () => {
+    const env = envFor(join(temp(), "cache"));
+    expect(lookup(env)).toBeUndefined();
+    rememberDigest(FILE, STAT, DIGEST, env);
+    expect(lookup(env)).toBe(DIGEST);
+    expect(lookup(env, FILE, STAT.replace(/:1796407736834085709$/, ":1796407736834085710"))).toBeUndefined();
+    expect(lookup(env, "/other/chunk-X.js")).toBeUndefined();
+    if (process.platform !== "win32")
+      expect(statSync(join(env.PI_SESSION_NATIVE_CACHE_DIR, "digests.json")).mode & 0o777).toBe(0o600);
+  });
+
+  test("the stat key: device, inode, size and both times in ns; none on whole-second file systems", () => {
+    const st = { dev: 1n, ino: 2n, size: 3n, mtimeNs: 1_700_000_000_123_456_789n, ctimeNs: 1_700_000_001_000_000_001n };
+    expect(statKey(st)).toBe("1:2:3:1700000000123456789:1700000001000000001");
+    expect(
+      statKey({ ...st, mtimeNs: 1_700_000_000_000_000_000n, ctimeNs: 1_700_000_001_000_000_000n }),
+    ).toBeUndefined();
+    // a real file here: a key, and a write changes it even when the size and mtime are put back
+    const file = join(temp(), "f.js");
+    writeFileSync(file, "var a=1;");
+    const key = statKey(statSync(file, { bigint: true }));
+    const { mtime } = statSync(file);
+    writeFileSync(file, "var b=1;");
+    utimesSync(file, mtime, mtime);
+    const after = statKey(statSync(file, { bigint: true }));
+    if (key !== undefined) expect(after).not.toBe(key);
+  });
+
+  test.each([
+    ["a digest edited", (dir) => editMemo(dir, (r) => Object.assign(r, { digest: `bundle:${"cd".repeat(32)}` }))],
+    ["a stat edited", (dir) => editMemo(dir, (r) => Object.assign(r, { stat: "1:2:3:4:5" }), "1:2:3:4:5")],
+    ["a wrong MAC", (dir) => editMemo(dir, (r) => Object.assign(r, { mac: "00".repeat(32) }))],
+    ["garbage", (dir) => writeFileSync(join(dir, "digests.json"), "{not json", { mode: 0o600 })],
+    ["another key", (dir) => writeFileSync(join(dir, "key"), "11".repeat(32), { mode: 0o600 })],
+  ])("%s reads as no digest", (_what, spoil) => {
+    const dir = join(temp(), "cache");
+    rememberDigest(FILE, STAT, DIGEST, envFor(dir));
+    const stat = spoil(dir) ?? STAT;
+    forgetMemo();
+    expect(memoDigest(FILE, stat, envFor(dir))).toBeUndefined();
+  });
+
+  test.skipIf(process.platform === "win32")("a memo others may write, or a link, is not read", () => {
+    const dir = join(temp(), "cache");
+    rememberDigest(FILE, STAT, DIGEST, envFor(dir));
+    chmodSync(join(dir, "digests.json"), 0o666);
+    expect(lookup(envFor(dir))).toBeUndefined();
+    chmodSync(join(dir, "digests.json"), 0o600);
+    expect(lookup(envFor(dir))).toBe(DIGEST);
+    const link = join(temp(), "link");
+    symlinkSync(dir, link);
+    expect(lookup(envFor(link))).toBeUndefined();
+  });
+
+  test("at most 16 files are kept, the most recent", () => {
+    const env = envFor(join(temp(), "cache"));
+    for (let i = 0; i < 20; i++) rememberDigest(`/pi${i}/chunk.js`, STAT, DIGEST, env);
+    const kept = Object.keys(
+      JSON.parse(readFileSync(join(env.PI_SESSION_NATIVE_CACHE_DIR, "digests.json"), "utf8")).files,
+    );
+    expect(kept).toEqual(Array.from({ length: 16 }, (_, i) => `/pi${i + 4}/chunk.js`));
+    expect(lookup(env, "/pi19/chunk.js")).toBe(DIGEST);
+    expect(lookup(env, "/pi3/chunk.js")).toBeUndefined();
+  });
+});
+
+function editMemo(dir, change, stat) {
+  const file = join(dir, "digests.json");
+  const data = JSON.parse(readFileSync(file, "utf8"));
+  for (const record of Object.values(data.files)) change(record);
+  writeFileSync(file, JSON.stringify(data), { mode: 0o600 });
+  return stat;
+}
+
+describe("whose hooks may run before ours", () => {
+  const own = join(import.meta.dirname, "..", "lib", "register.mjs");
+  test.each([
+    [[], "", false],
+    [["--import", own], "", false],
+    [[`--import=${own}`], "", false],
+    [[], `--import ${own}`, false],
+    [[], "--import pi-session-native/register --max-old-space-size=4096", false],
+    [["--import", "tsx"], "", true],
+    [["--require", "/x/otel.cjs"], "", true],
+    [["-r", "/x/otel.cjs"], "", true],
+    [[], "--loader ts-node/esm", true],
+    [[], `--experimental-loader=/x/l.mjs --import ${own}`, true],
+    [["--enable-source-maps"], "--max-old-space-size=4096", false],
+  ])("execArgv %j, NODE_OPTIONS %j: %s", (execArgv, nodeOptions, expected) => {
+    expect(othersMayHook({ NODE_OPTIONS: nodeOptions }, execArgv)).toBe(expected);
   });
 });

@@ -13,13 +13,19 @@ const { existsSync } = require("node:fs");
 const { platformId, PACKAGE_NAME, BINARY_NAME } = require("./platform.js");
 
 const root = join(__dirname, "..");
-const { version } = require("../package.json");
+let version;
+/** This package's version as installed (read when first asked: the usual start does not need it). */
+function packageVersion() {
+  version ??= require("../package.json").version;
+  return version;
+}
 
 /**
  * The files to try, in order, and why the others were left out:
- * `{ explicit, id, files: string[], tried: string[] }`.
+ * `{ explicit, id, files: string[], tried: string[] }`. `firstOnly`: stop at the first file found
+ * (what a start loads; the rest are listed only when it does not load).
  */
-function candidates() {
+function candidates({ firstOnly = false } = {}) {
   const tried = [];
   const explicit = process.env.PI_SESSION_NATIVE_BINARY;
   const id = platformId();
@@ -27,8 +33,10 @@ function candidates() {
   if (!id.supported) return { id, files: [], tried };
   const files = [];
   const local = join(root, `${BINARY_NAME}.${id.name}.node`);
-  if (existsSync(local)) files.push(local);
-  else tried.push(`${local}: not present (built only in a clone, by \`npm run build\`)`);
+  if (existsSync(local)) {
+    files.push(local);
+    if (firstOnly) return { id, files, tried };
+  } else tried.push(`${local}: not present (built only in a clone, by \`npm run build\`)`);
   const pkg = `${PACKAGE_NAME}-${id.name}`;
   let pkgVersion;
   try {
@@ -37,10 +45,12 @@ function candidates() {
     tried.push(`${pkg}: ${error?.code === "MODULE_NOT_FOUND" ? "not installed" : firstLine(error)}`);
   }
   if (pkgVersion !== undefined) {
-    if (pkgVersion !== version) {
+    if (pkgVersion !== packageVersion()) {
       // The JS adapter and the addon speak one protocol per release: a mismatch would
       // misbehave in ways far harder to read than this.
-      tried.push(`${pkg}@${pkgVersion}: installed, but ${PACKAGE_NAME} is ${version} (they must be the same version)`);
+      tried.push(
+        `${pkg}@${pkgVersion}: installed, but ${PACKAGE_NAME} is ${packageVersion()} (they must be the same version)`,
+      );
     } else {
       try {
         files.push(require.resolve(pkg));
@@ -56,4 +66,4 @@ function firstLine(error) {
   return String(error?.message ?? error).split("\n")[0];
 }
 
-module.exports = { candidates, firstLine, version, PACKAGE_NAME };
+module.exports = { candidates, firstLine, packageVersion, PACKAGE_NAME };

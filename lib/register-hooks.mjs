@@ -28,10 +28,12 @@
 // does not load, nothing is changed (pi runs unmodified) and one line on stderr says why, once per
 // process. PI_SESSION_NATIVE=0 keeps the hooks from being installed; PI_SESSION_NATIVE_DEBUG=1
 // prints `[pi-session-native] serving session-manager: ...` once.
-import { existsSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
+import { resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 import { standIns } from "./stand-ins.mjs";
+import { memoDigest, rememberDigest, statKey } from "./verify/digest-memo.mjs";
 import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
 import { CLASS_SIGNATURE, piPackageOf, SESSION_EXPORTS, verifierEnv } from "./verify/locate.mjs";
 
@@ -317,25 +319,32 @@ function isPiDistUrl(url) {
   return url.startsWith("file:") && url.endsWith(".js") && url.includes("/pi-coding-agent/dist/");
 }
 
-function serveChunk(url, result, bytes) {
+/**
+ * Serves the candidate chunk at `url` (`bytes` as loaded) when its session code is trusted: returns
+ * the load result with the stand-ins appended, or `result` as it was. `read` is this hook's own
+ * read of the file (readWithRoom), when it made one; `remembered` the chunk's digest from the memo.
+ */
+function serveChunk(url, result, bytes, read, remembered) {
   const s = state();
   s.seenCandidate = true;
   if (s.outcome) return result; // served already (a second copy would not be ours) or gave up
   const file = fileURLToPath(url);
-  const pi = piPackageOf(file);
+  const digest = remembered ?? bundleDigest(bytes);
+  const release = knownRelease(digest);
+  // pi's package (its version, for the lines) is looked up where a line may need it: a known-good
+  // chunk is served without it unless the debug line names the version
+  const pi = release && !s.debug ? undefined : piPackageOf(file);
   s.version = pi?.version;
-  const digest = bundleDigest(bytes);
   // A known-good chunk is a file whose bytes were matched when its digest was recorded, every
   // session export bound under its own name (scripts/pi-digests.mjs refuses any other): its match
   // is known (~1.5 ms saved at every start). Other code is matched before it is judged.
-  const match = knownRelease(digest)
-    ? { assignments: SESSION_EXPORTS.map((name) => [name, name]) }
-    : matchSignature(bytes);
+  const match = release ? { assignments: SESSION_EXPORTS.map((name) => [name, name]) } : matchSignature(bytes);
   if (!match.assignments) {
     giveUp(`${file} does not match the signature: ${match.reason}`);
     return result;
   }
   if (!trusted(digest, pi, file)) return result;
+  if (remembered !== undefined) s.trust += ", digest remembered from an earlier start";
   // Where the addon is, and whether it loads, is found out when pi first uses its session code
   // (resolveServed: lib/native.js looks), not here: a run that never opens a session pays nothing
   // (~5 ms of `pi --version`), and one that does looks once. No binary then means pi's own
@@ -348,6 +357,13 @@ function serveChunk(url, result, bytes) {
     }
     s.addonFile = found.file;
   }
+  if (release && read?.stat && remembered === undefined) {
+    try {
+      rememberDigest(file, read.stat, digest, s.env);
+    } catch {
+      // no cache folder (read-only home, ...): the chunk is hashed at every start, as before
+    }
+  }
   s.outcome = { served: true, module: file, names: match.assignments.map(([, name]) => name) };
   // the addon and our JS load when pi first uses its session code (lib/stand-ins.mjs)
   s.patch = standIns(resolveServed, SESSION_EXPORTS, NATIVE_SESSION_VERSION);
@@ -355,15 +371,21 @@ function serveChunk(url, result, bytes) {
   const originals = match.assignments.map(([local, name]) => `${name}:${local}`).join(",");
   const body = match.assignments.map(([local, name]) => `${local}=__psn.${name}`).join(";");
   const appended = `\n;{const __s=${key},__psn=__s?.patch;if(__psn){__s.originals={${originals}};${body};__s.applied=true}}\n`;
-  // hand back bytes when given bytes: Node decodes the module source itself
-  const patched = typeof bytes === "string" ? bytes + appended : Buffer.concat([bytes, Buffer.from(appended, "utf8")]);
-  return { ...result, source: patched };
+  // hand back bytes when given bytes (Node decodes the module source itself); into the room left
+  // after our own read when it fits, so the 2.6 MB chunk is not copied again (~2 ms)
+  if (typeof bytes === "string") return { ...result, source: bytes + appended };
+  const tail = Buffer.from(appended, "utf8");
+  if (read && read.buffer.length - read.length >= tail.length) {
+    tail.copy(read.buffer, read.length);
+    return { ...result, source: read.buffer.subarray(0, read.length + tail.length) };
+  }
+  return { ...result, source: Buffer.concat([bytes, tail]) };
 }
 
 /** Where the addon is (`{ file }`), or why there is none (`{ why }`): lib/binary.js's first candidate. */
 function locateAddon() {
   try {
-    const found = require("./binary.js").candidates();
+    const found = require("./binary.js").candidates({ firstOnly: true });
     if (found.files.length) return { file: found.files[0] };
     if (found.explicit) return { why: `PI_SESSION_NATIVE_BINARY=${found.explicit} does not exist` };
     return { why: `no binary for ${found.id.describe}${found.tried.length ? `; ${found.tried.join("; ")}` : ""}` };
@@ -443,15 +465,57 @@ function redirectUnbundled(url, resolved) {
 }
 
 function loadHook(url, context, nextLoad) {
-  const result = nextLoad(url, context);
-  if (!isPiDistUrl(url) || state().outcome || result.format !== "module" || result.source == null) return result;
+  if (!isPiDistUrl(url) || state().outcome) return nextLoad(url, context);
   const s = state();
   const started = nowMs();
-  const out = inspectModule(url, result);
-  s.hookMs += nowMs() - started;
+  const read = s.ownReads && context?.format === "module" && ownReadable(url) ? readWithRoom(url) : undefined;
+  const readMs = nowMs() - started;
+  const result = read ? { format: "module", source: read.bytes, shortCircuit: true } : nextLoad(url, context);
+  if (result.format !== "module" || result.source == null) return result;
+  const inspected = nowMs();
+  const out = inspectModule(url, result, read);
+  // the hooks' own work (the debug line): a read of ours stands for the one Node would have made
+  s.hookMs += nowMs() - inspected + (read ? 0 : inspected - started - readMs);
   if (s.outcome?.served && out !== result) announce(s.outcome.module, s.outcome.names);
   if (s.outcome) dropHooks(s.outcome.module !== "unbundled");
   return out;
+}
+
+/** Bytes of room after the file in our own read: the stand-ins' assignments are ~700. */
+const ROOM = 4096;
+const ownReadable = (url) => !url.endsWith(UNBUNDLED_SUFFIX) && !url.includes("?") && !url.includes("#");
+
+/**
+ * Reads pi's module at `url` as Node's own load would (the whole regular file), into a buffer with
+ * ROOM bytes to spare, and gives `{ bytes, buffer, length, stat }`: `stat` is the digest memo's key
+ * (lib/verify/digest-memo.mjs) when the file's stat was the same before and after the read, so the
+ * bytes are the file at that stat. undefined when anything is unusual (not a regular file, an
+ * error, the file grew while read): Node's own load then reads it, with its own errors.
+ */
+function readWithRoom(url) {
+  let fd;
+  try {
+    fd = openSync(fileURLToPath(url), "r");
+    const before = fstatSync(fd, { bigint: true });
+    if (!before.isFile()) return undefined;
+    const size = Number(before.size);
+    const buffer = Buffer.allocUnsafeSlow(size + ROOM);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > size) return undefined;
+    }
+    const after = fstatSync(fd, { bigint: true });
+    const key = statKey(after);
+    const stat = length === size && key !== undefined && key === statKey(before) ? key : undefined;
+    return { bytes: buffer.subarray(0, length), buffer, length, stat };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /**
@@ -473,7 +537,7 @@ function dropHooks(resolveToo) {
   }
 }
 
-function inspectModule(url, result) {
+function inspectModule(url, result, read) {
   const s = state();
   // the unbundled module itself is handled by the resolve hook (loaded only when not redirected)
   if (url.endsWith(UNBUNDLED_SUFFIX)) return result;
@@ -492,11 +556,46 @@ function inspectModule(url, result) {
   }
   try {
     const bytes = bytesOf(result.source);
-    if (bytes === undefined || !isCandidate(bytes)) return result;
-    return serveChunk(url, result, bytes);
+    if (bytes === undefined) return result;
+    // a file the memo knows (the chunk served at a start before, unchanged since) is the chunk: no
+    // need to look for the class in it (~0.6 ms)
+    const memo = read?.stat ? memoDigest(fileURLToPath(url), read.stat, s.env) : undefined;
+    const remembered = memo !== undefined && knownRelease(memo) ? memo : undefined;
+    if (remembered === undefined && !isCandidate(bytes)) return result;
+    return serveChunk(url, result, bytes, read, remembered);
   } catch (error) {
     giveUp(`internal error in the load hook for ${url} (${String(error?.message ?? error).split("\n")[0]})`);
     return result;
+  }
+}
+
+const ownRegister = fileURLToPath(new URL("./register.mjs", import.meta.url));
+const PRELOAD_FLAG = /^(--import|--require|-r|--loader|--experimental-loader)(?:=(.*))?$/;
+
+/**
+ * Whether someone else's module hook may sit before ours in the chain, so that the load hook must
+ * hand pi's modules on to the next hook rather than read them itself (readWithRoom): any code Node
+ * runs before the main module (--import, --require, --loader, on the command line or in
+ * NODE_OPTIONS) other than this package's own register.mjs may have registered one. Arguments it
+ * cannot read (quoted paths with spaces) count as someone else's.
+ */
+export function othersMayHook(env, execArgv) {
+  const args = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/).filter(Boolean)];
+  for (let i = 0; i < args.length; i++) {
+    const flag = PRELOAD_FLAG.exec(args[i]);
+    if (!flag) continue;
+    const value = flag[2] ?? args[++i] ?? "";
+    if (!isOwnRegister(value)) return true;
+  }
+  return false;
+}
+
+function isOwnRegister(value) {
+  if (value === "pi-session-native/register") return true;
+  try {
+    return resolvePath(value.startsWith("file:") ? fileURLToPath(value) : value) === ownRegister;
+  } catch {
+    return false;
   }
 }
 
@@ -528,6 +627,7 @@ export function installHooks({ env = process.env } = {}) {
       );
     return s;
   }
+  s.ownReads = !othersMayHook(env, process.execArgv);
   // both are removed once the bundle chunk is served or refused (dropHooks): the modules pi loads
   // after it take Node's own path
   s.resolveHooks = registerHooks({ resolve: resolveHook });

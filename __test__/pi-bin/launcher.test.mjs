@@ -1,6 +1,6 @@
 // bin/pi-native.mjs as a user meets it: it finds the `pi` on PATH through symlinks, keeps pi's
 // exit codes, signals and the caller's NODE_OPTIONS, and says clearly when there is no pi.
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import {
@@ -80,6 +80,36 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("preloaded by NODE_OPTIONS");
     expect(r.stderr).toContain(MARKER);
+  });
+
+  test("a module hook registered before ours still sees pi's modules, the session chunk included", async () => {
+    // Without other preloads the load hook reads pi's modules itself (room for the stand-ins, the
+    // digest memo); with one it must hand every module to the next hook, as Node's chain does.
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const seen = join(root, "seen.txt");
+    const pre = join(root, "pre.mjs");
+    writeFileSync(
+      pre,
+      [
+        'import { appendFileSync } from "node:fs";',
+        'import { registerHooks } from "node:module";',
+        "registerHooks({",
+        "  load(url, context, nextLoad) {",
+        `    if (url.includes("/pi-coding-agent/dist/bundle/")) appendFileSync(${JSON.stringify(seen)}, url + "\\n");`,
+        "    return nextLoad(url, context);",
+        "  },",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    const r = await runPi(root, "native", ["--version"], { env: { NODE_OPTIONS: `--import ${pre}` } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(piVersion);
+    expect(markerCount(r.stderr), r.stderr).toBe(1);
+    const served = /serving session-manager: (\S+) /.exec(r.stderr)?.[1];
+    expect(served, r.stderr).toMatch(/chunk-[^/]*\.js$/);
+    const urls = readFileSync(seen, "utf8").trim().split("\n");
+    expect(urls.some((u) => u.endsWith(served.split("/").pop()))).toBe(true);
   });
 
   test("SIGTERM reaches pi (rpc mode shuts down the same way as plain pi)", async () => {

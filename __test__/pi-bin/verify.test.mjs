@@ -6,9 +6,12 @@
 //     not served at first, verified in the background, then served from the next start;
 //   - a copy whose session behaviour changed (labels stored with a suffix) is never served, and its
 //     line says which operation differed; `pi-native --verify` prints the report and exits 1;
-//   - a copy whose SessionManager has a method ours lacks is never served, and its line says so.
+//   - a copy whose SessionManager has a method ours lacks is never served, and its line says so;
+//   - a copy served before (its chunk's digest remembered, lib/verify/digest-memo.mjs) whose chunk
+//     then changes in place, same size and mtime put back, is not served: the memo does not vouch
+//     for it.
 // Every run has its own HOME, so its own verdict cache (~/.cache/pi-session-native).
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
@@ -29,6 +32,7 @@ const failLines = (stderr) => stderr.split("\n").filter((l) => l.includes("[pi-s
 // the override would serve unverified code: these runs are about verification
 const env = { PI_SESSION_NATIVE_ANY_VERSION: undefined };
 const verdictsFile = (root) => join(root, "home", ".cache", "pi-session-native", "verdicts.json");
+const memoFile = (root) => join(root, "home", ".cache", "pi-session-native", "digests.json");
 
 /** Waits until the verdict cache of `root` holds `count` verdicts (the background verifier's). */
 async function waitForVerdicts(root, count, ms = 180_000) {
@@ -151,6 +155,32 @@ describe.skipIf(!node22)("pi served by what its session code is", () => {
       const line = await unmodified(root, copy.bin, "second start");
       expect(line).toContain("API surface: SessionManager#archiveBranch is missing");
       expect(line).not.toContain(MARKER);
+    },
+    TIMEOUT,
+  );
+
+  test(
+    "a remembered chunk changed in place (same size, mtime put back): hashed again, not served",
+    async () => {
+      const copy = copyPiPackage();
+      const root = makeRoot("piverify-", server.baseUrl);
+      const first = await served(root, copy.bin, "first start");
+      expect(first).not.toContain("digest remembered");
+      const memo = JSON.parse(readFileSync(memoFile(root), "utf8"));
+      expect(Object.keys(memo.files)).toEqual([copy.chunk]);
+      const second = await served(root, copy.bin, "second start");
+      expect(second).toContain("digest remembered from an earlier start");
+      // a behaviour change of the same length, written into the same file, its mtime put back
+      const before = statSync(copy.chunk);
+      const edited = copy.original.replace("getLeafId(){return this.leafId}", "getLeafId(){return this.leafID}");
+      expect(edited).not.toBe(copy.original);
+      expect(edited.length).toBe(copy.original.length);
+      writeFileSync(copy.chunk, edited);
+      utimesSync(copy.chunk, before.atime, before.mtime);
+      expect(statSync(copy.chunk).size).toBe(before.size);
+      const line = await unmodified(root, copy.bin, "after the change");
+      expect(line).toContain("is new to this package");
+      expect(line).toContain(copy.chunk);
     },
     TIMEOUT,
   );
