@@ -25,7 +25,7 @@ const NS_PER_S = 1_000_000_000n;
 /**
  * The memo key of a file from its `fstat(..., { bigint: true })`, or undefined where the file
  * system's times are too coarse to tell two writes apart.
- * @param {import("node:fs").BigIntStats} st
+ * @param {Pick<import("node:fs").BigIntStats, "dev" | "ino" | "size" | "mtimeNs" | "ctimeNs">} st
  */
 export function statKey(st) {
   if (st.mtimeNs % NS_PER_S === 0n && st.ctimeNs % NS_PER_S === 0n) return undefined;
