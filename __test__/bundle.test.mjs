@@ -1,10 +1,12 @@
 // lib/bundle.cjs: index.js and its lib/ modules as one file, which the module hook loads when pi
-// first uses its session code (scripts/bundle-js.mjs; `npm test` makes it first).
+// first uses its session code; lib/launcher.bundle.mjs: the launcher and the hook modules as one
+// file, which bin/pi-native.mjs and lib/register.mjs load (scripts/bundle-js.mjs; `npm test` makes
+// both first).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { BUNDLE, bundleText } from "../scripts/bundle-js.mjs";
+import { BUNDLE, bundleText, LAUNCHER_BUNDLE } from "../scripts/bundle-js.mjs";
 import { root } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
@@ -35,5 +37,25 @@ describe("lib/bundle.cjs", () => {
     const text = readFileSync(BUNDLE, "utf8");
     expect(text).toContain('require("../package.json")');
     expect(text).not.toContain('"devDependencies"');
+  });
+});
+
+describe("lib/launcher.bundle.mjs", () => {
+  test("is what the sources give now (not stale)", () => {
+    expect(
+      readFileSync(LAUNCHER_BUNDLE, "utf8") === bundleText(LAUNCHER_BUNDLE),
+      "stale: run node scripts/bundle-js.mjs",
+    ).toBe(true);
+  });
+
+  test("exports what lib/launcher.mjs exports, and is one module (only node: builtins imported)", async () => {
+    const bundled = await import(LAUNCHER_BUNDLE);
+    const sources = await import(join(root, "lib", "launcher.mjs"));
+    expect(Object.keys(bundled).sort()).toEqual(Object.keys(sources).sort());
+    expect(Object.keys(bundled).sort()).toEqual(["installHooks", "launch"]);
+    const text = readFileSync(LAUNCHER_BUNDLE, "utf8");
+    const imported = [...text.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+    expect(imported.length).toBeGreaterThan(0);
+    expect(imported.filter((s) => !s.startsWith("node:"))).toEqual([]);
   });
 });

@@ -169,6 +169,11 @@ describe("npm install pi-session-native from a registry, without Rust", () => {
       "index.d.ts",
       "lib/native.js",
       "lib/platform.js",
+      // what every pi start through the switch loads (scripts/bundle-js.mjs, made by pack.mjs)
+      "lib/bundle.cjs",
+      "lib/launcher.bundle.mjs",
+      "lib/launcher.mjs",
+      "bin/pi-native.mjs",
       "bin/pi-session.mjs",
       "LICENSE",
       "README.md",

@@ -54,7 +54,7 @@
 // Plain and switched runs alternate (plain,switched / switched,plain / ...) after one untimed
 // warm-up run of each (which also checks that the switched process served the native module).
 // Each side has its own TMPDIR (bench/data/pi-bin/tmp-ref, tmp-native), so each keeps its own
-// warm Node compile cache, as a user of either has (piEnv).
+// warm Node compile cache, as a user of either has (piEnv); both are emptied when the run starts.
 // Every -c run appends to its session; the file is cut back to its generated size after each
 // run. Data is generated once into bench/data/pi-bin (gitignored; ~320 MB, + ~2 GB for picker10k).
 import { execFile, spawnSync } from "node:child_process";
@@ -372,7 +372,10 @@ function piEnv(dirs, how, debug = false) {
 const tmpDirs = new Map();
 function tmpDirOf(how) {
   if (!tmpDirs.has(how)) {
+    // emptied at the start of every run: both caches are then made by the same runs (the first
+    // row's warm-ups), as V8 keeps in a cache the functions compiled by the run that wrote it
     const dir = join(DATA, `tmp-${how}`);
+    rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     tmpDirs.set(how, dir);
   }

@@ -73,6 +73,8 @@ const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 const esmEntry = new URL("../index.mjs", import.meta.url).href;
 const verifierCli = fileURLToPath(new URL("./verify/cli.mjs", import.meta.url));
 const require = createRequire(import.meta.url);
+// which copy of the hooks runs (the debug line): this file, or lib/launcher.bundle.mjs
+const hooksFile = fileURLToPath(import.meta.url);
 
 function say(line) {
   try {
@@ -423,7 +425,7 @@ function announce(what, names) {
   say(
     `${MARKER}: ${what} (pi ${s.version}; ${names ? names.join(", ") : "module redirected"} from ${names ? servedEntry() : nativeEntry}; ` +
       `${addons.length ? `addon ${addons.join(", ")}` : `addon ${s.addonFile} (loads when pi first uses its session code)`}; ` +
-      `${s.trust}; pid ${process.pid}; hooks ${s.hookMs.toFixed(1)} ms in all)`,
+      `${s.trust}; pid ${process.pid}; hooks in ${hooksFile}, ${s.hookMs.toFixed(1)} ms in all)`,
   );
 }
 

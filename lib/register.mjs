@@ -6,6 +6,11 @@
 // from this package. Fail-safe: when it cannot serve, pi runs unmodified and one stderr line says
 // why. PI_SESSION_NATIVE=0 turns it off; PI_SESSION_NATIVE_DEBUG=1 prints
 // `[pi-session-native] serving session-manager: ...` once.
-import { installHooks } from "./register-hooks.mjs";
+//
+// The hooks come from lib/launcher.bundle.mjs (the hook modules as one file, scripts/bundle-js.mjs)
+// when it was made, else from the sources.
+import { existsSync } from "node:fs";
 
+const bundled = new URL("./launcher.bundle.mjs", import.meta.url);
+const { installHooks } = await import(existsSync(bundled) ? bundled.href : "./register-hooks.mjs");
 installHooks();

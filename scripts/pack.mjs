@@ -93,7 +93,8 @@ function findArtifacts(dir) {
 
 /** @param {{ out?: string, artifacts?: string, binaries?: Record<string, string>, requireAll?: boolean, dropOptional?: string[], setVersion?: string }} [options] */
 export function pack({ out, artifacts, binaries = {}, requireAll = false, dropOptional = [], setVersion } = {}) {
-  // lib/bundle.cjs (git-ignored) as the sources give it now: a tarball never ships a stale one
+  // lib/bundle.cjs and lib/launcher.bundle.mjs (git-ignored) as the sources give them now: a
+  // tarball never ships a stale one
   writeBundle();
   const mainPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
   const platforms = mainPkg.napi.targets.map((t) => {

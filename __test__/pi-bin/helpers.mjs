@@ -129,8 +129,8 @@ export function piEnv(root, how, extra = {}) {
 }
 
 /** argv (after node22) for one way of starting pi. */
-export function piArgv(how, args, bin = piBin) {
-  return how === "native" ? [launcher, ...args] : [bin, ...args];
+export function piArgv(how, args, bin = piBin, launcherFile = launcher) {
+  return how === "native" ? [launcherFile, ...args] : [bin, ...args];
 }
 
 /**
@@ -138,13 +138,13 @@ export function piArgv(how, args, bin = piBin) {
  * @param {string} root
  * @param {string} how
  * @param {string[]} args
- * @param {{ cwd?: string, bin?: string, env?: NodeJS.ProcessEnv, timeout?: number }} [options]
+ * @param {{ cwd?: string, bin?: string, env?: NodeJS.ProcessEnv, timeout?: number, launcherFile?: string }} [options] launcherFile: another file than bin/pi-native.mjs to start as the launcher
  */
-export function runPi(root, how, args, { cwd = join(root, "project"), bin, env, timeout = 90_000 } = {}) {
+export function runPi(root, how, args, { cwd = join(root, "project"), bin, env, timeout = 90_000, launcherFile } = {}) {
   return new Promise((resolvePromise) => {
     const child = execFile(
       node22,
-      piArgv(how, args, bin),
+      piArgv(how, args, bin, launcherFile),
       { cwd, env: piEnv(root, how, { bin, env }), timeout, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         resolvePromise({ args, code: error ? (error.code ?? 1) : 0, signal: error?.signal ?? null, stdout, stderr });

@@ -2,6 +2,7 @@
 // exit codes, signals and the caller's NODE_OPTIONS, and says clearly when there is no pi.
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import {
   cleanup,
@@ -110,6 +111,28 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     expect(served, r.stderr).toMatch(/chunk-[^/]*\.js$/);
     const urls = readFileSync(seen, "utf8").trim().split("\n");
     expect(urls.some((u) => u.endsWith(served.split("/").pop()))).toBe(true);
+  });
+
+  test("from the sources (where lib/launcher.bundle.mjs was not made) it serves pi the same", async () => {
+    // bin/pi-native.mjs loads the bundle when it is there (always, after `npm test`'s pretest):
+    // this stub takes the path it takes without one
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const stub = join(root, "pi-native-sources.mjs");
+    const sources = join(import.meta.dirname, "..", "..", "lib", "launcher.mjs");
+    writeFileSync(
+      stub,
+      `import { launch } from ${JSON.stringify(pathToFileURL(sources).href)};\nawait launch(import.meta.url);\n`,
+    );
+    const r = await runPi(root, "native", ["--version"], { launcherFile: stub });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(piVersion);
+    expect(markerCount(r.stderr), r.stderr).toBe(1);
+    expect(r.stderr).toContain(`hooks in ${join(import.meta.dirname, "..", "..", "lib", "register-hooks.mjs")}, `);
+    // and the bin file itself: the bundle
+    const bundled = await runPi(root, "native", ["--version"]);
+    expect(bundled.stderr).toContain(
+      `hooks in ${join(import.meta.dirname, "..", "..", "lib", "launcher.bundle.mjs")}, `,
+    );
   });
 
   test("SIGTERM reaches pi (rpc mode shuts down the same way as plain pi)", async () => {
