@@ -33,6 +33,13 @@ describe("lib/bundle.cjs", () => {
     expect(sm.getEntries().map((e) => e.type)).toEqual(["message"]);
   });
 
+  test("its module bodies are function expressions V8 compiles with the top level (so the compile cache keeps them)", () => {
+    const text = readFileSync(BUNDLE, "utf8");
+    const wrappers = text.match(/= __commonJS\(\{$/gm)?.length ?? 0;
+    expect(wrappers).toBeGreaterThan(10);
+    expect(text.match(/^ {2}"[^"\n]+\.js": \(function\(exports\d*, module\d*\) \{$/gm)?.length).toBe(wrappers);
+  });
+
   test("reads the package version at run time (scripts/pack.mjs sets it in package.json)", () => {
     const text = readFileSync(BUNDLE, "utf8");
     expect(text).toContain('require("../package.json")');
