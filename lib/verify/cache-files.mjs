@@ -59,6 +59,23 @@ export function readOwned(path, kind = "file") {
 }
 
 /**
+ * The records of the user's own JSON file `path`, `{ format, <field>: { ... } }`: its `field`
+ * object when the file is there, parses and has this `format`, else `{}` (a corrupt, foreign or
+ * planted file reads as empty).
+ */
+export function readRecords(path, format, field) {
+  const text = readOwned(path);
+  if (!text) return {};
+  try {
+    const data = JSON.parse(text);
+    const records = data?.format === format ? data[field] : undefined;
+    return typeof records === "object" && records !== null ? records : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
  * Writes `text` to `path` through a temp file and a rename (readers see the old or the new file).
  * `sync: false` skips the fsync, for a file that is only a shortcut (a torn one reads as absent).
  */

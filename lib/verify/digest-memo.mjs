@@ -15,7 +15,7 @@
 // MAX_FILES paths (pi installs) are kept, the most recently recorded.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { join } from "node:path";
-import { cacheDir, ensureDir, keyFor, owned, readKey, readOwned, writeAtomic } from "./cache-files.mjs";
+import { cacheDir, ensureDir, keyFor, owned, readKey, readRecords, writeAtomic } from "./cache-files.mjs";
 
 const FORMAT = 1;
 const FILE = "digests.json";
@@ -47,15 +47,7 @@ function macOk(key, file, record) {
 }
 
 function readFiles(dir) {
-  const text = readOwned(join(dir, FILE));
-  if (!text) return {};
-  try {
-    const data = JSON.parse(text);
-    if (data?.format !== FORMAT || typeof data.files !== "object" || data.files === null) return {};
-    return data.files;
-  } catch {
-    return {};
-  }
+  return readRecords(join(dir, FILE), FORMAT, "files");
 }
 
 // read once per process (a start looks up each of pi's first modules)

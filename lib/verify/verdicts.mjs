@@ -14,7 +14,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { lstatSync, rmSync, openSync, writeSync, closeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { cacheDir, ensureDir, keyFor, owned, readKey, readOwned, writeAtomic } from "./cache-files.mjs";
+import { cacheDir, ensureDir, keyFor, owned, readKey, readRecords, writeAtomic } from "./cache-files.mjs";
 
 export { cacheDir };
 
@@ -31,15 +31,7 @@ function mac(key, digest, record) {
 }
 
 function readAll(dir) {
-  const text = readOwned(join(dir, "verdicts.json"));
-  if (!text) return {};
-  try {
-    const data = JSON.parse(text);
-    if (data?.format !== FORMAT || typeof data.verdicts !== "object" || data.verdicts === null) return {};
-    return data.verdicts;
-  } catch {
-    return {};
-  }
+  return readRecords(join(dir, "verdicts.json"), FORMAT, "verdicts");
 }
 
 /**
