@@ -469,15 +469,13 @@ function redirectUnbundled(url, resolved) {
 function loadHook(url, context, nextLoad) {
   if (!isPiDistUrl(url) || state().outcome) return nextLoad(url, context);
   const s = state();
-  const started = nowMs();
   const read = s.ownReads && context?.format === "module" && ownReadable(url) ? readWithRoom(url) : undefined;
-  const readMs = nowMs() - started;
   const result = read ? { format: "module", source: read.bytes, shortCircuit: true } : nextLoad(url, context);
   if (result.format !== "module" || result.source == null) return result;
-  const inspected = nowMs();
+  // the hooks' own work (the debug line): the read, ours or Node's, is what plain pi does too
+  const started = nowMs();
   const out = inspectModule(url, result, read);
-  // the hooks' own work (the debug line): a read of ours stands for the one Node would have made
-  s.hookMs += nowMs() - inspected + (read ? 0 : inspected - started - readMs);
+  s.hookMs += nowMs() - started;
   if (s.outcome?.served && out !== result) announce(s.outcome.module, s.outcome.names);
   if (s.outcome) dropHooks(s.outcome.module !== "unbundled");
   return out;
