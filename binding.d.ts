@@ -123,6 +123,18 @@ export declare class NativeSession {
    * `JSON.parse("[" + text + "]")` gives the readable entries. Default `TextForm.Whole`.
    */
   linesText(indices: Uint32Array, form?: TextForm | undefined | null): { text: string; starts: Uint32Array; ends: Uint32Array; shells: Uint8Array }
+  /**
+   * The given entries as *shapes* where they can be (crates/core/src/shapes.rs), for
+   * lib/lazy-entries.js to build their objects with: a prefix of the requested entries (a
+   * piece, as `linesText` with `TextForm.Shell`), `forms.length` of them. `forms[k]`:
+   * `SHAPED` (entry `k` is built by shape `shapes[k]` from the next values of `text` and
+   * the next `refs`), `TextForm.Whole` (the next value of `text` is the entry),
+   * `TextForm.Shell` (a shell no shape carries: the next value is a `null` placeholder and
+   * JS reads the entry whole), or `UNREAD` (it could not be read). `text` is a JSON array body. `newShapes` and
+   * `newInterned` (JSON array bodies) are the layouts and strings registered by this call,
+   * the first with id `shapeBase` / `internedBase`.
+   */
+  shapesText(indices: Uint32Array): { text: string; forms: Uint8Array; shapes: Uint32Array; refs: Uint32Array; newShapes: string; shapeBase: number; newInterned: string; internedBase: number }
   /** Indices of entries that are not `type: "session"`. */
   nonSession(): Uint32Array
   /** Index of the header (first `type: "session"` entry), or null. */
@@ -380,6 +392,9 @@ export declare enum RecordSlot {
  */
 export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null): Promise<NativeSearchResult>
 
+/** `shapesText().forms[k]` of an entry built from a shape (the other forms are `TextForm`s). */
+export declare const SHAPED: number
+
 /**
  * What `linesText` hands over for an entry: its `form` argument (what to give for entries
  * that have a shell) and, per entry, its `shells` flag (what its text is).
@@ -392,6 +407,9 @@ export declare enum TextForm {
   /** The values its shell left out, as a JSON array. */
   Values = 2,
 }
+
+/** `shapesText().forms[k]` of an entry whose text could not be read. */
+export declare const UNREAD: number
 
 /** `linesText`'s `starts`/`ends` value for an entry whose text could not be read. */
 export declare const UNREADABLE: number

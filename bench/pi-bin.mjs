@@ -106,9 +106,11 @@ const { values: args } = parseOptions(
     "big-rounds": { type: "string" },
     "big-ref-rounds": { type: "string" },
     "gen-only": { type: "boolean" },
+    giant: { type: "boolean" },
+    "giant-rounds": { type: "string" },
     json: { type: "string" },
   },
-  "usage: node bench/pi-bin.mjs [--rounds N] [--version-rounds N] [--only <row>]... [--big [--big-rounds N] [--big-ref-rounds N]] [--gen-only] [--data <dir>] [--json <file>]",
+  "usage: node bench/pi-bin.mjs [--rounds N] [--version-rounds N] [--only <row>]... [--big [--big-rounds N] [--big-ref-rounds N]] [--giant] [--gen-only] [--data <dir>] [--json <file>]",
 );
 const ROUNDS = num(args.rounds, 7, "rounds");
 const VERSION_ROUNDS = num(args["version-rounds"], ROUNDS * 3, "version-rounds");
@@ -120,13 +122,18 @@ const BIG = args.big === true;
  * takes about a minute a run, the data is ~2 GB): they run with --big, or when an --only filter
  * that itself contains "10k" selects them (`--only picker10k`, `--only 10k-warm`).
  */
+const optIn = (key, tag, on) =>
+  on ? only.length === 0 || only.some((s) => key.includes(s)) : only.some((s) => s.includes(tag) && key.includes(s));
 const wanted = (key) =>
-  key.includes("10k")
-    ? BIG
-      ? only.length === 0 || only.some((s) => key.includes(s))
-      : only.some((s) => s.includes("10k") && key.includes(s))
-    : only.length === 0 || only.some((s) => key.includes(s));
+  key.includes("giant")
+    ? optIn(key, "giant", args.giant === true)
+    : key.includes("10k")
+      ? BIG
+        ? only.length === 0 || only.some((s) => key.includes(s))
+        : only.some((s) => s.includes("10k") && key.includes(s))
+      : only.length === 0 || only.some((s) => key.includes(s));
 const BIG_ROUNDS = num(args["big-rounds"], 3, "big-rounds");
+const GIANT_ROUNDS = num(args["giant-rounds"], 3, "giant-rounds");
 const BIG_REF_ROUNDS = Math.min(BIG_ROUNDS, num(args["big-ref-rounds"], 1, "big-ref-rounds"));
 
 const node22 = findNode22();
@@ -417,7 +424,7 @@ const tmux = (...args) =>
 const shq = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
-function pickerScript(dirs, how, debug) {
+function pickerScript(dirs, how, debug, piArgs = ["-r"], tag = "picker") {
   const env = piEnv(dirs, how, debug);
   const keys = [
     "HOME",
@@ -430,7 +437,7 @@ function pickerScript(dirs, how, debug) {
     "PATH",
     "TMPDIR",
   ];
-  const script = join(dirs.root, `picker-${how}${debug ? "-debug" : ""}.sh`);
+  const script = join(dirs.root, `${tag}-${how}${debug ? "-debug" : ""}.sh`);
   writeFileSync(
     script,
     [
@@ -439,7 +446,7 @@ function pickerScript(dirs, how, debug) {
       ...keys.filter((k) => env[k] !== undefined).map((k) => `export ${k}=${shq(env[k])}`),
       "export TERM=xterm-256color",
       `cd ${shq(dirs.project)}`,
-      `exec ${[node22, ...piArgv(how, ["-r"])].map(shq).join(" ")} 2>${shq(join(dirs.root, `picker-stderr-${how}.txt`))}`,
+      `exec ${[node22, ...piArgv(how, piArgs)].map(shq).join(" ")} 2>${shq(join(dirs.root, `${tag}-stderr-${how}.txt`))}`,
       "",
     ].join("\n"),
     { mode: 0o755 },
@@ -448,6 +455,15 @@ function pickerScript(dirs, how, debug) {
 }
 
 let seq = 0;
+
+/** The giant sessions of --giant (`writeSession`, compactions every ~0.5-1 MB) and their rows. */
+const GIANTS = [
+  ["giant700", 700],
+  ["giant1500", 1500],
+];
+const GIANT_ROWS = ["session", "c", "tui"];
+/** The TUI has drawn its footer: the line with the context use and the model (`scripted-1`). */
+const footerDrawn = (screen) => /scripted-1/.test(screen);
 
 /** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, stderr }. */
 async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
@@ -473,6 +489,35 @@ async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) 
   } finally {
     await tmux("kill-session", "-t", name).catch(() => {});
     // wait for the process to be gone before the next run
+    for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
+  }
+}
+
+/**
+ * pi's TUI resuming `dirs.file` (`pi --session <file>`, no prompt) in a fresh tmux window at
+ * 160x45, until `ready(screen)`: { ms, rssMB, cpuMs, screen }. Peak RSS and CPU are read when it
+ * is ready (the process is then killed).
+ */
+async function tuiOnce(dirs, how, ready, { debug = false, timeout = 600_000 } = {}) {
+  const script = pickerScript(dirs, how, debug, ["--session", dirs.file], "tui");
+  const name = `t${++seq}`;
+  const t0 = process.hrtime.bigint();
+  const pid = Number(
+    (await tmux("new-session", "-d", "-x", "160", "-y", "45", "-s", name, "-P", "-F", "#{pane_pid}", script)).trim(),
+  );
+  const end = Date.now() + timeout;
+  let screen = "";
+  try {
+    for (;;) {
+      screen = await tmux("capture-pane", "-p", "-t", name);
+      if (ready(screen)) break;
+      if (Date.now() > end) throw new Error(`tui (${how}): not ready after ${timeout} ms:\n${screen}`);
+      await sleep(10);
+    }
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    return { ms, rssMB: readHwmKB(pid) / 1024, cpuMs: readCpuMs(pid), screen, pid };
+  } finally {
+    await tmux("kill-session", "-t", name).catch(() => {});
     for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
   }
 }
@@ -573,13 +618,20 @@ async function main() {
   const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
   const picker = needPicker ? pickerSet("picker", 1000) : undefined;
   const picker10k = needPicker10k ? pickerSet("picker10k", 10_000) : undefined;
+  /** Giant sessions (opt-in, --giant): [key, MB, set]. */
+  const giants = GIANTS.filter(([k]) => GIANT_ROWS.some((r) => wanted(`${k}-${r}`))).map(([k, mb]) => [
+    k,
+    mb,
+    continueSet(k, mb * MB),
+  ]);
   if (picker10k)
     console.log(`  picker10k store: ${picker10k.sessions} sessions, ${(picker10k.bytes / MB).toFixed(0)} MB`);
   const verDirs = makeRootDirs(join(DATA, "version"));
   if (args["gen-only"]) return;
 
   const server = await startModelServer({ maxRequests: 100_000 });
-  for (const d of [tiny, c10, c100, picker, picker10k, verDirs]) if (d) writeAgentConfig(d.agent, server.baseUrl);
+  for (const d of [tiny, c10, c100, picker, picker10k, verDirs, ...giants.map((g) => g[2])])
+    if (d) writeAgentConfig(d.agent, server.baseUrl);
   try {
     // --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
     await measure("version", "`pi --version`", VERSION_ROUNDS, (how) => runOnce(verDirs, how, ["--version"]), {
@@ -641,6 +693,39 @@ async function main() {
         },
       );
     }
+
+    // Giant sessions (--giant): what users with sessions of hundreds of MB feel (issue 39).
+    for (const [k, mb, set] of giants) {
+      if (!set) continue;
+      for (const [row, label, argv] of [
+        ["session", `\`pi --session <path> -p\`, ${mb} MB session`, ["--session", set.file, "-p", PROMPT]],
+        ["c", `\`pi -c -p\`, ${mb} MB session`, ["-c", "-p", PROMPT]],
+      ]) {
+        await measure(`${k}-${row}`, label, GIANT_ROUNDS, (how, warm) => runOnce(set, how, argv, { debug: warm }), {
+          before: () => truncateSync(set.file, set.size),
+          check: resumed(set),
+        });
+      }
+      if (!wanted(`${k}-tui`)) continue;
+      if (!hasTmux) {
+        console.log("  TUI rows skipped: no tmux");
+        continue;
+      }
+      await tmux("new-session", "-d", "-s", "keepalive", "sleep", "100000").catch(() => {});
+      await measure(
+        `${k}-tui`,
+        `pi's TUI resuming a ${mb} MB session (\`pi --session <path>\`, 160x45), until the footer is drawn`,
+        GIANT_ROUNDS,
+        (how, warm) => tuiOnce(set, how, footerDrawn, { debug: warm }),
+        {
+          check: (how, _r, timed) => {
+            if (!timed) served(how, { stderr: readFileSync(join(set.root, `tui-stderr-${how}.txt`), "utf8") });
+          },
+        },
+      );
+    }
+
+    if (giants.length && hasTmux) await tmux("kill-server").catch(() => {});
 
     /** @type {[string, typeof picker, string, number][]} */
     const pickerRowsAll = [

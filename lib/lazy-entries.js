@@ -6,7 +6,9 @@
 // (an object, array or string of 128+ bytes: `message`, `summary`, `data`, `details`...)
 // left out, plus the names of those keys; a `message` object with heavy values of its own is
 // shelled the same way, so `entry.message.role` costs nothing either (pi reads it for every
-// branch entry at start-up). Each heavy key becomes an enumerable,
+// branch entry at start-up). The shells reach JS as *shapes* (crates/core/src/shapes.rs,
+// lib/shapes.js): a layout compiled once per session into a function that makes the object,
+// and per entry only its values. Each heavy key becomes an enumerable,
 // configurable accessor in its place in the key order; the first read of any of them parses
 // the entry's whole text once and turns every heavy key of that entry into the ordinary data
 // property the reference has (same value, writable, enumerable, configurable). So `type`,
@@ -29,6 +31,7 @@
 
 const { inspect } = require("node:util");
 const { PrivateSlot, dataProperty, hiddenValue, sharedAccessor } = require("./lazy-props.js");
+const { compileShape } = require("./shapes.js");
 
 /** First reads of one hand-out served one entry at a time before windows start. */
 const SINGLE_READS = 8;
@@ -37,14 +40,19 @@ const FIRST_WINDOW = 64;
 const MAX_WINDOW = 8192;
 
 /** `linesText` forms and per-entry flags, and its position of an unreadable text (src/codes.rs). */
-const { TextForm, UNREADABLE } = require("./native.js");
+const { TextForm, UNREADABLE, SHAPED, UNREAD: UNREAD_FORM } = require("./native.js");
 const FORM_SHELLS = TextForm.Shell;
 const FORM_VALUES = TextForm.Values;
 
 /**
- * The shells of one session: makes entry objects from `linesText(want, true)` batches and
- * fills them when read. `core` is the NativeSession; `changedUnderUs(err)` maps a parse
- * error of a text that changed on disk to the EIO the session reports.
+ * The shells of one session: makes entry objects from `shapesText(want)` batches and fills
+ * them when read. `core` is the NativeSession; `changedUnderUs(err)` maps a parse error of a
+ * text that changed on disk to the EIO the session reports.
+ *
+ * Each entry with lazy keys has one record, held by the entry object and by its message
+ * object (a private slot: `PrivateSlot.of(o)`): `{ shells, group, pos, index, core, shape,
+ * filled, error, top, msg, values }`; `shape` (lib/shapes.js) says which keys are lazy, in the order
+ * Rust lays out their values, so nothing else per entry is kept.
  */
 class Shells {
   constructor(core, changedUnderUs) {
@@ -54,35 +62,82 @@ class Shells {
     this.enabled = process.env.PI_SESSION_NATIVE_LAZY !== "0";
     /** Hand-outs that still hold unfilled entries (each: its records in order, `open` count). */
     this.groups = new Set();
+    /** The core's shapes, compiled (lib/shapes.js), and its interned strings, by id. */
+    this.shapes = [];
+    this.interned = [];
   }
 
   /**
    * Objects for the entries at `want` (a Uint32Array): `put(k, object)` for each position k,
-   * `null` for a text that could not be read. Entries with a shell come unfilled. A piece
-   * of texts is one JSON array body (commas between the texts): one parse per piece.
+   * `null` for a text that could not be read. Entries with lazy keys come unfilled. A piece
+   * of entries is one flat JSON array of values: one parse per piece.
    */
   make(want, put) {
     const group = { recs: [], open: 0, reads: 0, last: -1, window: FIRST_WINDOW };
-    eachEntry(this.core, want, FORM_SHELLS, (k, value, form) => {
-      if (form === UNREAD) put(k, null);
-      else if (form === FORM_SHELLS) put(k, this._shell(value, want[k], group));
-      else put(k, value);
-    });
+    for (let s = 0; s < want.length; ) {
+      const b = this.core.shapesText(s === 0 ? want : want.subarray(s));
+      const { forms, shapes: ids, refs } = b;
+      const n = forms.length;
+      if (n === 0) throw new Error("internal: empty entry shape batch");
+      this._learn(b);
+      const A = JSON.parse(`[${b.text}]`);
+      const T = this.interned;
+      let a = 0;
+      let r = 0;
+      for (let k = 0; k < n; k++) {
+        const form = forms[k];
+        if (form === SHAPED) {
+          const shape = this.shapes[ids[k]];
+          if (shape.lazy) {
+            const rec = newRecord(this, group, want[s + k], shape);
+            put(s + k, shape.build(A, a, T, refs, r, rec));
+            group.recs.push(rec);
+            group.open++;
+          } else {
+            put(s + k, shape.build(A, a, T, refs, r, null));
+          }
+          a += shape.na;
+          r += shape.nr;
+        } else if (form === UNREAD_FORM) {
+          put(s + k, null);
+        } else if (form === FORM_SHELLS) {
+          // A shell no shape can carry (a rare key): the entry is read whole.
+          a++;
+          put(s + k, this._parseWhole(this.core, want[s + k]));
+        } else {
+          put(s + k, A[a++]);
+        }
+      }
+      if (a !== A.length || r !== refs.length) throw new Error("internal: entry shape batch not consumed exactly");
+      s += n;
+    }
     if (group.open > 0) this.groups.add(group);
+  }
+
+  /** Take the shapes and strings a `shapesText` batch registered. */
+  _learn(b) {
+    if (b.newInterned !== "") {
+      if (b.internedBase !== this.interned.length) throw new Error("internal: interned strings out of step");
+      for (const t of JSON.parse(`[${b.newInterned}]`)) this.interned.push(t);
+    }
+    if (b.newShapes !== "") {
+      if (b.shapeBase !== this.shapes.length) throw new Error("internal: entry shapes out of step");
+      for (const layout of JSON.parse(`[${b.newShapes}]`)) this.shapes.push(compileShape(layout, SHAPE_TOOLS));
+    }
   }
 
   /** Whether `o` is an entry object (or its message) not filled yet. */
   unfilled(o) {
-    const slot = PrivateSlot.of(o);
-    return slot !== undefined && !slot.rec.filled;
+    const rec = PrivateSlot.of(o);
+    return rec !== undefined && !rec.filled;
   }
 
   /** Fill the unfilled entries among `objects` in one batch. */
   fill(objects) {
     const recs = [];
     for (const o of objects) {
-      const slot = PrivateSlot.of(o);
-      if (slot !== undefined && !slot.rec.filled && slot.rec.error === null) recs.push(slot.rec);
+      const rec = PrivateSlot.of(o);
+      if (rec !== undefined && !rec.filled && rec.error === null) recs.push(rec);
     }
     if (recs.length > 0) this._fillBatch(recs);
   }
@@ -114,64 +169,25 @@ class Shells {
 
   // ---------------------------------------------------------------------------------------
 
-  /**
-   * Turn a parsed shell `[prefix, tail...]` (crates/core/src/entry.rs `shell_of`) into the entry object:
-   * the tail's heavy keys (strings) become lazy properties, its light runs (objects) are
-   * copied, and a nested shell (`[key, shell]`, the message) becomes a data property holding
-   * an object made the same way, all in order. Properties are only added, never redefined,
-   * and the accessors are shared by every entry (per key name), so entries keep V8's fast
-   * shared hidden classes. One record per entry; one slot per object with lazy keys.
-   */
-  _shell(shell, index, group) {
-    // `order`: [slot, key] of each lazy key, in the order Rust lays out the left-out values.
-    const rec = {
-      index,
-      core: this.core,
-      slots: [],
-      order: [],
-      shells: this,
-      filled: false,
-      error: null,
-      group,
-      pos: group.recs.length,
-    };
-    const o = this._build(shell, rec, null);
-    group.recs.push(rec);
-    group.open++;
-    return o;
+  /** Entry `index`'s whole text from `core`, parsed. */
+  _parseWhole(core, index) {
+    const text = core.line(index);
+    if (text == null) throw this.changedUnderUs(new SyntaxError("entry text could not be read back"));
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw this.changedUnderUs(err);
+    }
   }
 
-  _build(shell, rec, path) {
-    const o = shell[0];
-    const slot = { o, rec, path, first: undefined, values: null };
-    // First, so that the properties added after it can be taken off the end when filled.
-    new PrivateSlot(o, slot);
-    for (let j = 1; j < shell.length; j++) {
-      const t = shell[j];
-      if (typeof t === "string") {
-        Object.defineProperty(o, t, accessorFor(t));
-        if (slot.first === undefined) slot.first = t;
-        rec.order.push(slot, t);
-      } else if (Array.isArray(t)) {
-        o[t[0]] = this._build(t[1], rec, t[0]);
-      } else {
-        for (const k of Object.keys(t)) o[k] = t[k];
-      }
-    }
-    if (slot.first !== undefined) {
-      Object.defineProperty(o, inspect.custom, INSPECT);
-      rec.slots.push(slot);
-    }
-    return o;
-  }
-
-  _read(slot, key) {
-    const rec = slot.rec;
+  /** The value of lazy `key` of `o` (the entry or its message, holding `rec`). */
+  _read(rec, o, key) {
     if (!rec.filled) {
       if (rec.error !== null) throw rec.error;
       this._load(rec);
     }
-    return slot.values === null ? slot.o[key] : slot.values[key];
+    const values = rec.values?.[o === rec.top ? 0 : 1];
+    return values === undefined ? o[key] : values[key];
   }
 
   /** A first read: this entry alone, or a window of its neighbours in a run of reads. */
@@ -195,15 +211,7 @@ class Shells {
 
   _fillOne(rec) {
     if (rec.filled) return;
-    const text = rec.core.line(rec.index);
-    if (text == null) throw this.changedUnderUs(new SyntaxError("entry text could not be read back"));
-    let value;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      throw this.changedUnderUs(err);
-    }
-    this._apply(rec, value);
+    this._apply(rec, this._parseWhole(rec.core, rec.index));
   }
 
   /** Fill entries in one batch: Rust hands over just the values their shells left out. */
@@ -226,7 +234,7 @@ class Shells {
         else if (form !== FORM_VALUES) this._apply(rec, value);
         // The values in the order the shell left them out; anything else is not ours to
         // guess at: the entry is read whole.
-        else if (Array.isArray(value) && value.length * 2 === rec.order.length) this._applyValues(rec, value);
+        else if (Array.isArray(value) && value.length === rec.shape.lazyKeys.length) this._applyValues(rec, value);
         else this._fillOne(rec);
       });
     } catch (err) {
@@ -236,32 +244,30 @@ class Shells {
     if (gone) for (const rec of recs) if (!rec.filled) this._fillOne(rec);
   }
 
-  /** `_apply` from the left-out values alone, in `rec.order`. */
+  /** `_apply` from the left-out values alone, in the shape's order of its lazy keys. */
   _applyValues(rec, values) {
-    const bySlot = new Map();
-    for (let j = 0; j < values.length; j++) {
-      const slot = rec.order[2 * j];
-      let vals = bySlot.get(slot);
-      if (vals === undefined) {
-        vals = {};
-        bySlot.set(slot, vals);
-      }
-      vals[rec.order[2 * j + 1]] = values[j];
-    }
-    this._settled(rec);
-    for (const slot of rec.slots) fillSlot(slot, bySlot.get(slot));
+    const { lazyKeys, lazyInMsg } = rec.shape;
+    const top = {};
+    const msg = {};
+    for (let j = 0; j < values.length; j++) (lazyInMsg[j] ? msg : top)[lazyKeys[j]] = values[j];
+    this._fillObjects(rec, top, msg);
   }
 
-  /** Give every lazy object of the entry its heavy values (`value`: the parsed entry). */
+  /** Give the entry's lazy objects their heavy values (`value`: the parsed entry). */
   _apply(rec, value) {
+    this._fillObjects(rec, value, value?.[rec.shape.msgKey]);
+  }
+
+  _fillObjects(rec, top, msg) {
+    const { firstTop, firstMsg } = rec.shape;
     this._settled(rec);
-    for (const slot of rec.slots) fillSlot(slot, slot.path === null ? value : value?.[slot.path]);
+    if (firstTop !== undefined && !fillObject(rec.top, firstTop, top)) (rec.values ??= [])[0] = top ?? {};
+    if (firstMsg !== undefined && !fillObject(rec.msg, firstMsg, msg)) (rec.values ??= [])[1] = msg ?? {};
   }
 
   /** Mark `rec` filled (its hand-out no longer waits for it). */
   _settled(rec) {
     rec.filled = true;
-    rec.order = null;
     rec.core = null;
     const g = rec.group;
     rec.group = null;
@@ -269,18 +275,37 @@ class Shells {
   }
 }
 
+/** The record of entry `index` of `shells`' core, made in hand-out `group` with `shape` (not yet in the group). */
+function newRecord(shells, group, index, shape) {
+  return {
+    shells,
+    group,
+    pos: group.recs.length,
+    index,
+    core: shells.core,
+    shape,
+    filled: false,
+    error: null,
+    /** The entry object and its message object (set by the shape's build). */
+    top: undefined,
+    msg: undefined,
+    /** Values read through the accessors of an entry frozen or sealed before its fill ([top, msg]). */
+    values: null,
+  };
+}
+
 /**
- * Give one object its heavy values as ordinary data properties, in their places. The
- * properties from the first heavy key on are taken off the end (V8 then returns the object
- * to the hidden class it had before them, still fast and shared) and put back in order as
- * data: heavy keys with the parsed values, the others as they are now. A key assigned or
- * deleted meanwhile is left as the caller made it. Frozen, sealed or non-extensible objects
- * keep their accessors, which serve the parsed values.
+ * Give one object `o` its heavy values (`value`: an object holding them) as ordinary data
+ * properties, in their places; `first` is its first lazy key. The properties from the first
+ * heavy key on are taken off the end (V8 then returns the object to the hidden class it had
+ * before them, still fast and shared) and put back in order as data: heavy keys with the
+ * parsed values, the others as they are now. A key assigned or deleted meanwhile is left as
+ * the caller made it. Frozen, sealed or non-extensible objects keep their accessors (false:
+ * the caller keeps the values for them to serve).
  */
-function fillSlot(slot, value) {
-  const o = slot.o;
+function fillObject(o, first, value) {
   const keys = Reflect.ownKeys(o);
-  const from = keys.indexOf(slot.first);
+  const from = keys.indexOf(first);
   // The properties from the first heavy key on, and their descriptors, as they are now.
   /** @type {(string | symbol)[]} */
   const tailKeys = [];
@@ -297,10 +322,7 @@ function fillSlot(slot, value) {
       tailDescs.push(d);
     }
   }
-  if (sealed) {
-    slot.values = value ?? {};
-    return;
-  }
+  if (sealed) return false;
   for (let j = keys.length - 1; j >= from; j--) delete o[keys[j]];
   for (let j = 0; j < tailKeys.length; j++) {
     const key = tailKeys[j];
@@ -309,6 +331,7 @@ function fillSlot(slot, value) {
     else if (d.writable && d.enumerable && "value" in d) o[key] = d.value;
     else Object.defineProperty(o, key, d);
   }
+  return true;
 }
 
 /** `each`'s form for an entry whose text could not be read. */
@@ -334,14 +357,15 @@ function eachEntry(core, want, form, each) {
 }
 
 /**
- * The record of the entry an accessor was called on. `this` is the entry itself, or an
- * object that inherits from it (`Object.create(entry)`); a Proxy whose get trap passes
- * itself as the receiver (`Reflect.get(target, key, proxy)`) is not an entry and cannot be
- * served: that is the one use lazy entries do not support (PI_SESSION_NATIVE_LAZY=0).
+ * The object holding the record of the entry an accessor was called on (the entry or its
+ * message). `this` is that object, or an object that inherits from it (`Object.create(entry)`);
+ * a Proxy whose get trap passes itself as the receiver (`Reflect.get(target, key, proxy)`) is
+ * not an entry and cannot be served: that is the one use lazy entries do not support
+ * (PI_SESSION_NATIVE_LAZY=0).
  */
-function slotOf(self, key) {
+function holderOf(self, key) {
   const holder = PrivateSlot.holder(self);
-  if (holder !== undefined) return PrivateSlot.of(holder);
+  if (holder !== undefined) return holder;
   throw new TypeError(
     `pi-session-native: the lazy property '${key}' of a session entry was read through an object that is not the entry (a Proxy passing itself as receiver?); read the entry directly, or set PI_SESSION_NATIVE_LAZY=0`,
   );
@@ -360,26 +384,32 @@ function accessorFor(key) {
 }
 
 function readHeavy(self, key) {
-  const slot = slotOf(self, key);
-  return slot.rec.shells._read(slot, key);
+  const o = holderOf(self, key);
+  const rec = PrivateSlot.of(o);
+  return rec.shells._read(rec, o, key);
 }
 
 function writeHeavy(self, key, v) {
-  const slot = slotOf(self, key);
+  const o = holderOf(self, key);
   // Assigning through an inheriting object defines the key on it, as for data.
-  if (self !== slot.o) {
+  if (self !== o) {
     Object.defineProperty(self, key, dataProperty(v));
     return;
   }
-  if (define(slot.o, key, v)) return;
+  if (define(o, key, v)) return;
   // Sealed or frozen: the accessor stays. A frozen entry refuses the write as a frozen
   // data property does in strict code; a sealed one keeps the value for its getter.
-  if (Object.isFrozen(slot.o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
-  slot.rec.shells._read(slot, key);
-  if (slot.values !== null) slot.values[key] = v;
+  if (Object.isFrozen(o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
+  const rec = PrivateSlot.of(o);
+  rec.shells._read(rec, o, key);
+  const values = rec.values?.[o === rec.top ? 0 : 1];
+  if (values !== undefined) values[key] = v;
 }
 
 const INSPECT = hiddenValue(inspectShell);
+
+/** What compiled shapes give their objects (lib/shapes.js): the same slots and accessors as `_build`. */
+const SHAPE_TOOLS = { PrivateSlot, accessorFor, INSPECT, inspectKey: inspect.custom };
 
 /** Set `key` of `o` to an ordinary data property holding `value` (its place in the key order is kept). */
 function define(o, key, value) {

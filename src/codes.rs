@@ -160,6 +160,14 @@ pub const IDS_NOT_SPLIT: i32 = -1;
 #[napi]
 pub const UNREADABLE: u32 = materialize::UNREADABLE;
 
+/// `shapesText().forms[k]` of an entry built from a shape (the other forms are `TextForm`s).
+#[napi]
+pub const SHAPED: u8 = 3;
+
+/// `shapesText().forms[k]` of an entry whose text could not be read.
+#[napi]
+pub const UNREAD: u8 = 255;
+
 #[cfg(test)]
 mod tests {
     use super::*;

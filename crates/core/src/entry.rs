@@ -359,8 +359,10 @@ pub fn values_text<'a>(text: &'a str, spans: &[u32]) -> Option<Vec<&'a str>> {
 pub const LAZY_MIN: usize = 128;
 
 /// Keys whose values JS always gets at once, whatever their size: the index fields callers
-/// filter on.
-const EAGER_KEYS: [&str; 4] = ["type", "id", "parentId", "timestamp"];
+/// filter on, and `usage` (of an entry or of its message): pi's TUI footer sums the usage of
+/// every entry of the session at start (`getSessionStats`), which would otherwise fill every
+/// entry of a giant session just to read a few numbers.
+const EAGER_KEYS: [&str; 5] = ["type", "id", "parentId", "timestamp", "usage"];
 
 /// The shell of an object entry, a JSON array `[prefix, tail...]` that JS turns into the
 /// entry object without parsing its heavy values:

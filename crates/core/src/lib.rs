@@ -28,5 +28,6 @@ pub mod migrate;
 pub mod safefs;
 pub mod search;
 pub mod session;
+pub mod shapes;
 pub mod store;
 pub mod tree;

@@ -1,0 +1,497 @@
+//! Entries handed to JS as *shapes*: the layout of an entry's object (its keys, in order, and
+//! what kind of value each holds) once per session, then per entry only its values.
+//!
+//! Why: handing a giant session's branch to JS as JSON shells (`entry::shell_of`) made V8's
+//! `JSON.parse` the cost of `getBranch()`: ~2.5 µs an entry, most of it making the same short
+//! strings (`"message"`, `"assistant"`, `"anthropic-messages"`, the model...) again for every
+//! entry and matching keys. With a shape, JS builds the entry with a function compiled once
+//! for that layout (an object literal in the text's key order), takes repeated short strings
+//! from a per-session table (one JS string shared by every entry that holds it), and parses
+//! only the values that differ (ids, timestamps, numbers) as one flat JSON array per piece.
+//!
+//! The input is the text JS would otherwise parse: an entry's shell (`[prefix, tail...]`, see
+//! `entry::shell_of`) or its whole object text, ASCII with `\uXXXX` escapes
+//! (`materialize::push_escaped`). Everything this form cannot carry exactly as `JSON.parse`
+//! would (a `__proto__` key, a key written with escapes, a key repeated in one object, deep or
+//! wide objects) is refused, and the entry goes to JS as its text, as before.
+//!
+//! A layout is JSON: an object is an array of members `[key, kind]`, in text order, where
+//! `key` is the key's JSON string and `kind` is one of [`VALUE`], [`INTERNED`], [`LAZY`],
+//! [`TRUE`], [`FALSE`], [`NULL`], or a nested object's layout.
+
+use foldhash::{HashMap, HashMapExt};
+
+/// The next value of the piece's value array (a number, an array, a string not interned).
+pub const VALUE: u8 = 0;
+/// A string from the session's table: the next ref indexes it.
+pub const INTERNED: u8 = 1;
+/// A heavy value left out of a shell: a lazy property.
+pub const LAZY: u8 = 2;
+pub const TRUE: u8 = 3;
+pub const FALSE: u8 = 4;
+pub const NULL: u8 = 5;
+
+/// Shapes one session may register (then entries with new layouts go as text).
+const MAX_SHAPES: usize = 4096;
+/// Strings one session may intern.
+const MAX_INTERNED: usize = 1 << 16;
+/// Longest string token (quotes included) interned: repeated values are short names.
+const MAX_INTERNED_LEN: usize = 64;
+/// Keys whose values are (nearly) unique per entry: interning them would only fill the table.
+const UNIQUE_KEYS: [&str; 9] = [
+    "\"id\"",
+    "\"parentId\"",
+    "\"timestamp\"",
+    "\"responseId\"",
+    "\"toolCallId\"",
+    "\"targetId\"",
+    "\"fromId\"",
+    "\"firstKeptEntryId\"",
+    "\"parentSession\"",
+];
+/// Deepest object nesting carried; members of one object carried.
+const MAX_DEPTH: usize = 16;
+const MAX_MEMBERS: usize = 64;
+
+/// A session's shapes and interned strings, and what JS has not been sent yet.
+#[derive(Debug)]
+pub struct Tables {
+    shapes: HashMap<Box<str>, u32>,
+    interned: HashMap<Box<[u8]>, u32>,
+    /// The layout buffer [`encode`] reuses.
+    scratch: String,
+    /// Layouts registered since the last [`Tables::take_new`], as a JSON array body.
+    new_shapes: String,
+    /// Strings interned since then, as a JSON array body.
+    new_interned: String,
+    /// How many items each of the two holds.
+    n_new_shapes: usize,
+    n_new_interned: usize,
+}
+
+/// What [`Tables::take_new`] hands JS: new layouts and strings, with the ids the first of each has.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct NewEntries {
+    pub shapes: String,
+    pub shape_base: u32,
+    pub interned: String,
+    pub interned_base: u32,
+}
+
+impl Default for Tables {
+    fn default() -> Self {
+        Tables {
+            shapes: HashMap::new(),
+            interned: HashMap::new(),
+            scratch: String::new(),
+            new_shapes: String::new(),
+            new_interned: String::new(),
+            n_new_shapes: 0,
+            n_new_interned: 0,
+        }
+    }
+}
+
+impl Tables {
+    /// The layouts and strings registered since the last call, and the id of the first of each.
+    pub fn take_new(&mut self) -> NewEntries {
+        let n = NewEntries {
+            shape_base: (self.shapes.len() - self.n_new_shapes) as u32,
+            interned_base: (self.interned.len() - self.n_new_interned) as u32,
+            shapes: std::mem::take(&mut self.new_shapes),
+            interned: std::mem::take(&mut self.new_interned),
+        };
+        self.n_new_shapes = 0;
+        self.n_new_interned = 0;
+        n
+    }
+
+    fn intern(&mut self, token: &[u8]) -> Option<u32> {
+        if let Some(&id) = self.interned.get(token) {
+            return Some(id);
+        }
+        if self.interned.len() >= MAX_INTERNED {
+            return None;
+        }
+        let id = self.interned.len() as u32;
+        // Tokens are ASCII (the text is).
+        push_item(&mut self.new_interned, std::str::from_utf8(token).ok()?);
+        self.interned.insert(token.into(), id);
+        self.n_new_interned += 1;
+        Some(id)
+    }
+
+    fn shape(&mut self, layout: &str) -> Option<u32> {
+        if let Some(&id) = self.shapes.get(layout) {
+            return Some(id);
+        }
+        if self.shapes.len() >= MAX_SHAPES {
+            return None;
+        }
+        let id = self.shapes.len() as u32;
+        push_item(&mut self.new_shapes, layout);
+        self.n_new_shapes += 1;
+        self.shapes.insert(layout.into(), id);
+        Some(id)
+    }
+}
+
+fn push_item(body: &mut String, item: &str) {
+    if !body.is_empty() {
+        body.push(',');
+    }
+    body.push_str(item);
+}
+
+/// The values and string refs of the entries encoded into one piece.
+#[derive(Debug, Default)]
+pub struct Out {
+    /// A JSON array body: the values, comma separated.
+    pub values: Vec<u8>,
+    /// Indices into the session's interned strings, in the order the shapes take them.
+    pub refs: Vec<u32>,
+}
+
+impl Out {
+    /// Append one raw JSON value (an element of the values array).
+    pub fn push_value(&mut self, raw: &[u8]) {
+        if !self.values.is_empty() {
+            self.values.push(b',');
+        }
+        self.values.extend_from_slice(raw);
+    }
+}
+
+/// Encode one entry's text (`shell`: a shell array, else a whole object) into `out`: its
+/// shape id, or `None` (with `out` as it was) when this form cannot carry it.
+pub fn encode(text: &[u8], shell: bool, t: &mut Tables, out: &mut Out) -> Option<u32> {
+    let (values, refs) = (out.values.len(), out.refs.len());
+    let mut layout = std::mem::take(&mut t.scratch);
+    layout.clear();
+    let mut e = Encoder {
+        s: text,
+        t,
+        out,
+        layout,
+        keys: Vec::new(),
+    };
+    let ok = (|| {
+        let i = skip_ws(e.s, 0);
+        let end = if shell {
+            e.shell(i, 0)?
+        } else {
+            e.layout.push('[');
+            let end = e.object(i, 0, 0)?;
+            e.layout.push(']');
+            end
+        };
+        (skip_ws(e.s, end) == e.s.len()).then_some(())
+    })();
+    let Encoder { t, layout, .. } = e;
+    let id = ok.and_then(|()| t.shape(&layout));
+    t.scratch = layout;
+    if id.is_none() {
+        out.values.truncate(values);
+        out.refs.truncate(refs);
+    }
+    id
+}
+
+struct Encoder<'s, 't, 'o> {
+    s: &'s [u8],
+    t: &'t mut Tables,
+    out: &'o mut Out,
+    /// The layout being written: members where they come, nested objects inline.
+    layout: String,
+    /// The keys of the objects being written, innermost last (to refuse a repeated key).
+    keys: Vec<&'s [u8]>,
+}
+
+impl<'s> Encoder<'s, '_, '_> {
+    /// Start the member `key` of the object whose keys start at `keys[base]` (its kind is
+    /// written next, then `]`).
+    fn member(&mut self, base: usize, key: &'s [u8]) -> Option<()> {
+        let own = self.keys.get(base..)?;
+        if own.len() >= MAX_MEMBERS || own.contains(&key) {
+            return None;
+        }
+        if !own.is_empty() {
+            self.layout.push(',');
+        }
+        self.keys.push(key);
+        self.layout.push('[');
+        // Keys are ASCII (the text is): a key token is its own layout text.
+        self.layout.push_str(std::str::from_utf8(key).ok()?);
+        self.layout.push(',');
+        Some(())
+    }
+
+    /// A shell `[prefix, tail...]` at `i`, as one object's layout; the end of the array.
+    fn shell(&mut self, i: usize, depth: usize) -> Option<usize> {
+        let mut i = expect(self.s, i, b'[')?;
+        let base = self.keys.len();
+        self.layout.push('[');
+        i = self.object(skip_ws(self.s, i), base, depth)?;
+        loop {
+            i = skip_ws(self.s, i);
+            match self.s.get(i)? {
+                b']' => break,
+                b',' => i = skip_ws(self.s, i + 1),
+                _ => return None,
+            }
+            match self.s.get(i)? {
+                b'"' => {
+                    let end = string_end(self.s, i)?;
+                    self.member(base, key_token(self.s, i, end)?)?;
+                    self.layout.push(char::from(b'0' + LAZY));
+                    self.layout.push(']');
+                    i = end;
+                }
+                b'{' => i = self.object(i, base, depth)?,
+                b'[' => {
+                    // ["message", <shell of the message>]
+                    let k = skip_ws(self.s, i + 1);
+                    let kend = string_end(self.s, k)?;
+                    self.member(base, key_token(self.s, k, kend)?)?;
+                    let j = expect(self.s, skip_ws(self.s, kend), b',')?;
+                    let j = self.shell(skip_ws(self.s, j), depth + 1)?;
+                    self.layout.push(']');
+                    i = expect(self.s, skip_ws(self.s, j), b']')?;
+                }
+                _ => return None,
+            }
+        }
+        self.keys.truncate(base);
+        self.layout.push(']');
+        Some(i + 1)
+    }
+
+    /// The members of the object at `i`, written as members of the object whose keys start
+    /// at `keys[base]`; the end of the object.
+    fn object(&mut self, i: usize, base: usize, depth: usize) -> Option<usize> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut i = skip_ws(self.s, expect(self.s, i, b'{')?);
+        if self.s.get(i) == Some(&b'}') {
+            return Some(i + 1);
+        }
+        loop {
+            let kend = string_end(self.s, i)?;
+            let key = key_token(self.s, i, kend)?;
+            let v = skip_ws(self.s, expect(self.s, skip_ws(self.s, kend), b':')?);
+            self.member(base, key)?;
+            let end = self.value(key, v, depth)?;
+            self.layout.push(']');
+            i = skip_ws(self.s, end);
+            match self.s.get(i)? {
+                b',' => i = skip_ws(self.s, i + 1),
+                b'}' => return Some(i + 1),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The value of `key` at `i`: its kind written to the layout; its end.
+    fn value(&mut self, key: &[u8], i: usize, depth: usize) -> Option<usize> {
+        let s = self.s;
+        let constant = |word: &[u8]| {
+            s.get(i..i + word.len())
+                .filter(|w| *w == word)
+                .map(|_| i + word.len())
+        };
+        let (end, kind) = match *s.get(i)? {
+            b'{' => {
+                let base = self.keys.len();
+                self.layout.push('[');
+                let end = self.object(i, base, depth + 1)?;
+                self.keys.truncate(base);
+                self.layout.push(']');
+                return Some(end);
+            }
+            b'"' => {
+                let end = string_end(s, i)?;
+                let token = s.get(i..end)?;
+                let unique = UNIQUE_KEYS.iter().any(|k| k.as_bytes() == key);
+                let id = (!unique && token.len() <= MAX_INTERNED_LEN)
+                    .then(|| self.t.intern(token))
+                    .flatten();
+                match id {
+                    Some(id) => {
+                        self.out.refs.push(id);
+                        (end, INTERNED)
+                    }
+                    None => {
+                        self.out.push_value(token);
+                        (end, VALUE)
+                    }
+                }
+            }
+            b't' => (constant(b"true")?, TRUE),
+            b'f' => (constant(b"false")?, FALSE),
+            b'n' => (constant(b"null")?, NULL),
+            _ => {
+                let end = value_end(s, i)?;
+                self.out.push_value(s.get(i..end)?);
+                (end, VALUE)
+            }
+        };
+        self.layout.push(char::from(b'0' + kind));
+        Some(end)
+    }
+}
+
+/// A key's token (`"..."`) if this form carries it: no escapes, not `__proto__`, not all
+/// digits (V8 orders integer keys first; the shells never carry them either).
+fn key_token(s: &[u8], start: usize, end: usize) -> Option<&[u8]> {
+    let tok = s.get(start..end)?;
+    let body = tok.get(1..tok.len().checked_sub(1)?)?;
+    let digits = !body.is_empty() && body.iter().all(u8::is_ascii_digit);
+    (!body.contains(&b'\\') && body != b"__proto__" && !digits).then_some(tok)
+}
+
+fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while matches!(s.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+fn expect(s: &[u8], i: usize, c: u8) -> Option<usize> {
+    (s.get(i) == Some(&c)).then_some(i + 1)
+}
+
+/// The end (one past the closing quote) of the string token at `i`.
+fn string_end(s: &[u8], i: usize) -> Option<usize> {
+    if s.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    loop {
+        match s.get(j)? {
+            b'"' => return Some(j + 1),
+            b'\\' => j += 2,
+            _ => j += 1,
+        }
+    }
+}
+
+/// The end of the (valid) JSON value at `i`: an array or object skipped whole, else a
+/// number (up to the next delimiter).
+fn value_end(s: &[u8], i: usize) -> Option<usize> {
+    if !matches!(s.get(i)?, b'[' | b'{') {
+        let mut j = i;
+        while !matches!(
+            s.get(j),
+            None | Some(b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
+        ) {
+            j += 1;
+        }
+        return (j > i).then_some(j);
+    }
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        match s.get(j)? {
+            b'"' => j = string_end(s, j)?,
+            b'[' | b'{' => {
+                depth += 1;
+                j += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                j += 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => j += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(t: &mut Tables, text: &str, shell: bool) -> Option<(u32, String, Vec<u32>)> {
+        let mut out = Out::default();
+        let id = encode(text.as_bytes(), shell, t, &mut out)?;
+        Some((id, String::from_utf8(out.values).expect("ascii"), out.refs))
+    }
+
+    #[test]
+    fn whole_objects_share_a_shape_and_interned_strings() {
+        let mut t = Tables::default();
+        let a = r#"{"type":"model_change","id":"a1","parentId":null,"n":-0.5e3,"ok":true,"x":[1,{"y":2}],"u":{"i":1,"c":{"t":2}}}"#;
+        let (id, values, refs) = enc(&mut t, a, false).expect("encoded");
+        assert_eq!(id, 0);
+        assert_eq!(values, r#""a1",-0.5e3,[1,{"y":2}],1,2"#);
+        assert_eq!(refs, [0]);
+        let b = a.replace("a1", "b2");
+        let (id2, _, refs2) = enc(&mut t, &b, false).expect("encoded");
+        assert_eq!((id2, refs2), (0, vec![0]));
+        let n = t.take_new();
+        assert_eq!(
+            n.shapes,
+            r#"[["type",1],["id",0],["parentId",5],["n",0],["ok",3],["x",0],["u",[["i",0],["c",[["t",0]]]]]]"#
+        );
+        assert_eq!(n.interned, r#""model_change""#);
+        assert_eq!((n.shape_base, n.interned_base), (0, 0));
+        assert_eq!(
+            t.take_new(),
+            NewEntries {
+                shape_base: 1,
+                interned_base: 1,
+                ..NewEntries::default()
+            }
+        );
+    }
+
+    #[test]
+    fn shells_carry_lazy_keys_and_nested_messages() {
+        let mut t = Tables::default();
+        let s = r#"[{"type":"message","id":"a"},["message",[{"role":"assistant"},"content",{"api":"x","usage":{"input":3}}]],"extra",{"z":null}]"#;
+        let (_, values, refs) = enc(&mut t, s, true).expect("encoded");
+        assert_eq!(values, r#""a",3"#);
+        assert_eq!(refs, [0, 1, 2]);
+        assert_eq!(
+            t.take_new().shapes,
+            r#"[["type",1],["id",0],["message",[["role",1],["content",2],["api",1],["usage",[["input",0]]]]],["extra",2],["z",5]]"#
+        );
+    }
+
+    #[test]
+    fn refuses_what_json_parse_would_read_otherwise() {
+        let mut t = Tables::default();
+        for text in [
+            r#"{"__proto__":1}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"12":1}"#,
+            r#"{"a":{"__proto__":{}}}"#,
+            r#"{"a":1"#,
+            r#"{"a":1} x"#,
+            r#"{"a":tru}"#,
+            "",
+        ] {
+            let mut out = Out::default();
+            out.push_value(b"7");
+            assert_eq!(
+                encode(text.as_bytes(), false, &mut t, &mut out),
+                None,
+                "{text}"
+            );
+            assert_eq!(out.values, b"7");
+            assert!(out.refs.is_empty());
+        }
+        let deep = format!(
+            "{}{}",
+            "{\"a\":".repeat(40),
+            "1".to_string() + &"}".repeat(40)
+        );
+        assert_eq!(enc(&mut t, &deep, false), None);
+        // Whitespace between tokens, as a hand-edited file may have.
+        assert!(enc(&mut t, "{ \"a\" : 1 , \"b\" : [ 1 , 2 ] }", false).is_some());
+    }
+}

@@ -1,0 +1,106 @@
+"use strict";
+// Entry objects built from *shapes* (crates/core/src/shapes.rs): Rust sends the layout of an
+// entry's object (keys in order, and what each value is) once per session, then per entry
+// only the values that differ. Each layout is compiled here, once, into a function that makes
+// the object with a literal in the text's key order, takes repeated short strings from the
+// session's table and the other values from the piece's parsed value array, and gives the
+// heavy keys lazy accessors (lib/lazy-entries.js).
+//
+// Why: `JSON.parse` of every entry's shell made handing out a giant session's branch cost
+// ~2.5 µs an entry, most of it making the same strings and matching the same keys again for
+// each entry. A compiled literal per layout is what V8 makes objects fastest from.
+
+/** A member's kind in a layout (crates/core/src/shapes.rs). */
+const VALUE = 0;
+const INTERNED = 1;
+const LAZY = 2;
+const CONSTANTS = { 3: "true", 4: "false", 5: "null" };
+
+/** Whether a layout (array of `[key, kind]`) has a lazy member, at any depth. */
+function hasLazy(members) {
+  return members.some(([, kind]) => kind === LAZY || (Array.isArray(kind) && hasLazy(kind)));
+}
+
+/**
+ * Compile one layout into `{ build, na, nr, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg,
+ * msgKey }`. `build(A, a, T, R, r, rec)` makes the entry from the values `A[a..a+na)` and the
+ * interned strings `T[R[r..r+nr)]`. With `lazy`, `rec` is the entry's record
+ * (lib/lazy-entries.js): the entry (`rec.top`) and the nested object holding lazy keys
+ * (`rec.msg`, under key `msgKey`: the message) get it as their private slot, and their lazy
+ * keys get the shared accessors. `lazyKeys` / `lazyInMsg`: the lazy keys in the order Rust
+ * lays out their values (depth first, text order) and whether each is the message's;
+ * `firstTop` / `firstMsg`: the first lazy key of each object (undefined: none).
+ * `tools`: `{ PrivateSlot, accessorFor, INSPECT, inspectKey }`.
+ */
+function compileShape(layout, tools) {
+  const lines = [];
+  /** Accessor descriptors the function closes over (`D[k]`). */
+  const descs = [];
+  const lazyKeys = [];
+  const lazyInMsg = [];
+  let firstTop;
+  let firstMsg;
+  let msgKey;
+  let na = 0;
+  let nr = 0;
+  const q = JSON.stringify;
+
+  /** The expression of one member's value (statements for a lazy object go to `lines` first). */
+  const valueOf = (key, kind, depth) => {
+    if (kind === VALUE) return `A[a + ${na++}]`;
+    if (kind === INTERNED) return `T[R[r + ${nr++}]]`;
+    if (Array.isArray(kind)) return objectOf(kind, key, depth + 1);
+    const c = CONSTANTS[kind];
+    if (c === undefined) throw new Error(`internal: unknown shape member kind ${kind}`);
+    return c;
+  };
+  const literal = (members, depth) => members.map(([k, kind]) => `${q(k)}: ${valueOf(k, kind, depth)}`).join(", ");
+
+  /**
+   * The expression of an object: a literal when nothing in it is lazy; else statements that
+   * make it (its slot first, then its lazy keys as accessors in their places) and its name.
+   * Lazy keys live in the entry (depth 0) and in one object under it (the message).
+   */
+  const objectOf = (members, key, depth) => {
+    if (depth > 0 && !hasLazy(members)) return `{${literal(members, depth)}}`;
+    const inMsg = depth > 0;
+    if (depth > 1 || (inMsg && msgKey !== undefined)) throw new Error("internal: a shape with lazy keys too deep");
+    if (inMsg) msgKey = key;
+    const o = inMsg ? "msg" : "top";
+    const firstLazy = members.findIndex(([, kind]) => kind === LAZY);
+    const prefixEnd = firstLazy < 0 ? members.length : firstLazy;
+    // Values are taken in text order: each member's expression is made in turn.
+    lines.push(`const ${o} = {${literal(members.slice(0, prefixEnd), depth)}};`);
+    lines.push(`new PrivateSlot(${o}, rec);`, `rec.${o} = ${o};`);
+    for (const [k, kind] of members.slice(prefixEnd)) {
+      if (kind === LAZY) {
+        lines.push(`Object.defineProperty(${o}, ${q(k)}, D[${descs.length}]);`);
+        descs.push(tools.accessorFor(k));
+        lazyKeys.push(k);
+        lazyInMsg.push(inMsg);
+      } else {
+        const v = valueOf(k, kind, depth);
+        lines.push(`${o}[${q(k)}] = ${v};`);
+      }
+    }
+    if (firstLazy >= 0) {
+      lines.push(`Object.defineProperty(${o}, INSPECT_KEY, INSPECT);`);
+      if (inMsg) firstMsg = members[firstLazy][0];
+      else firstTop = members[firstLazy][0];
+    }
+    return o;
+  };
+
+  const lazy = hasLazy(layout);
+  const result = lazy ? objectOf(layout, null, 0) : `{${literal(layout, 0)}}`;
+  const body = `return function build(A, a, T, R, r, rec) {\n${lines.join("\n")}\nreturn ${result};\n};`;
+  const build = new Function("PrivateSlot", "D", "INSPECT", "INSPECT_KEY", body)(
+    tools.PrivateSlot,
+    descs,
+    tools.INSPECT,
+    tools.inspectKey,
+  );
+  return { build, na, nr, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
+}
+
+module.exports = { compileShape };
