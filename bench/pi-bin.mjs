@@ -458,8 +458,8 @@ let seq = 0;
 
 /** The giant sessions of --giant (`writeSession`, compactions every ~0.5-1 MB) and their rows. */
 const GIANTS = [
-  ["giant700", 700],
-  ["giant1500", 1500],
+  { key: "giant700", mb: 700 },
+  { key: "giant1500", mb: 1500 },
 ];
 const GIANT_ROWS = ["session", "c", "tui"];
 /** The TUI has drawn its footer: the line with the context use and the model (`scripted-1`). */
@@ -618,19 +618,19 @@ async function main() {
   const c100 = needC100 ? continueSet("c100mb", 100 * MB) : undefined;
   const picker = needPicker ? pickerSet("picker", 1000) : undefined;
   const picker10k = needPicker10k ? pickerSet("picker10k", 10_000) : undefined;
-  /** Giant sessions (opt-in, --giant): [key, MB, set]. */
-  const giants = GIANTS.filter(([k]) => GIANT_ROWS.some((r) => wanted(`${k}-${r}`))).map(([k, mb]) => [
-    k,
+  /** Giant sessions (opt-in, --giant). */
+  const giants = GIANTS.filter(({ key }) => GIANT_ROWS.some((r) => wanted(`${key}-${r}`))).map(({ key, mb }) => ({
+    key,
     mb,
-    continueSet(k, mb * MB),
-  ]);
+    set: continueSet(key, mb * MB),
+  }));
   if (picker10k)
     console.log(`  picker10k store: ${picker10k.sessions} sessions, ${(picker10k.bytes / MB).toFixed(0)} MB`);
   const verDirs = makeRootDirs(join(DATA, "version"));
   if (args["gen-only"]) return;
 
   const server = await startModelServer({ maxRequests: 100_000 });
-  for (const d of [tiny, c10, c100, picker, picker10k, verDirs, ...giants.map((g) => g[2])])
+  for (const d of [tiny, c10, c100, picker, picker10k, verDirs, ...giants.map((g) => g.set)])
     if (d) writeAgentConfig(d.agent, server.baseUrl);
   try {
     // --version: the switch's fixed cost (the hook is installed, pi's bundle is imported)
@@ -695,12 +695,13 @@ async function main() {
     }
 
     // Giant sessions (--giant): what users with sessions of hundreds of MB feel (issue 39).
-    for (const [k, mb, set] of giants) {
-      if (!set) continue;
-      for (const [row, label, argv] of [
+    for (const { key: k, mb, set } of giants) {
+      /** @type {[string, string, string[]][]} */
+      const giantRows = [
         ["session", `\`pi --session <path> -p\`, ${mb} MB session`, ["--session", set.file, "-p", PROMPT]],
         ["c", `\`pi -c -p\`, ${mb} MB session`, ["-c", "-p", PROMPT]],
-      ]) {
+      ];
+      for (const [row, label, argv] of giantRows) {
         await measure(`${k}-${row}`, label, GIANT_ROUNDS, (how, warm) => runOnce(set, how, argv, { debug: warm }), {
           before: () => truncateSync(set.file, set.size),
           check: resumed(set),

@@ -261,8 +261,12 @@ class Shells {
   _fillObjects(rec, top, msg) {
     const { firstTop, firstMsg } = rec.shape;
     this._settled(rec);
-    if (firstTop !== undefined && !fillObject(rec.top, firstTop, top)) (rec.values ??= [])[0] = top ?? {};
-    if (firstMsg !== undefined && !fillObject(rec.msg, firstMsg, msg)) (rec.values ??= [])[1] = msg ?? {};
+    // Frozen or sealed before the fill: the accessors stay and serve these values.
+    const kept = [
+      firstTop !== undefined && !fillObject(rec.top, firstTop, top) ? (top ?? {}) : undefined,
+      firstMsg !== undefined && !fillObject(rec.msg, firstMsg, msg) ? (msg ?? {}) : undefined,
+    ];
+    if (kept[0] !== undefined || kept[1] !== undefined) rec.values = kept;
   }
 
   /** Mark `rec` filled (its hand-out no longer waits for it). */

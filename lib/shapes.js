@@ -46,7 +46,7 @@ function compileShape(layout, tools) {
   const q = JSON.stringify;
 
   /** The expression of one member's value (statements for a lazy object go to `lines` first). */
-  const valueOf = (key, kind, depth) => {
+  const valueExpr = (key, kind, depth) => {
     if (kind === VALUE) return `A[a + ${na++}]`;
     if (kind === INTERNED) return `T[R[r + ${nr++}]]`;
     if (Array.isArray(kind)) return objectOf(kind, key, depth + 1);
@@ -54,7 +54,7 @@ function compileShape(layout, tools) {
     if (c === undefined) throw new Error(`internal: unknown shape member kind ${kind}`);
     return c;
   };
-  const literal = (members, depth) => members.map(([k, kind]) => `${q(k)}: ${valueOf(k, kind, depth)}`).join(", ");
+  const literal = (members, depth) => members.map(([k, kind]) => `${q(k)}: ${valueExpr(k, kind, depth)}`).join(", ");
 
   /**
    * The expression of an object: a literal when nothing in it is lazy; else statements that
@@ -79,7 +79,7 @@ function compileShape(layout, tools) {
         lazyKeys.push(k);
         lazyInMsg.push(inMsg);
       } else {
-        const v = valueOf(k, kind, depth);
+        const v = valueExpr(k, kind, depth);
         lines.push(`${o}[${q(k)}] = ${v};`);
       }
     }
