@@ -97,6 +97,26 @@ function sessionLines() {
       lines.push(
         `{"type":"message","id":"m${i}","parentId":"${parent}","message":{"role":"user","content":"${big(300)}"},"timestamp":"${ts()}","message":{"role":"assistant","content":[{"type":"text","text":"${big(200, "two")}"}],"content":"x"}}`,
       );
+    // A shell whose light values no shape carries (lib/shapes.js): a digit or escaped key, a
+    // repeated key or __proto__ inside a light object, nesting or width beyond the limits;
+    // and light values that shapes do carry with care (whitespace, -0, huge numbers).
+    if (i % 13 === 6) {
+      const deep = `${'{"a":'.repeat(20)}1${"}".repeat(20)}`;
+      const wide = `{${Array.from({ length: 70 }, (_, k) => `"k${k}":${k}`).join(",")}}`;
+      const metas = [
+        '{"7":1,"b":2}',
+        '{"\\u0062":2}',
+        '{"a":1,"a":2}',
+        '{"__proto__":{"x":1}}',
+        deep,
+        wide,
+        '{ "a" : [ 1 , { "b" : null } ] , "n" : -0 , "big" : 1e400 , "i" : 123456789012345678901234567890 , "t" : true }',
+      ];
+      const meta = metas[(i / 13) % metas.length | 0];
+      lines.push(
+        `{"type":"custom","id":"w${i}","parentId":"${parent}","timestamp":"${ts()}","data":"${big(200)}","meta":${meta},"after":"z"}`,
+      );
+    }
     if (i % 50 === 49) parent = `e${n - 15}`;
   }
   return lines;
@@ -223,6 +243,17 @@ describe("lazy entries: each way of reading, first, native vs reference", () => 
       }
     }
   }
+
+  test("entries are built from shapes (lib/shapes.js), and entries no shape carries are read whole", () => {
+    const [a, b] = openBoth();
+    const eb = b.getEntries();
+    expect(b._shells.shapes.length).toBeGreaterThan(3);
+    expect(b._shells.interned).toContain("assistant");
+    const odd = eb.filter((e) => typeof e.id === "string" && e.id.startsWith("w"));
+    expect(odd.length).toBeGreaterThan(5);
+    expect(JSON.stringify(eb)).toBe(JSON.stringify(a.getEntries()));
+    expect(eb.map((e) => Object.keys(e).join())).toEqual(a.getEntries().map((e) => Object.keys(e).join()));
+  });
 
   test("entries really are lazy: cheap reads fill nothing, a read fills its entry", () => {
     const [, b] = openBoth();

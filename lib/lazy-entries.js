@@ -88,7 +88,9 @@ class Shells {
         const form = forms[k];
         if (form === SHAPED) {
           const shape = this.shapes[ids[k]];
-          if (shape.lazy) {
+          if (shape.build === null) {
+            put(s + k, this._parseWhole(this.core, want[s + k]));
+          } else if (shape.lazy) {
             const rec = newRecord(this, group, want[s + k], shape);
             put(s + k, shape.build(A, a, T, refs, r, rec));
             group.recs.push(rec);

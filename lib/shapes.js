@@ -92,15 +92,38 @@ function compileShape(layout, tools) {
   };
 
   const lazy = hasLazy(layout);
-  const result = lazy ? objectOf(layout, null, 0) : `{${literal(layout, 0)}}`;
-  const body = `return function build(A, a, T, R, r, rec) {\n${lines.join("\n")}\nreturn ${result};\n};`;
-  const build = new Function("PrivateSlot", "D", "INSPECT", "INSPECT_KEY", body)(
-    tools.PrivateSlot,
-    descs,
-    tools.INSPECT,
-    tools.inspectKey,
-  );
-  return { build, na, nr, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
+  try {
+    const result = lazy ? objectOf(layout, null, 0) : `{${literal(layout, 0)}}`;
+    const body = `return function build(A, a, T, R, r, rec) {\n${lines.join("\n")}\nreturn ${result};\n};`;
+    const build = new Function("PrivateSlot", "D", "INSPECT", "INSPECT_KEY", body)(
+      tools.PrivateSlot,
+      descs,
+      tools.INSPECT,
+      tools.inspectKey,
+    );
+    return { build, na, nr, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
+  } catch {
+    // A layout this compiler does not take (never made by Rust today): its entries are read
+    // whole, their values skipped.
+    const [vals, refs] = counts(layout);
+    return { build: null, na: vals, nr: refs, lazy: false, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
+  }
+}
+
+/** How many values and interned-string refs a layout takes: `[values, refs]`. */
+function counts(members) {
+  let vals = 0;
+  let refs = 0;
+  for (const [, kind] of members) {
+    if (kind === VALUE) vals++;
+    else if (kind === INTERNED) refs++;
+    else if (Array.isArray(kind)) {
+      const [v, r] = counts(kind);
+      vals += v;
+      refs += r;
+    }
+  }
+  return [vals, refs];
 }
 
 module.exports = { compileShape };
