@@ -25,6 +25,8 @@
 
 import { spawnSync } from "node:child_process";
 import {
+  existsSync,
+  renameSync,
   appendFileSync,
   copyFileSync,
   cpSync,
@@ -41,7 +43,15 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { DEFAULT_DATA_DIR, generate, makeMessages, singlePath, storeDir, storeProjectCwd } from "./gen.mjs";
+import {
+  DEFAULT_DATA_DIR,
+  generate,
+  makeMessages,
+  singlePath,
+  storeDir,
+  storeProjectCwd,
+  writeSession,
+} from "./gen.mjs";
 import { fmtMs, fmtRatio, median, num, parseOptions, runNodeJson } from "./lib.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -62,6 +72,7 @@ const { values: args } = parseOptions(
     quick: { type: "boolean" },
     store: { type: "boolean" },
     big: { type: "boolean" },
+    giant: { type: "boolean" },
     runs: { type: "string" },
     warmup: { type: "string" },
     only: { type: "string", multiple: true },
@@ -74,7 +85,7 @@ const { values: args } = parseOptions(
     "no-store": { type: "boolean" },
     "no-core": { type: "boolean" },
   },
-  "usage: node bench/run.mjs [--quick] [--store] [--big] [--runs N] [--warmup N] [--only <substr>]... [--native <path>] [--ref-only] [--json <file>] [--no-methods] [--no-pi-bin] [--no-store] [--no-core] [--no-search]",
+  "usage: node bench/run.mjs [--quick] [--store] [--big] [--giant] [--runs N] [--warmup N] [--only <substr>]... [--native <path>] [--ref-only] [--json <file>] [--no-methods] [--no-pi-bin] [--no-store] [--no-core] [--no-search]",
 );
 const flag = (f) => args[f.replace(/^--/, "")] === true;
 
@@ -135,6 +146,25 @@ if (args.child !== undefined) {
     const ms = performance.now() - t0;
     out = { ms, n: ctx.messages.length, baseMB, peakMB: vmHWM() };
     globalThis.__keep = [sm, ctx];
+  } else if (spec.op === "openContextFirstBranch" || spec.op === "openFirstTree") {
+    // Issue 39's in-process rows: open + context + the first whole-branch hand-out, or open +
+    // the first getTree(); each step timed, wall and CPU (this process's threads).
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const t0 = performance.now();
+    const c0 = cpu();
+    const sm = SM.open(spec.file);
+    const openMs = performance.now() - t0;
+    let n;
+    if (spec.op === "openFirstTree") n = sm.getTree().length;
+    else {
+      sm.buildSessionContext();
+      n = sm.getBranch().length;
+    }
+    out = { ms: performance.now() - t0, cpuMs: cpu() - c0, openMs, n, baseMB, peakMB: vmHWM() };
+    globalThis.__keep = sm;
   } else if (spec.op === "openContextBranch") {
     // What pi does at start-up: open, the context twice, the branch six times.
     const t0 = performance.now();
@@ -250,6 +280,15 @@ op({
   check: (t) => `${t.length} roots`,
 });
 op({ name: `open + getBranch() ${SL}`, run: (SM) => SM.open(file(S)).getBranch(), check: (b) => b.length });
+op({
+  name: `open + buildSessionContext() + first getBranch() ${SL}`,
+  run: (SM) => {
+    const sm = SM.open(file(S));
+    sm.buildSessionContext();
+    return sm.getBranch();
+  },
+  check: (b) => b.length,
+});
 op({
   name: `repeated getEntries() ${SL} (per call)`,
   perCall: 20,
@@ -491,6 +530,42 @@ if (only.length === 0 || only.some((s) => "peak rss getbranch".includes(s.toLowe
     file: file(S),
     runs: quick ? 1 : 3,
   });
+// --giant (issue 39): open + context + first getBranch() and open + first getTree(), each in a
+// fresh child process per run, at 10 MB, 100 MB and 700 MB (generated on first use).
+if (flag("--giant")) {
+  const giantFile = singlePath(DATA, "700mb");
+  if (!existsSync(giantFile)) {
+    console.log("  generating the 700 MB session (bench/data/single/session-700mb.jsonl)...");
+    const res = writeSession(`${giantFile}.tmp`, {
+      seed: "single-700mb",
+      targetBytes: 700 * MB,
+      cwd: "/home/u/bench",
+      startMs: Date.UTC(2025, 5, 1, 9),
+    });
+    renameSync(`${giantFile}.tmp`, giantFile);
+    console.log(`  ${res.entries} entries`);
+  }
+  for (const [name, label] of [
+    ["10mb", "10 MB"],
+    ["100mb", "100 MB"],
+    ["700mb", "700 MB"],
+  ]) {
+    rssJobs.push({
+      name: `open + buildSessionContext() + first getBranch() ${label} (child process)`,
+      op: "openContextFirstBranch",
+      file: file(name),
+      runs: 3,
+      timed: true,
+    });
+    rssJobs.push({
+      name: `open + first getTree() ${label} (child process)`,
+      op: "openFirstTree",
+      file: file(name),
+      runs: 3,
+      timed: true,
+    });
+  }
+}
 if (big && (only.length === 0 || only.some((s) => "1 gb big".includes(s.toLowerCase()))))
   rssJobs.push({ name: "open + buildSessionContext() 1 GB (child process)", file: file("1gb"), runs: 1, timed: true });
 if (withStore && (only.length === 0 || only.some((s) => "peak rss listall".includes(s.toLowerCase()))))
@@ -501,7 +576,7 @@ if (withStore && (only.length === 0 || only.some((s) => "peak rss listall".inclu
     runs: quick ? 1 : 3,
   });
 for (const job of rssJobs) {
-  const row = { name: job.name, errors: {} };
+  const row = { name: job.name, timed: job.timed === true, errors: {} };
   for (const impl of impls) {
     const got = [];
     for (let i = 0; i < job.runs; i++) {
@@ -517,6 +592,7 @@ for (const job of rssJobs) {
         peakMB: median(got.map((g) => g.peakMB)),
         baseMB: median(got.map((g) => g.baseMB)),
         ms: median(got.map((g) => g.ms)),
+        cpuMs: got.every((g) => g.cpuMs !== undefined) ? median(got.map((g) => g.cpuMs)) : undefined,
       };
   }
   rss.push(row);
@@ -524,7 +600,7 @@ for (const job of rssJobs) {
     row.errors[k]
       ? `ERROR (${row.errors[k]})`
       : row[k]
-        ? `${row[k].peakMB.toFixed(0)} MB peak (${row[k].ms.toFixed(0)} ms)`
+        ? `${row[k].peakMB.toFixed(0)} MB peak (${row[k].ms.toFixed(0)} ms${row[k].cpuMs === undefined ? "" : `, cpu ${row[k].cpuMs.toFixed(0)} ms`})`
         : "";
   console.log(`  ${job.name}: ref ${c("ref")}${hasNative ? ` | native ${c("native")}` : ""}`);
 }
@@ -550,12 +626,12 @@ if (rss.length) {
       r.errors[k]
         ? `ERROR: ${r.errors[k]}`
         : r[k]
-          ? `${r[k].peakMB.toFixed(0)} MB${r.name.includes("1 GB") ? `, ${(r[k].ms / 1000).toFixed(1)} s` : ""}`
+          ? `${r[k].peakMB.toFixed(0)} MB${r.timed ? `, ${r[k].ms.toFixed(0)} ms${r[k].cpuMs === undefined ? "" : ` (cpu ${r[k].cpuMs.toFixed(0)} ms)`}` : ""}`
           : k === "native" && !hasNative
             ? "—"
             : "";
     lines.push(
-      `| ${r.name} | ${c("ref")} | ${c("native")} | ${r.ref && r.native ? fmtRatio(r.native.peakMB, r.ref.peakMB) : "—"} |`,
+      `| ${r.name} | ${c("ref")} | ${c("native")} | ${r.ref && r.native ? `${fmtRatio(r.native.peakMB, r.ref.peakMB)}${r.timed ? ` RSS, ${fmtRatio(r.native.ms, r.ref.ms)} wall${r.native.cpuMs === undefined ? "" : `, ${fmtRatio(r.native.cpuMs, r.ref.cpuMs)} cpu`}` : ""}` : "—"} |`,
     );
   }
   const base = rss.find((r) => r.ref)?.ref?.baseMB;
