@@ -50,8 +50,8 @@ const FORM_VALUES = TextForm.Values;
  * text that changed on disk to the EIO the session reports.
  *
  * Each entry with lazy keys has one record, held by the entry object and by its message
- * object (a private slot: `PrivateSlot.of(o)`): `{ shells, group, pos, index, core, shape,
- * filled, error, top, msg, values }`; `shape` (lib/shapes.js) says which keys are lazy, in the order
+ * object (a private slot: `PrivateSlot.of(o)`): `{ group, pos, index, shape, top, msg,
+ * values }` (`newRecord`; its hand-out's `group` says what it reads from); `shape` (lib/shapes.js) says which keys are lazy, in the order
  * Rust lays out their values, so nothing else per entry is kept.
  */
 class Shells {
@@ -73,7 +73,7 @@ class Shells {
    * of entries is one flat JSON array of values: one parse per piece.
    */
   make(want, put) {
-    const group = { recs: [], open: 0, reads: 0, last: -1, window: FIRST_WINDOW };
+    const group = newGroup(this);
     for (let s = 0; s < want.length; ) {
       const b = this.core.shapesText(s === 0 ? want : want.subarray(s));
       const { forms, shapes: ids, refs } = b;
@@ -91,7 +91,7 @@ class Shells {
           if (shape.build === null) {
             put(s + k, this._parseWhole(this.core, want[s + k]));
           } else if (shape.lazy) {
-            const rec = newRecord(this, group, want[s + k], shape);
+            const rec = newRecord(group, want[s + k], shape);
             put(s + k, shape.build(A, a, T, refs, r, rec));
             group.recs.push(rec);
             group.open++;
@@ -131,7 +131,7 @@ class Shells {
   /** Whether `o` is an entry object (or its message) not filled yet. */
   unfilled(o) {
     const rec = PrivateSlot.of(o);
-    return rec !== undefined && !rec.filled;
+    return rec !== undefined && rec.group !== null;
   }
 
   /** Fill the unfilled entries among `objects` in one batch. */
@@ -139,7 +139,7 @@ class Shells {
     const recs = [];
     for (const o of objects) {
       const rec = PrivateSlot.of(o);
-      if (rec !== undefined && !rec.filled && rec.error === null) recs.push(rec);
+      if (rec !== undefined && rec.group !== null && rec.group.error === null) recs.push(rec);
     }
     if (recs.length > 0) this._fillBatch(recs);
   }
@@ -154,7 +154,7 @@ class Shells {
   settle() {
     if (this.groups.size === 0) return;
     const retired = this.core.retire();
-    for (const g of this.groups) for (const rec of g.recs) if (!rec.filled) rec.core = retired;
+    for (const g of this.groups) g.core = retired;
     this.groups.clear();
   }
 
@@ -165,7 +165,7 @@ class Shells {
   detach() {
     if (this.groups.size === 0) return;
     const err = new Error("internal: the session's entries were replaced before this entry was read");
-    for (const g of this.groups) for (const rec of g.recs) if (!rec.filled) rec.error = err;
+    for (const g of this.groups) g.error = err;
     this.groups.clear();
   }
 
@@ -182,14 +182,10 @@ class Shells {
     }
   }
 
-  /** The value of lazy `key` of `o` (the entry or its message, holding `rec`). */
-  _read(rec, o, key) {
-    if (!rec.filled) {
-      if (rec.error !== null) throw rec.error;
-      this._load(rec);
-    }
-    const values = rec.values?.[o === rec.top ? 0 : 1];
-    return values === undefined ? o[key] : values[key];
+  /** Fill `rec`'s entry (an accessor of it was read). */
+  _read(rec) {
+    if (rec.group.error !== null) throw rec.group.error;
+    this._load(rec);
   }
 
   /** A first read: this entry alone, or a window of its neighbours in a run of reads. */
@@ -205,24 +201,24 @@ class Shells {
     const step = forward ? 1 : -1;
     for (let p = rec.pos + step; recs.length < g.window && p >= 0 && p < g.recs.length; p += step) {
       const r = g.recs[p];
-      if (!r.filled && r.error === null) recs.push(r);
+      if (r.group !== null) recs.push(r);
     }
     g.window = Math.min(g.window * 2, MAX_WINDOW);
     this._fillBatch(recs);
   }
 
   _fillOne(rec) {
-    if (rec.filled) return;
-    this._apply(rec, this._parseWhole(rec.core, rec.index));
+    if (rec.group === null) return;
+    this._apply(rec, this._parseWhole(rec.group.core, rec.index));
   }
 
   /** Fill entries in one batch: Rust hands over just the values their shells left out. */
   _fillBatch(recs) {
     // Entries of a retired session read from it (see `settle`): one batch per session.
-    const core = recs[0].core;
-    const other = recs.filter((r) => r.core !== core);
+    const core = recs[0].group.core;
+    const other = recs.filter((r) => r.group.core !== core);
     if (other.length > 0) {
-      this._fillBatch(recs.filter((r) => r.core === core));
+      this._fillBatch(recs.filter((r) => r.group.core === core));
       this._fillBatch(other);
       return;
     }
@@ -232,7 +228,7 @@ class Shells {
       eachEntry(core, want, FORM_VALUES, (k, value, form) => {
         const rec = recs[k];
         if (form === UNREAD) gone = true;
-        else if (rec.filled) return;
+        else if (rec.group === null) return;
         else if (form !== FORM_VALUES) this._apply(rec, value);
         // The values in the order the shell left them out; anything else is not ours to
         // guess at: the entry is read whole.
@@ -243,7 +239,7 @@ class Shells {
       throw this.changedUnderUs(err);
     }
     // A text that can no longer be read: the EIO of a single read.
-    if (gone) for (const rec of recs) if (!rec.filled) this._fillOne(rec);
+    if (gone) for (const rec of recs) if (rec.group !== null) this._fillOne(rec);
   }
 
   /** `_apply` from the left-out values alone, in the shape's order of its lazy keys. */
@@ -273,25 +269,31 @@ class Shells {
 
   /** Mark `rec` filled (its hand-out no longer waits for it). */
   _settled(rec) {
-    rec.filled = true;
-    rec.core = null;
     const g = rec.group;
     rec.group = null;
     if (--g.open === 0) this.groups.delete(g);
   }
 }
 
-/** The record of entry `index` of `shells`' core, made in hand-out `group` with `shape` (not yet in the group). */
-function newRecord(shells, group, index, shape) {
+/**
+ * One hand-out (a `make` call): its records in order (windows of fills walk them), how many
+ * are unfilled, the run of reads, and what its unfilled entries read from: `core` (a retired
+ * copy after `settle`), or `error` (after `detach`).
+ */
+function newGroup(shells) {
+  return { shells, core: shells.core, error: null, recs: [], open: 0, reads: 0, last: -1, window: FIRST_WINDOW };
+}
+
+/**
+ * The record of entry `index`, made in hand-out `group` with `shape` (not yet in the group).
+ * `group` is null once the entry is filled.
+ */
+function newRecord(group, index, shape) {
   return {
-    shells,
     group,
     pos: group.recs.length,
     index,
-    core: shells.core,
     shape,
-    filled: false,
-    error: null,
     /** The entry object and its message object (set by the shape's build). */
     top: undefined,
     msg: undefined,
@@ -392,7 +394,9 @@ function accessorFor(key) {
 function readHeavy(self, key) {
   const o = holderOf(self, key);
   const rec = PrivateSlot.of(o);
-  return rec.shells._read(rec, o, key);
+  if (rec.group !== null) rec.group.shells._read(rec);
+  const values = rec.values?.[o === rec.top ? 0 : 1];
+  return values === undefined ? o[key] : values[key];
 }
 
 function writeHeavy(self, key, v) {
@@ -407,7 +411,7 @@ function writeHeavy(self, key, v) {
   // data property does in strict code; a sealed one keeps the value for its getter.
   if (Object.isFrozen(o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
   const rec = PrivateSlot.of(o);
-  rec.shells._read(rec, o, key);
+  if (rec.group !== null) rec.group.shells._read(rec);
   const values = rec.values?.[o === rec.top ? 0 : 1];
   if (values !== undefined) values[key] = v;
 }
