@@ -388,7 +388,9 @@ function tmpDirOf(how) {
   }
   return tmpDirs.get(how);
 }
-const piArgv = (how, args) => (how === "native" ? [LAUNCHER, ...args] : [PI_BIN, ...args]);
+/** PI_BENCH_CPU_PROF=<dir>: every run writes a V8 CPU profile there (`node --cpu-prof`), to see where the time goes. */
+const PROF = process.env.PI_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.PI_BENCH_CPU_PROF}`] : [];
+const piArgv = (how, args) => [...PROF, how === "native" ? LAUNCHER : PI_BIN, ...args];
 
 /** user + system CPU time of a live process from /proc/<pid>/stat (clock ticks, 10 ms). */
 const TICK_MS = 1000 / (Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100);

@@ -21,6 +21,8 @@ class EntryCache {
   reset(length) {
     /** The current leaf's branch: `{ leaf, n, arr }` (see SessionManager `_leafBranch`). */
     this.branch = null;
+    /** The current leaf's context plan: `{ leaf, n, plan }` (see SessionManager `_leafPlan`). */
+    this.plan = null;
     // Unfilled entries move to a retired copy before Rust's entries are replaced
     // (`Shells.settle`); one left here would read another entry's text, so it is cut off.
     this.shells.detach();

@@ -586,7 +586,7 @@ class SessionManager {
     const q = plan === null ? null : appends.entries;
     const qThinking = appends.lastThinking;
     const qModel = appends.lastModel;
-    if (plan === null) plan = this._native.contextPlan();
+    if (plan === null) plan = this._leafPlan();
     let selected = this._objsAt(plan.indices);
     const rustCount = selected.length;
     if (q !== null) selected = selected.concat(q);
@@ -610,6 +610,23 @@ class SessionManager {
           : { provider: e.message.provider, modelId: e.message.model };
     }
     return { selected, editFor, thinkingLevel, model };
+  }
+
+  /**
+   * Rust's context plan for the current leaf, kept while the leaf and the entry count are the
+   * same (as `_leafBranch` keeps the branch): pi builds the context or its projection three
+   * times at start-up and again around every turn, and each plan walks the whole path (~55 ms
+   * for a 700 MB session's 321,395 entries).
+   */
+  _leafPlan() {
+    const core = this._native;
+    const leaf = core.leafKey() ?? null;
+    const n = core.length;
+    const c = this._cache.plan;
+    if (c !== null && c.leaf === leaf && c.n === n) return c.plan;
+    const plan = core.contextPlan();
+    this._cache.plan = { leaf, n, plan };
+    return plan;
   }
 
   /**
