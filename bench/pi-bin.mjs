@@ -467,45 +467,31 @@ const GIANT_ROWS = ["session", "c", "tui"];
 /** The TUI has drawn its footer: the line with the context use and the model (`scripted-1`). */
 const footerDrawn = (screen) => /scripted-1/.test(screen);
 
-/** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, stderr }. */
-async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
-  if (dirs.sessions > 2000) timeout = Math.max(timeout, 2_400_000); // pi's own picker: ~15 min on 10,000 under load
-  const script = pickerScript(dirs, how, debug);
+/**
+ * Runs `script` in a fresh tmux window of `cols`x`rows` until `ready(screen)`:
+ * { ms, rssMB, cpuMs, screen, pid }, peak RSS and CPU read when it is ready (the process is then
+ * killed). `what` names the run in the timeout error.
+ */
+async function screenUntil(script, [cols, rows], ready, timeout, what) {
   const name = `p${++seq}`;
   const t0 = process.hrtime.bigint();
   const pid = Number(
-    (await tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", name, "-P", "-F", "#{pane_pid}", script)).trim(),
-  );
-  const end = Date.now() + timeout;
-  let screen = "";
-  try {
-    for (;;) {
-      screen = await tmux("capture-pane", "-p", "-t", name);
-      if (screen.includes(PICKER_MARK) && screen.includes("◉ Current Folder")) break;
-      if (Date.now() > end) throw new Error(`picker (${how}): list not drawn after ${timeout} ms:\n${screen}`);
-      await sleep(10);
-    }
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    const kb = readHwmKB(pid);
-    return { ms, rssMB: kb / 1024, cpuMs: readCpuMs(pid), screen, pid };
-  } finally {
-    await tmux("kill-session", "-t", name).catch(() => {});
-    // wait for the process to be gone before the next run
-    for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
-  }
-}
-
-/**
- * pi's TUI resuming `dirs.file` (`pi --session <file>`, no prompt) in a fresh tmux window at
- * 160x45, until `ready(screen)`: { ms, rssMB, cpuMs, screen }. Peak RSS and CPU are read when it
- * is ready (the process is then killed).
- */
-async function tuiOnce(dirs, how, ready, { debug = false, timeout = 600_000 } = {}) {
-  const script = pickerScript(dirs, how, debug, ["--session", dirs.file], "tui");
-  const name = `t${++seq}`;
-  const t0 = process.hrtime.bigint();
-  const pid = Number(
-    (await tmux("new-session", "-d", "-x", "160", "-y", "45", "-s", name, "-P", "-F", "#{pane_pid}", script)).trim(),
+    (
+      await tmux(
+        "new-session",
+        "-d",
+        "-x",
+        String(cols),
+        "-y",
+        String(rows),
+        "-s",
+        name,
+        "-P",
+        "-F",
+        "#{pane_pid}",
+        script,
+      )
+    ).trim(),
   );
   const end = Date.now() + timeout;
   let screen = "";
@@ -513,15 +499,29 @@ async function tuiOnce(dirs, how, ready, { debug = false, timeout = 600_000 } = 
     for (;;) {
       screen = await tmux("capture-pane", "-p", "-t", name);
       if (ready(screen)) break;
-      if (Date.now() > end) throw new Error(`tui (${how}): not ready after ${timeout} ms:\n${screen}`);
+      if (Date.now() > end) throw new Error(`${what} after ${timeout} ms:\n${screen}`);
       await sleep(10);
     }
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     return { ms, rssMB: readHwmKB(pid) / 1024, cpuMs: readCpuMs(pid), screen, pid };
   } finally {
     await tmux("kill-session", "-t", name).catch(() => {});
+    // wait for the process to be gone before the next run
     for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await sleep(10);
   }
+}
+
+/** `pi -r` in a fresh tmux window until the full current-folder list is drawn: { ms, rssMB, cpuMs, screen }. */
+async function pickerOnce(dirs, how, { debug = false, timeout = 120_000 } = {}) {
+  if (dirs.sessions > 2000) timeout = Math.max(timeout, 2_400_000); // pi's own picker: ~15 min on 10,000 under load
+  const drawn = (screen) => screen.includes(PICKER_MARK) && screen.includes("◉ Current Folder");
+  return screenUntil(pickerScript(dirs, how, debug), [200, 50], drawn, timeout, `picker (${how}): list not drawn`);
+}
+
+/** pi's TUI resuming `dirs.file` (`pi --session <file>`, no prompt) at 160x45, until `ready(screen)`. */
+async function tuiOnce(dirs, how, ready, { debug = false, timeout = 600_000 } = {}) {
+  const script = pickerScript(dirs, how, debug, ["--session", dirs.file], "tui");
+  return screenUntil(script, [160, 45], ready, timeout, `tui (${how}): not ready`);
 }
 
 // ---------------------------------------------------------------------------
