@@ -68,8 +68,9 @@ class Shells {
   }
 
   /**
-   * Objects for the entries at `want` (a Uint32Array): `put(k, object)` for each position k,
-   * `null` for a text that could not be read. Entries with lazy keys come unfilled. A piece
+   * Objects for the entries at `want` (a Uint32Array): `put(k, object, record)` for each
+   * position k (`null` for a text that could not be read); entries with lazy keys come
+   * unfilled, with their record (the caller keeps it by entry index: `unfilled`, `fill`). A piece
    * of entries is one flat JSON array of values: one parse per piece.
    */
   make(want, put) {
@@ -92,7 +93,7 @@ class Shells {
             put(s + k, this._parseWhole(this.core, want[s + k]));
           } else if (shape.lazy) {
             const rec = newRecord(group, want[s + k], shape);
-            put(s + k, shape.build(A, a, T, refs, r, rec));
+            put(s + k, shape.build(A, a, T, refs, r, rec), rec);
             group.recs.push(rec);
             group.open++;
           } else {
@@ -128,19 +129,15 @@ class Shells {
     }
   }
 
-  /** Whether `o` is an entry object (or its message) not filled yet. */
-  unfilled(o) {
-    const rec = PrivateSlot.of(o);
+  /** Whether the entry of record `rec` (from `make`; undefined: none) is not filled yet. */
+  unfilled(rec) {
     return rec !== undefined && rec.group !== null;
   }
 
-  /** Fill the unfilled entries among `objects` in one batch. */
-  fill(objects) {
+  /** Fill the unfilled entries among those of `records` (undefined: none) in one batch. */
+  fill(records) {
     const recs = [];
-    for (const o of objects) {
-      const rec = PrivateSlot.of(o);
-      if (rec !== undefined && rec.group !== null && rec.group.error === null) recs.push(rec);
-    }
+    for (const rec of records) if (rec !== undefined && rec.group !== null && rec.group.error === null) recs.push(rec);
     if (recs.length > 0) this._fillBatch(recs);
   }
 

@@ -71,7 +71,11 @@ function compileShape(layout, tools) {
     const prefixEnd = firstLazy < 0 ? members.length : firstLazy;
     // Values are taken in text order: each member's expression is made in turn.
     lines.push(`const ${o} = {${literal(members.slice(0, prefixEnd), depth)}};`);
-    lines.push(`new PrivateSlot(${o}, rec);`, `rec.${o} = ${o};`);
+    // The record is found from the objects whose accessors need it: the entry's own record
+    // is kept by index (lib/entry-cache.js `recs`), so an entry without lazy keys of its own
+    // (its message has them) carries no private slot.
+    if (firstLazy >= 0) lines.push(`new PrivateSlot(${o}, rec);`);
+    lines.push(`rec.${o} = ${o};`);
     for (const [k, kind] of members.slice(prefixEnd)) {
       if (kind === LAZY) {
         lines.push(`Object.defineProperty(${o}, ${q(k)}, D[${descs.length}]);`);
