@@ -3,6 +3,7 @@
 // repeated calls return the very same objects (the reference's object identity). Entries are
 // parsed from Rust's texts lazily, once, many in one batch.
 const { parseEntries } = require("./materialize.js");
+const { stats } = require("./read-stats.js");
 
 class EntryCache {
   /**
@@ -80,6 +81,7 @@ class EntryCache {
       } catch (err) {
         throw this.changedUnderUs(err);
       }
+      stats.parsedWhole++;
       this.objs[i] = o;
     }
     return o;

@@ -32,6 +32,7 @@
 const { inspect } = require("node:util");
 const { PrivateSlot, dataProperty, hiddenValue, sharedAccessor } = require("./lazy-props.js");
 const { compileShape } = require("./shapes.js");
+const { stats } = require("./read-stats.js");
 
 /** First reads of one hand-out served one entry at a time before windows start. */
 const SINGLE_READS = 8;
@@ -112,6 +113,7 @@ class Shells {
         }
       }
       if (a !== A.length || r !== refs.length) throw new Error("internal: entry shape batch not consumed exactly");
+      stats.handedOut += n;
       s += n;
     }
     if (group.open > 0) this.groups.add(group);
@@ -266,6 +268,7 @@ class Shells {
 
   /** Mark `rec` filled (its hand-out no longer waits for it). */
   _settled(rec) {
+    stats.filled++;
     const g = rec.group;
     rec.group = null;
     if (--g.open === 0) this.groups.delete(g);

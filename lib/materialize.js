@@ -9,6 +9,7 @@
 
 /** `linesText` position of a text that cannot be read (src/codes.rs). */
 const { UNREADABLE } = require("./native.js");
+const { stats } = require("./read-stats.js");
 
 /**
  * Parse the entries at `want` (a Uint32Array of entry indices) and call `put(k, object)` for
@@ -24,6 +25,7 @@ function parseEntries(session, want, put) {
       const a = starts[k];
       put(s + k, a === UNREADABLE ? null : JSON.parse(text.slice(a, ends[k])));
     }
+    stats.parsedWhole += n;
     s += n;
   }
 }
