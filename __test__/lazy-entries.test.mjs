@@ -112,7 +112,7 @@ function sessionLines() {
         wide,
         '{ "a" : [ 1 , { "b" : null } ] , "n" : -0 , "big" : 1e400 , "i" : 123456789012345678901234567890 , "t" : true }',
       ];
-      const meta = metas[(i / 13) % metas.length | 0];
+      const meta = metas[((i / 13) % metas.length) | 0];
       lines.push(
         `{"type":"custom","id":"w${i}","parentId":"${parent}","timestamp":"${ts()}","data":"${big(200)}","meta":${meta},"after":"z"}`,
       );
