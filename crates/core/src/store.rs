@@ -268,12 +268,30 @@ impl Store {
         Ok(())
     }
 
-    /// Drop the append handle if it belongs to another path.
+    /// Drop the append handle if it belongs to another path (its pending appends synced).
     fn close_stale_handle(&mut self, path: &Path) {
         if self.handle.as_ref().is_some_and(|h| h.path != path) {
-            self.sync_pending();
-            self.handle = None;
+            self.close_handle();
         }
+    }
+
+    /// Drop the append handle, its pending appends synced first: a file switch or a rewrite
+    /// never leaves the old file's last appends to the flusher while the new file is made
+    /// durable (after a power loss the new file could exist without them).
+    fn close_handle(&mut self) {
+        self.sync_pending();
+        self.handle = None;
+    }
+
+    /// The session now writes to `path` (or nowhere): a handle on another file is closed,
+    /// its pending appends synced (`setSessionFile`, `newSession`, `createBranchedSession`).
+    pub fn switch_file(&mut self, path: Option<PathBuf>, flushed: bool) {
+        match &path {
+            Some(p) => self.close_stale_handle(p),
+            None => self.close_handle(),
+        }
+        self.file = path;
+        self.flushed = flushed;
     }
 
     fn persist_last(&mut self) -> Result<(), StoreError> {
@@ -603,7 +621,7 @@ impl Store {
             return Ok(());
         };
         self.ensure_lock(&path)?;
-        self.handle = None;
+        self.close_handle();
         let bytes = entries_bytes(&self.tree.entries).map_err(|e| fs_error(&e, "read", &path))?;
         durability::write_file_atomic(
             &path,
