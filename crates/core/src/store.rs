@@ -767,6 +767,45 @@ mod tests {
         Tmp(d.join("s.jsonl"))
     }
 
+    /// A file switch (and a rewrite) syncs the appends the batch flusher has not synced yet.
+    #[test]
+    fn switching_files_syncs_pending_appends_first() {
+        let path = tmp("switch-sync");
+        let mut s = Store::new(Persistence::File);
+        s.fsync = FsyncMode::Batch;
+        s.file = Some(path.to_path_buf());
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
+        s.append(r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user"}}"#.into())
+            .expect("user");
+        s.append(r#"{"type":"custom","id":"c","parentId":"u"}"#.into())
+            .expect("custom");
+        let target = s
+            .handle
+            .as_ref()
+            .and_then(|h| h.sync.clone())
+            .expect("batch target");
+        if !target.pending() {
+            eprintln!("the flusher ran first (a loaded machine): nothing pending to check");
+            return;
+        }
+        s.switch_file(Some(path.with_file_name("other.jsonl")), false);
+        assert!(!target.pending(), "synced by the switch");
+        assert!(s.handle.is_none());
+        // A rewrite of the same file syncs too.
+        s.switch_file(Some(path.to_path_buf()), true);
+        s.append(r#"{"type":"custom","id":"d","parentId":"c"}"#.into())
+            .expect("custom");
+        let target = s
+            .handle
+            .as_ref()
+            .and_then(|h| h.sync.clone())
+            .expect("batch target");
+        assert!(target.pending());
+        s.rewrite().expect("rewrite");
+        assert!(!target.pending(), "synced by the rewrite");
+    }
+
     #[test]
     fn no_file_until_conversation_then_appends() {
         let path = tmp("flush");

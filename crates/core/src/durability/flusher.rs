@@ -76,6 +76,11 @@ impl SyncTarget {
         }
     }
 
+    /// Whether appends wait for a sync.
+    pub fn pending(&self) -> bool {
+        self.queued.load(Ordering::Acquire)
+    }
+
     /// A background sync that failed since the last call (EIO, ENOSPC on some filesystems):
     /// appends already acknowledged may not be on the device.
     pub fn take_error(&self) -> Option<std::io::Error> {
@@ -232,6 +237,33 @@ mod tests {
             std::thread::sleep(BATCH_INTERVAL / 10);
         }
         assert!(!t.queued.load(Ordering::Acquire), "synced by the flusher");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// What the exit hook and `forkFrom` call: pending targets are synced at once, without
+    /// waiting for the interval.
+    #[test]
+    fn pending_targets_are_synced_on_demand() {
+        let dir = std::env::temp_dir().join(format!("psn-flush-now-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let mut a = File::create(dir.join("a")).expect("create");
+        let mut b = File::create(dir.join("b")).expect("create");
+        let (ta, tb) = (
+            SyncTarget::new(&a).expect("target"),
+            SyncTarget::new(&b).expect("target"),
+        );
+        a.write_all(b"x\n").expect("write");
+        b.write_all(b"y\n").expect("write");
+        ta.schedule();
+        tb.schedule();
+        let id = super::super::file_id(&std::fs::metadata(dir.join("a")).expect("stat"));
+        sync_pending_of(id);
+        assert!(!ta.pending(), "the file asked for is synced");
+        sync_all_pending();
+        assert!(!tb.pending(), "every other one at exit");
+        // Nothing pending: nothing to do (and no second sync of the same appends).
+        sync_all_pending();
+        assert!(!ta.pending() && !tb.pending());
         std::fs::remove_dir_all(&dir).ok();
     }
 }
