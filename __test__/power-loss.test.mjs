@@ -20,7 +20,8 @@ import { enforced, runAll, summary } from "../scripts/crash-states/run.mjs";
 
 const CHILD = join(root, "scripts", "crash-states", "sync-child.mjs");
 const HAVE_STRACE = straceWorks();
-if (!HAVE_STRACE) console.log("power-loss tests skipped: strace is missing or cannot trace here (apt-get install strace)");
+if (!HAVE_STRACE)
+  console.log("power-loss tests skipped: strace is missing or cannot trace here (apt-get install strace)");
 
 const dirs = [];
 afterAll(() => {
@@ -39,7 +40,9 @@ function traced(args, env = {}) {
   });
   const events = parseTrace(readFileSync(out, "utf8")).map((e) => {
     const m = /^-?\d+<(.*)>$/.exec(e.args[0] ?? "");
-    const path = m ? m[1].replace(/\\x([0-9a-f]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16))) : undefined;
+    const path = m
+      ? m[1].replace(/\\x([0-9a-f]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16)))
+      : undefined;
     return { ...e, path };
   });
   return { events, work, status: r.status, stderr: r.stderr };
@@ -79,7 +82,9 @@ describe.skipIf(!HAVE_STRACE)("new folders are made durable", () => {
   it("the parent of every directory created is fsynced, up to the first that existed", () => {
     const { events, work, status, stderr } = traced(["mkdir"]);
     expect(status, stderr).toBe(0);
-    const made = events.filter((e) => e.name === "mkdir" && e.ret === 0).map((e) => JSON.parse(`"${e.args[0].slice(1, -1).replace(/\\x/g, "\\u00")}"`));
+    const made = events
+      .filter((e) => e.name === "mkdir" && e.ret === 0)
+      .map((e) => JSON.parse(`"${e.args[0].slice(1, -1).replace(/\\x/g, "\\u00")}"`));
     expect(made).toEqual([work, join(work, "a"), join(work, "a", "b"), join(work, "a", "b", "c")]);
     const syncedDirs = events.filter((e) => e.name === "fsync").map((e) => e.path);
     // Each created directory's entry lives in its parent: all four parents, the first existing
@@ -107,9 +112,13 @@ describe.skipIf(!HAVE_STRACE)("a file switch syncs the old file's pending append
       expect(old).toBeDefined();
       const lastOldWrite = events.findLastIndex((e) => isWrite(e) && e.path === old);
       // The new file's first write: its temp file (whole-file write) in any directory.
-      const firstNew = events.findIndex((e, i) => i > lastOldWrite && isWrite(e) && e.path !== old && e.path?.includes(".jsonl"));
+      const firstNew = events.findIndex(
+        (e, i) => i > lastOldWrite && isWrite(e) && e.path !== old && e.path?.includes(".jsonl"),
+      );
       expect(firstNew, "the new file is written").toBeGreaterThan(lastOldWrite);
-      const synced = events.findIndex((e, i) => i > lastOldWrite && i < firstNew && e.name === "fdatasync" && e.path === old);
+      const synced = events.findIndex(
+        (e, i) => i > lastOldWrite && i < firstNew && e.name === "fdatasync" && e.path === old,
+      );
       expect(synced, `fdatasync of ${old} before the new file's first write`).toBeGreaterThan(lastOldWrite);
     });
   }
@@ -137,6 +146,10 @@ describe.skipIf(!HAVE_STRACE)("crash states (bounded; npm run test:crash for the
     // The broken traces (fsyncs removed) lose promised entries in every workload.
     const broken = rows.filter((r) => r.broken);
     expect(broken).toHaveLength(12);
-    for (const r of broken) expect([...r.problems].some(([, c]) => c.promised > 0), `${r.workload} ${r.writer}`).toBe(true);
+    for (const r of broken)
+      expect(
+        [...r.problems].some(([, c]) => c.promised > 0),
+        `${r.workload} ${r.writer}`,
+      ).toBe(true);
   });
 });

@@ -25,7 +25,12 @@ afterAll(() => {
 
 const hex = (s) => s.replace(/\\x([0-9a-f]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16)));
 
-/** Run pi (native) under strace; the trace's events with each call's fd path. */
+/**
+ * Run pi (native) under strace; the trace's events with each call's fd path.
+ * @param {string} root
+ * @param {string[]} args
+ * @param {{ onSpawn?: (stracePid: number | undefined) => void }} [options]
+ */
 function tracedPi(root, args, { onSpawn } = {}) {
   const out = join(root, "trace");
   return new Promise((resolve) => {
@@ -63,9 +68,15 @@ function expectSyncedBeforeExit(events, root) {
   const report = [];
   for (const f of files) {
     const last = events.findLastIndex((e) => isWrite(e) && e.path === f);
-    const sync = events.findIndex((e, i) => i > last && i < exit && (e.name === "fdatasync" || e.name === "fsync") && e.path === f);
-    expect(sync, `${f}: fdatasync after its last write (${last}) and before exit_group (${exit})`).toBeGreaterThan(last);
-    report.push(`${f.slice(sessions.length)}: last write ${((events[exit].time - events[last].time) * 1000).toFixed(0)} ms before exit, synced ${((events[exit].time - events[sync].time) * 1000).toFixed(0)} ms before exit`);
+    const sync = events.findIndex(
+      (e, i) => i > last && i < exit && (e.name === "fdatasync" || e.name === "fsync") && e.path === f,
+    );
+    expect(sync, `${f}: fdatasync after its last write (${last}) and before exit_group (${exit})`).toBeGreaterThan(
+      last,
+    );
+    report.push(
+      `${f.slice(sessions.length)}: last write ${((events[exit].time - events[last].time) * 1000).toFixed(0)} ms before exit, synced ${((events[exit].time - events[sync].time) * 1000).toFixed(0)} ms before exit`,
+    );
   }
   return report;
 }
@@ -85,10 +96,11 @@ describe.skipIf(!HAVE_STRACE)("pi's last turn is synced before exit (real pi bin
 
   test("SIGTERM during a turn (pi disposes, then exits 143)", async () => {
     let piPid;
-    let straceDone;
+    const poller = { stop: () => {} };
     const server = await startModelServer({
-      respond: (body, index) => {
-        if (index === 0) return { text: "reading", toolCalls: [{ id: "c1", name: "read", arguments: { path: "notes.txt" } }] };
+      respond: (_body, index) => {
+        if (index === 0)
+          return { text: "reading", toolCalls: [{ id: "c1", name: "read", arguments: { path: "notes.txt" } }] };
         // The second request comes right after pi appended the tool call and its result.
         if (piPid) process.kill(piPid, "SIGTERM");
         return { text: "too late" };
@@ -107,11 +119,11 @@ describe.skipIf(!HAVE_STRACE)("pi's last turn is synced before exit (real pi bin
               clearInterval(poll);
             }
           }, 20);
-          straceDone = () => clearInterval(poll);
+          poller.stop = () => clearInterval(poll);
         },
       });
       const { code, stderr, events } = await run;
-      straceDone?.();
+      poller.stop();
       expect(code, stderr).toBe(143);
       console.log(expectSyncedBeforeExit(events, root).join("\n"));
     } finally {
@@ -128,48 +140,61 @@ function traceEvents(out) {
   });
 }
 
-describe.skipIf(!HAVE_STRACE || !hasTmux || process.platform !== "linux")("interactive pi under a TTY (tmux, strace)", () => {
-  for (const [how, keys] of [
-    ["/quit", [["/quit"], ["Enter"]]],
-    ["Ctrl+C twice", [["C-c"], ["C-c"]]],
-  ]) {
-    test(how, async () => {
-      const server = await startModelServer();
-      try {
-        const root = makeRoot("pi-exittty-", server.baseUrl);
-        const env = piEnv(root, "native");
-        const out = join(root, "trace");
-        const script = join(root, "run.sh");
-        const exports = Object.entries(env)
-          .filter(([k]) => k.startsWith("PI_") || k === "HOME" || k === "PATH" || k === "NO_COLOR")
-          .map(([k, v]) => `export ${k}=${shq(v)}`);
-        const argv = ["strace", ...straceArgs(out), node22, ...piArgv("native", [])];
-        writeFileSync(
-          script,
-          ["#!/bin/sh", "unset NODE_OPTIONS", ...exports, "export TERM=xterm-256color", `cd ${shq(join(root, "project"))}`, `exec ${argv.map(shq).join(" ")} 2>${shq(join(root, "stderr.txt"))}`].join("\n"),
-          { mode: 0o755 },
-        );
-        const name = `t${Math.random().toString(36).slice(2, 8)}`;
-        tty.tmux("new-session", "-d", "-x", "160", "-y", "40", "-s", name, script);
-        await tty.waitFor(name, (sc) => sc.includes(MODEL), 60_000);
-        tty.keys(name, "-l", "hello there");
-        tty.keys(name, "Enter");
-        // Quit as soon as the answer is on screen: within the flusher's 100 ms if we can, so
-        // that the exit hook, not the flusher, syncs the turn.
-        await tty.waitFor(name, (sc) => sc.includes("ok: hello there"), 60_000, 5);
-        for (const k of keys) {
-          tty.keys(name, ...k);
-          await new Promise((r) => setTimeout(r, 20));
+describe.skipIf(!HAVE_STRACE || !hasTmux || process.platform !== "linux")(
+  "interactive pi under a TTY (tmux, strace)",
+  () => {
+    /** @type {[string, string[][]][]} */
+    const ways = [
+      ["/quit", [["/quit"], ["Enter"]]],
+      ["Ctrl+C twice", [["C-c"], ["C-c"]]],
+    ];
+    for (const [how, keys] of ways) {
+      test(how, async () => {
+        const server = await startModelServer();
+        try {
+          const root = makeRoot("pi-exittty-", server.baseUrl);
+          const env = piEnv(root, "native");
+          const out = join(root, "trace");
+          const script = join(root, "run.sh");
+          const exports = Object.entries(env)
+            .filter(([k]) => k.startsWith("PI_") || k === "HOME" || k === "PATH" || k === "NO_COLOR")
+            .map(([k, v]) => `export ${k}=${shq(v)}`);
+          const argv = ["strace", ...straceArgs(out), node22, ...piArgv("native", [])];
+          writeFileSync(
+            script,
+            [
+              "#!/bin/sh",
+              "unset NODE_OPTIONS",
+              ...exports,
+              "export TERM=xterm-256color",
+              `cd ${shq(join(root, "project"))}`,
+              `exec ${argv.map(shq).join(" ")} 2>${shq(join(root, "stderr.txt"))}`,
+            ].join("\n"),
+            { mode: 0o755 },
+          );
+          const name = `t${Math.random().toString(36).slice(2, 8)}`;
+          tty.tmux("new-session", "-d", "-x", "160", "-y", "40", "-s", name, script);
+          await tty.waitFor(name, (sc) => sc.includes(MODEL), 60_000);
+          tty.keys(name, "-l", "hello there");
+          tty.keys(name, "Enter");
+          // Quit as soon as the answer is on screen: within the flusher's 100 ms if we can, so
+          // that the exit hook, not the flusher, syncs the turn.
+          await tty.waitFor(name, (sc) => sc.includes("ok: hello there"), 60_000, 5);
+          for (const k of keys) {
+            tty.keys(name, ...k);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          // The pane's process ends: its session goes away.
+          const end = Date.now() + 30_000;
+          while (tty.tmux("has-session", "-t", name).status === 0 && Date.now() < end)
+            await new Promise((r) => setTimeout(r, 100));
+          expect(tty.tmux("has-session", "-t", name).status, "pi exited").not.toBe(0);
+          expect(existsSync(out)).toBe(true);
+          console.log(`${how}: ${expectSyncedBeforeExit(traceEvents(out), root).join("\n")}`);
+        } finally {
+          await server.close();
         }
-        // The pane's process ends: its session goes away.
-        const end = Date.now() + 30_000;
-        while (tty.tmux("has-session", "-t", name).status === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-        expect(tty.tmux("has-session", "-t", name).status, "pi exited").not.toBe(0);
-        expect(existsSync(out)).toBe(true);
-        console.log(`${how}: ${expectSyncedBeforeExit(traceEvents(out), root).join("\n")}`);
-      } finally {
-        await server.close();
-      }
-    });
-  }
-});
+      });
+    }
+  },
+);

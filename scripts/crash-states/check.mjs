@@ -60,7 +60,10 @@ export function promise(writer, model, ops) {
     if (model === "prefix" || writer === "ours-always") return true;
     if (writer !== "ours-batch") return false;
     if (ack.kind === "whole" || exitAt < k) return true;
-    return (syncs.get(`f${ack.ino}`) ?? []).some((s) => s > ack.i && s < k) || (syncs.get("*") ?? []).some((s) => s > ack.i && s < k);
+    return (
+      (syncs.get(`f${ack.ino}`) ?? []).some((s) => s > ack.i && s < k) ||
+      (syncs.get("*") ?? []).some((s) => s > ack.i && s < k)
+    );
   };
 }
 
@@ -159,14 +162,17 @@ export function checker(rec, writer, model, scratch) {
       const ids = read.get(f);
       const promised = covered(ack, k);
       if (!ids) add("lost-session", f, `${ack.kind} at op ${ack.i}`, promised);
-      else for (const id of ack.ids) if (!ids.has(id)) add("lost-entry", f, `${ack.kind} ${id} at op ${ack.i}`, promised);
+      else
+        for (const id of ack.ids) if (!ids.has(id)) add("lost-entry", f, `${ack.kind} ${id} at op ${ack.i}`, promised);
     }
     for (const w of windowText) {
       if (k <= w.from || k > w.to) continue;
       const now = state.files.get(w.rel);
       const isNew = now !== undefined && w.new !== undefined && now.equals(w.new);
-      const isOld = w.old === undefined ? now === undefined : now !== undefined && w.old.subarray(0, now.length).equals(now);
-      if (!isNew && !isOld) add("mixed-whole-file", w.rel, `neither old nor new (${now?.length ?? "absent"} bytes)`, initialKept);
+      const isOld =
+        w.old === undefined ? now === undefined : now !== undefined && w.old.subarray(0, now.length).equals(now);
+      if (!isNew && !isOld)
+        add("mixed-whole-file", w.rel, `neither old nor new (${now?.length ?? "absent"} bytes)`, initialKept);
     }
     return problems;
   };

@@ -98,7 +98,8 @@ export function buildOps(events, root, snap, marksPath) {
           fds.delete(fd);
           break;
         }
-        const flags = ev.name === "creat" ? flagsOf("O_CREAT|O_WRONLY|O_TRUNC") : flagsOf(a[ev.name === "open" ? 1 : 2]);
+        const flags =
+          ev.name === "creat" ? flagsOf("O_CREAT|O_WRONLY|O_TRUNC") : flagsOf(a[ev.name === "open" ? 1 : 2]);
         let ino = ns.get(abs);
         if (ino === undefined) {
           if (!flags.has("O_CREAT")) throw new Error(`open of ${abs}, unknown to the model`);
@@ -253,9 +254,8 @@ export function withoutSyncs(ops) {
 export function indexUnits(ops) {
   const units = new Map();
   const unit = (u) => {
-    let x = units.get(u);
-    if (!x) units.set(u, (x = { ops: [], barriers: [] }));
-    return x;
+    if (!units.has(u)) units.set(u, { ops: [], barriers: [] });
+    return units.get(u);
   };
   for (const o of ops) {
     if (o.kind === "data" || o.kind === "dir") unit(o.unit).ops.push(o.i);
@@ -343,7 +343,7 @@ export function statesAt(ops, units, k, model, cap, rand) {
   for (const f of free) total *= f.options.length;
   const make = (pick) => {
     const m = new Map(full);
-    free.forEach((f, j) => m.set(f.u, f.options[pick(j)]));
+    for (const [j, f] of free.entries()) m.set(f.u, f.options[pick(j)]);
     return m;
   };
   if (total <= cap) {
@@ -433,7 +433,8 @@ export function materialize(ops, init, root, choice) {
   }
   const h = createHash("sha1");
   for (const d of [...dirSet].sort()) h.update(`d ${d}\n`);
-  for (const f of [...files.keys()].sort()) h.update(`f ${f} ${createHash("sha1").update(files.get(f)).digest("hex")}\n`);
+  for (const f of [...files.keys()].sort())
+    h.update(`f ${f} ${createHash("sha1").update(files.get(f)).digest("hex")}\n`);
   return { files, dirs: dirSet, key: h.digest("hex") };
 }
 

@@ -64,6 +64,7 @@ export function record(workload, writer, scratch) {
   const marks = `${root}.marks`;
   const trace = `${root}.trace`;
   const impl = writer === "ref" ? "ref" : "ours";
+  /** @type {NodeJS.ProcessEnv} */
   const env = { ...process.env, PI_SESSION_NATIVE_FSYNC: writer === "ref" ? "batch" : writer.slice(5) };
   delete env.PI_SESSION_NATIVE_NO_INDEX;
   const r = spawnSync("strace", [...straceArgs(trace), node, script, "run", impl, workload, root, marks], {
@@ -129,7 +130,17 @@ export async function checkRun(rec, model, { cap, stride, indexStride = 1, seed,
 }
 
 function parseArgs(argv) {
-  const o = { cap: 64, stride: 1, indexStride: 1, seed: 41, only: [], writers: [], json: undefined, verbose: false, keep: false };
+  const o = {
+    cap: 64,
+    stride: 1,
+    indexStride: 1,
+    seed: 41,
+    only: [],
+    writers: [],
+    json: undefined,
+    verbose: false,
+    keep: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--cap") o.cap = Number(argv[++i]);
@@ -167,7 +178,16 @@ export async function runAll(opts) {
           const r = await checkRun(rec, model, { ...opts, scratch: states });
           total += r.states;
           const promised = [...r.problems].filter(([, c]) => c.promised > 0);
-          const row = { workload, writer, model, ops: rec.ops.length, ...r, broken: false };
+          const row = {
+            workload,
+            writer,
+            model,
+            ops: rec.ops.length,
+            ...r,
+            broken: false,
+            /** @type {number | undefined} */ maxSyncDelayMs: undefined,
+            /** @type {string | undefined} */ why: undefined,
+          };
           rows.push(row);
           if (enforced(writer, model) && promised.length) failures.push(row);
           if (opts.verbose || (enforced(writer, model) && promised.length)) print(row);
@@ -177,7 +197,16 @@ export async function runAll(opts) {
         if (writer === "ours-batch" || writer === "ours-always") {
           const b = await checkRun(rec, "barrier", { ...opts, scratch: states, broken: true });
           total += b.states;
-          const row = { workload, writer, model: "barrier", ops: rec.ops.length, ...b, broken: true };
+          const row = {
+            workload,
+            writer,
+            model: "barrier",
+            ops: rec.ops.length,
+            ...b,
+            broken: true,
+            maxSyncDelayMs: undefined,
+            why: undefined,
+          };
           rows.push(row);
           const lost = [...b.problems].some(([, c]) => c.promised > 0);
           if (!lost) failures.push({ ...row, why: "the broken trace reported no loss" });
@@ -194,7 +223,9 @@ export async function runAll(opts) {
 }
 
 function problemsText(problems) {
-  return [...problems].map(([k, c]) => `${k} ${c.promised}${c.unpromised ? ` (+${c.unpromised} unpromised)` : ""}`).join(", ");
+  return [...problems]
+    .map(([k, c]) => `${k} ${c.promised}${c.unpromised ? ` (+${c.unpromised} unpromised)` : ""}`)
+    .join(", ");
 }
 
 function print(row) {
@@ -202,7 +233,9 @@ function print(row) {
   console.log(
     `${row.workload.padEnd(8)} ${row.writer.padEnd(11)} ${row.model.padEnd(7)}${row.broken ? " BROKEN" : ""}: ` +
       `${row.ops} ops, ${row.points} points, ${row.states} states (${row.unique} distinct); problems: ${p}` +
-      (row.maxSyncDelayMs !== undefined ? `; slowest batch sync ${row.maxSyncDelayMs.toFixed(0)} ms after its append` : ""),
+      (row.maxSyncDelayMs !== undefined
+        ? `; slowest batch sync ${row.maxSyncDelayMs.toFixed(0)} ms after its append`
+        : ""),
   );
   for (const e of row.examples) console.log(`    e.g. k=${e.k} ${e.kind} ${e.file}: ${e.detail}`);
 }
@@ -254,6 +287,9 @@ if (process.argv[1] === import.meta.filename) {
     const plain = rows.map((r) => ({ ...r, problems: Object.fromEntries(r.problems) }));
     writeFileSync(opts.json, JSON.stringify(plain, null, 1));
   }
-  for (const f of failures) console.log(`FAIL ${f.workload} ${f.writer} ${f.model}${f.broken ? " broken" : ""}: ${f.why ?? problemsText(f.problems)}`);
+  for (const f of failures)
+    console.log(
+      `FAIL ${f.workload} ${f.writer} ${f.model}${f.broken ? " broken" : ""}: ${f.why ?? problemsText(f.problems)}`,
+    );
   process.exit(failures.length ? 1 : 0);
 }

@@ -10,7 +10,8 @@ import { join } from "node:path";
 const require = createRequire(import.meta.url);
 const { SessionManager } = require("../../index.js");
 const [cmd, dir, how] = process.argv.slice(2);
-const user = (content) => ({ role: "user", content, timestamp: 1 });
+/** @param {string} content */
+const user = (content) => /** @type {import("../../index.js").Message} */ ({ role: "user", content, timestamp: 1 });
 const cwd = "/home/user/project";
 
 /** A session with a few appends not synced yet (the flusher waits 100 ms). */

@@ -75,7 +75,8 @@ function setup(workload, root) {
     writeFileSync(join(dir("sessions/t"), "torn.jsonl"), `${lines.join("\n")}\n{"type":"message","id":"tcut`);
   } else if (workload === "index") {
     const d = dir("sessions/i");
-    for (let s = 0; s < 3; s++) writeFileSync(join(d, `s${s}.jsonl`), `${v3(`index-${s}`, 3 + s, `i${s}`).join("\n")}\n`);
+    for (let s = 0; s < 3; s++)
+      writeFileSync(join(d, `s${s}.jsonl`), `${v3(`index-${s}`, 3 + s, `i${s}`).join("\n")}\n`);
   }
 }
 
