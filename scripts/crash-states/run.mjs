@@ -101,7 +101,17 @@ export async function checkRun(rec, model, { cap, stride, indexStride = 1, seed,
   const check = checker(run, rec.writer, model, scratch);
   const rand = rng(seed);
   const seen = new Map();
-  const out = { points: 0, states: 0, unique: 0, problems: new Map(), examples: [] };
+  const out = {
+    points: 0,
+    states: 0,
+    unique: 0,
+    violating: 0,
+    lossy: 0,
+    unopenable: 0,
+    mixed: 0,
+    problems: new Map(),
+    examples: [],
+  };
   const points = [];
   const step = rec.workload === "index" ? stride * indexStride : stride;
   for (let k = 0; k <= ops.length; k += step) points.push(k);
@@ -116,13 +126,21 @@ export async function checkRun(rec, model, { cap, stride, indexStride = 1, seed,
       const key = `${state.key} ${k}`;
       if (seen.has(key)) continue;
       seen.set(key, true);
-      for (const p of await check(state, k)) {
+      const problems = await check(state, k);
+      for (const p of problems) {
         const c = out.problems.get(p.kind) ?? { promised: 0, unpromised: 0 };
         if (p.promised) c.promised++;
         else c.unpromised++;
         out.problems.set(p.kind, c);
         if (p.promised && out.examples.length < 5) out.examples.push({ k, ...p });
       }
+      // Per state: a broken promise; an acknowledged write or initial entry lost (promised
+      // or not); a session that does not open; a whole-file write neither old nor new.
+      const has = (f) => problems.some(f);
+      if (has((p) => p.promised)) out.violating++;
+      if (has((p) => p.kind.startsWith("lost-"))) out.lossy++;
+      if (has((p) => p.kind === "open-failed")) out.unopenable++;
+      if (has((p) => p.kind === "mixed-whole-file")) out.mixed++;
     }
   }
   out.unique = check.distinct();
@@ -232,7 +250,8 @@ function print(row) {
   const p = problemsText(row.problems) || "none";
   console.log(
     `${row.workload.padEnd(8)} ${row.writer.padEnd(11)} ${row.model.padEnd(7)}${row.broken ? " BROKEN" : ""}: ` +
-      `${row.ops} ops, ${row.points} points, ${row.states} states (${row.unique} distinct); problems: ${p}` +
+      `${row.ops} ops, ${row.points} points, ${row.states} states (${row.unique} distinct), ${row.violating} violating, ` +
+      `${row.lossy} lossy, ${row.unopenable} unopenable, ${row.mixed} mixed; problems: ${p}` +
       (row.maxSyncDelayMs !== undefined
         ? `; slowest batch sync ${row.maxSyncDelayMs.toFixed(0)} ms after its append`
         : ""),
@@ -259,9 +278,13 @@ export function summary(rows) {
             problems.set(k, t);
           }
         const bad = rs.filter((r) => [...r.problems].some(([, c]) => c.promised > 0)).map((r) => r.workload);
+        const sum = (key) => rs.reduce((n, r) => n + r[key], 0);
+        const perState =
+          `${sum("violating")} violating, ${sum("lossy")} losing acknowledged data, ` +
+          `${sum("unopenable")} with a session that does not open, ${sum("mixed")} with a mixed whole file`;
         lines.push(
           `${writer.padEnd(11)} ${model.padEnd(7)}${broken ? " broken" : "       "} ${String(states).padStart(6)} states ` +
-            `(${String(unique).padStart(6)} distinct)  ${problemsText(problems) || "no problems"}` +
+            `(${String(unique).padStart(6)} distinct): ${perState}; problems: ${problemsText(problems) || "none"}` +
             (bad.length ? `  [${bad.join(" ")}]` : ""),
         );
       }
