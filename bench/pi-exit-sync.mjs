@@ -61,7 +61,10 @@ const sides = ["pi", "batch", "never"];
 const samples = Object.fromEntries(sides.map((s) => [s, { ms: [], cpu: [] }]));
 const run = async (side) => {
   const argv = side === "pi" ? [PI_BIN] : [LAUNCHER];
-  const r = await runProcess(node22, [...argv, "--session", file, "-p", "hello again"], { cwd: dirs.project, env: env(side) });
+  const r = await runProcess(node22, [...argv, "--session", file, "-p", "hello again"], {
+    cwd: dirs.project,
+    env: env(side),
+  });
   truncateSync(file, size);
   if (r.code !== 0) throw new Error(`${side}: exit ${r.code}\n${r.stderr}`);
   return r;
@@ -79,7 +82,8 @@ try {
 const s = Object.fromEntries(sides.map((k) => [k, summary(samples[k].ms)]));
 const c = Object.fromEntries(sides.map((k) => [k, mean(samples[k].cpu)]));
 console.log(`pi --session <4 KB> -p, ${rounds} rounds per side, wall ms median (min–max); CPU ms mean`);
-for (const k of sides) console.log(`  ${k.padEnd(6)} ${fmtRange(s[k])}  mean ${s[k].mean.toFixed(0)}  CPU ${c[k].toFixed(0)}`);
+for (const k of sides)
+  console.log(`  ${k.padEnd(6)} ${fmtRange(s[k])}  mean ${s[k].mean.toFixed(0)}  CPU ${c[k].toFixed(0)}`);
 console.log(
   `  batch / never: median ${(s.batch.median / s.never.median).toFixed(3)}x, mean ${(s.batch.mean / s.never.mean).toFixed(3)}x, CPU ${(c.batch / c.never).toFixed(3)}x`,
 );
