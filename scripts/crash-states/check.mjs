@@ -91,7 +91,7 @@ function writeState(state, dir, skip) {
   for (const [f, b] of state.files) if (!skip?.(f)) writeFileSync(join(dir, f), b);
 }
 
-/** Entries read by a SessionManager class (ids, or types when the file had no ids: v1). */
+/** The entries a SessionManager class reads from `file` (opening it: repairs, migrates). */
 function readWith(SM, file) {
   const sm = SM.open(file);
   return sm.getEntries();
