@@ -26,33 +26,39 @@ const ref = await import(join(repo, "node_modules/@earendil-works/pi-coding-agen
 const CWD = "/home/user/project";
 const INDEX_FILES = /^\.pi-session-(index|search)/;
 
-/** Marks of a run: acks ({ i, kind, path, ids, ino }) and whole-file windows ({ from, to, path }). */
+/**
+ * Marks of a run: acks ({ i, kind, path, ids, ino }), whole-file windows ({ from, to, path })
+ * and file switches ({ i, path }: the file left).
+ */
 export function readMarks(ops) {
   const acks = [];
   const windows = [];
+  const switches = [];
   let open;
   for (const o of ops) {
     if (o.kind !== "mark") continue;
     const [kind, path, rest] = o.text.split(" ");
     if (kind === "append" || kind === "whole") acks.push({ i: o.i, kind, path, ids: rest.split(","), ino: o.ino });
+    else if (kind === "synced") switches.push({ i: o.i, path });
     else if (kind === "begin") open = o.i;
     else if (kind === "end" && open !== undefined) {
       windows.push({ from: open, to: o.i, path });
       open = undefined;
     }
   }
-  return { acks, windows };
+  return { acks, windows, switches };
 }
 
 /**
  * Whether the promise of `writer` (ours-batch, ours-always, ours-never, ref) under `model`
  * covers an ack at crash point k. `prefix`: everything issued is durable, for every writer.
  * `barrier`: `always` every ack; `batch` whole-file writes at once, appends once an fsync of
- * their file completed after them, and every ack once the process has exited; `never` and the
- * reference (which never fsyncs) nothing.
+ * their file completed after them, once a file switch away from their file returned, and every
+ * ack once the process has exited; `never` and the reference (which never fsyncs) nothing.
  */
 export function promise(writer, model, ops) {
   const exitAt = ops.find((o) => o.kind === "exit")?.i ?? Number.POSITIVE_INFINITY;
+  const { switches } = readMarks(ops);
   const syncs = new Map();
   for (const o of ops) if (o.kind === "sync") syncs.set(o.unit, [...(syncs.get(o.unit) ?? []), o.i]);
   return (ack, k) => {
@@ -60,6 +66,7 @@ export function promise(writer, model, ops) {
     if (model === "prefix" || writer === "ours-always") return true;
     if (writer !== "ours-batch") return false;
     if (ack.kind === "whole" || exitAt < k) return true;
+    if (switches.some((w) => w.path === ack.path && w.i > ack.i && w.i < k)) return true;
     return (
       (syncs.get(`f${ack.ino}`) ?? []).some((s) => s > ack.i && s < k) ||
       (syncs.get("*") ?? []).some((s) => s > ack.i && s < k)

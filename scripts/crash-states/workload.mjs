@@ -9,6 +9,9 @@
 //   whole <file> <id,...>     a whole-file write of <file> returned; the file holds these entries
 //   begin <file|->            a whole-file write starts (its file, or "-" when not known yet)
 //   end <file>                the whole-file write that began last has returned
+//   synced <file>             a file switch away from <file> returned (createBranchedSession,
+//                             newSession, setSessionFile; forkFrom of <file>): its appends so
+//                             far are promised to be on the device
 // The fsync mode is PI_SESSION_NATIVE_FSYNC, set by the caller.
 import { mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -19,7 +22,7 @@ const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const require = createRequire(import.meta.url);
 const CWD = "/home/user/project";
 
-export const WORKLOADS = ["appends", "migrate", "branch", "fork", "torn", "index"];
+export const WORKLOADS = ["appends", "migrate", "branch", "fork", "switch", "torn", "index"];
 
 const line = (o) => JSON.stringify(o);
 const header = (id, extra = {}) => ({
@@ -67,6 +70,8 @@ function setup(workload, root) {
     writeFileSync(join(dir("sessions/p"), "v1.jsonl"), `${lines.join("\n")}\n`);
   } else if (workload === "branch") {
     writeFileSync(join(dir("sessions/p"), "main.jsonl"), `${v3("branch-s", 6, "b").join("\n")}\n`);
+  } else if (workload === "switch") {
+    dir("sessions/s");
   } else if (workload === "fork") {
     writeFileSync(join(dir("sessions/a"), "src.jsonl"), `${v3("fork-src", 4, "f").join("\n")}\n`);
   } else if (workload === "torn") {
@@ -133,9 +138,11 @@ async function run(impl, workload, root, marksPath) {
     append(sm, user("before branch"));
     append(sm, "custom");
     const at = sm.getEntries()[3].id;
+    const old = sm.getSessionFile();
     mark("begin", "-");
     sm.createBranchedSession(at);
     mark("end", sm.getSessionFile());
+    mark("synced", old);
     mark("whole", sm.getSessionFile(), ids(sm).join(","));
     append(sm, user("on the branch"));
     await sleep(150);
@@ -151,8 +158,33 @@ async function run(impl, workload, root, marksPath) {
     // Into a folder that does not exist yet (two levels).
     const forked = SM.forkFrom(src, "/home/user/other", join(root, "sessions", "b", "c"));
     mark("end", forked.getSessionFile());
+    mark("synced", src);
     mark("whole", forked.getSessionFile(), ids(forked).join(","));
     append(forked, user("in the fork"));
+    append(sm, "custom");
+    process.exit(0);
+  }
+  if (workload === "switch") {
+    // newSession and setSessionFile: each switch syncs the file it leaves.
+    const sm = SM.create(CWD, join(root, "sessions/s"));
+    mark("begin", "-");
+    sm.appendMessage(user("first file"));
+    mark("end", sm.getSessionFile());
+    mark("whole", sm.getSessionFile(), ids(sm).join(","));
+    const first = sm.getSessionFile();
+    append(sm, "custom");
+    append(sm, assistant("first answer"));
+    sm.newSession();
+    mark("synced", first);
+    mark("begin", "-");
+    sm.appendMessage(user("second file"));
+    mark("end", sm.getSessionFile());
+    mark("whole", sm.getSessionFile(), ids(sm).join(","));
+    const second = sm.getSessionFile();
+    append(sm, "custom");
+    sm.setSessionFile(first);
+    mark("synced", second);
+    append(sm, user("back to the first"));
     append(sm, "custom");
     process.exit(0);
   }
