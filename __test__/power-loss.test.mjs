@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { root } from "./helpers.mjs";
 import { parseTrace, straceArgs, straceWorks } from "../scripts/crash-states/strace.mjs";
 import { enforced, runAll, summary } from "../scripts/crash-states/run.mjs";
+import { WORKLOADS } from "../scripts/crash-states/workload.mjs";
 
 const CHILD = join(root, "scripts", "crash-states", "sync-child.mjs");
 const HAVE_STRACE = straceWorks();
@@ -136,7 +137,8 @@ describe.skipIf(!HAVE_STRACE)("crash states (bounded; npm run test:crash for the
     console.log(`${summary(rows)}\n${total} crash states in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(failures.map((f) => `${f.workload} ${f.writer} ${f.model}${f.broken ? " broken" : ""}`)).toEqual([]);
     // Every workload ran under both models for both writers, and was checked on real states.
-    for (const w of ["appends", "migrate", "branch", "fork", "torn", "index"])
+    expect(WORKLOADS).toEqual(["appends", "migrate", "branch", "fork", "switch", "torn", "index"]);
+    for (const w of WORKLOADS)
       for (const writer of ["ours-batch", "ours-always"])
         for (const model of ["prefix", "barrier"]) {
           const row = rows.find((r) => r.workload === w && r.writer === writer && r.model === model && !r.broken);
@@ -145,7 +147,7 @@ describe.skipIf(!HAVE_STRACE)("crash states (bounded; npm run test:crash for the
         }
     // The broken traces (fsyncs removed) lose promised entries in every workload.
     const broken = rows.filter((r) => r.broken);
-    expect(broken).toHaveLength(12);
+    expect(broken).toHaveLength(2 * WORKLOADS.length);
     for (const r of broken)
       expect(
         [...r.problems].some(([, c]) => c.promised > 0),
