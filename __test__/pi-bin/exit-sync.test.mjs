@@ -81,7 +81,7 @@ function expectSyncedBeforeExit(events, root) {
   return report;
 }
 
-describe.skipIf(!HAVE_STRACE)("pi's last turn is synced before exit (real pi bin, strace)", () => {
+describe.skipIf(!HAVE_STRACE || !node22)("pi's last turn is synced before exit (real pi bin, strace)", () => {
   test("pi -p", async () => {
     const server = await startModelServer();
     try {
@@ -142,7 +142,7 @@ function traceEvents(out) {
   });
 }
 
-describe.skipIf(!HAVE_STRACE || !hasTmux || process.platform !== "linux")(
+describe.skipIf(!HAVE_STRACE || !node22 || !hasTmux || process.platform !== "linux")(
   "interactive pi under a TTY (tmux, strace)",
   () => {
     /** @type {[string, string[][]][]} */
