@@ -396,6 +396,21 @@ export declare function searchSessionsNative(dir: string, query: string, options
 export declare const SHAPED: number
 
 /**
+ * Make directories just made by a recursive `mkdirSync` durable (`first`: what it
+ * answered, the first one created; `last`: the directory asked for; both absolute): the
+ * parent of each is fsynced, up to the first ancestor that existed. Not in `never` mode
+ * (`PI_SESSION_NATIVE_FSYNC`, read now).
+ */
+export declare function syncCreatedDirs(first: string, last: string): void
+
+/**
+ * fsync the appends that the batch policy has not synced yet: with `path`, only those of
+ * that file (`forkFrom` copies it), else every file's. At most one `fdatasync` per file
+ * with pending appends; nothing when there are none.
+ */
+export declare function syncPendingAppends(path?: string | undefined | null): void
+
+/**
  * What `linesText` hands over for an entry: its `form` argument (what to give for entries
  * that have a shell) and, per entry, its `shells` flag (what its text is).
  */

@@ -80,8 +80,20 @@ function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
 /** `getDefaultSessionDir`: the path above, created if missing. */
 function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
   const dir = getDefaultSessionDirPath(cwd, agentDir);
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+  if (!existsSync(dir)) makeDir(dir);
   return dir;
+}
+
+/**
+ * `mkdirSync(dir, { recursive: true })` (its errors are the reference's), then the new
+ * directories made durable: the parent of each one created is fsynced, up to the first that
+ * existed (unless PI_SESSION_NATIVE_FSYNC=never; docs/durability.md). A power loss then
+ * cannot take a new session folder with the sessions fsynced in it.
+ */
+function makeDir(dir) {
+  const first = mkdirSync(dir, { recursive: true });
+  // The addon is loaded only here: this module also serves code that never writes.
+  if (first !== undefined) require("./native.js").syncCreatedDirs(resolve(first), resolve(dir));
 }
 
 module.exports = {
@@ -93,4 +105,5 @@ module.exports = {
   getSessionsDir,
   getDefaultSessionDirPath,
   getDefaultSessionDir,
+  makeDir,
 };

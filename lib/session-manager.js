@@ -5,7 +5,7 @@
 // entry objects for appends exactly as the reference does (so JSON.stringify gives the same
 // bytes), hands out cached entry objects (lib/entry-cache.js) and turns Rust's index answers
 // into objects. In-memory appends wait in lib/append-queue.js until Rust is next asked.
-const { existsSync, mkdirSync, statSync } = require("node:fs");
+const { existsSync, statSync } = require("node:fs");
 const { resolve } = require("node:path");
 const native = require("./native.js");
 const paths = require("./paths.js");
@@ -50,7 +50,7 @@ class SessionManager {
     /** Entry objects by Rust's entry index, by id, and the leaf's branch (lib/entry-cache.js). */
     this._cache = new EntryCache(this._core, this._shells, (err) => this._changedUnderUs(err));
     if (persist && this.sessionDir && !existsSync(this.sessionDir)) {
-      mkdirSync(this.sessionDir, { recursive: true });
+      paths.makeDir(this.sessionDir);
     }
     if (sessionFile) {
       this._setSessionFile(sessionFile);
@@ -858,13 +858,16 @@ class SessionManager {
   static forkFrom(sourcePath, targetCwd, sessionDir, options) {
     const resolvedSourcePath = paths.resolvePath(sourcePath);
     const resolvedTargetCwd = paths.resolvePath(targetCwd);
+    // Appends to the source that this process has not synced yet (a manager still open on
+    // it, batch mode) go to the device before the copy is made durable.
+    native.syncPendingAppends(resolvedSourcePath);
     const source = new native.NativeSession(true);
     const { count } = source.loadFile(resolvedSourcePath);
     if (count === 0) throw new Error(`Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
     if (source.headerIndex() === null)
       throw new Error(`Cannot fork: source session has no header: ${resolvedSourcePath}`);
     const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(resolvedTargetCwd);
-    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    if (!existsSync(dir)) paths.makeDir(dir);
     if (options?.id !== undefined) assertValidSessionId(options.id);
     const newSessionId = options?.id ?? native.uuidv7();
     const timestamp = nowStamp();

@@ -12,6 +12,37 @@ pub fn native_version() -> String {
 }
 pub mod session;
 
+/// fsync the appends that the batch policy has not synced yet: with `path`, only those of
+/// that file (`forkFrom` copies it), else every file's. At most one `fdatasync` per file
+/// with pending appends; nothing when there are none.
+#[napi]
+pub fn sync_pending_appends(path: Option<String>) {
+    use pi_session_core::durability::{file_id, flusher};
+    match path {
+        Some(p) => {
+            if let Ok(m) = std::fs::metadata(&p) {
+                flusher::sync_pending_of(file_id(&m));
+            }
+        }
+        None => flusher::sync_all_pending(),
+    }
+}
+
+/// Make directories just made by a recursive `mkdirSync` durable (`first`: what it
+/// answered, the first one created; `last`: the directory asked for; both absolute): the
+/// parent of each is fsynced, up to the first ancestor that existed. Not in `never` mode
+/// (`PI_SESSION_NATIVE_FSYNC`, read now).
+#[napi]
+pub fn sync_created_dirs(first: String, last: String) {
+    let settings = pi_session_core::config::Settings::from_env();
+    if settings.fsync.sync_whole_files() {
+        pi_session_core::durability::sync_created_dirs(
+            std::path::Path::new(&first),
+            std::path::Path::new(&last),
+        );
+    }
+}
+
 /// A UUIDv7 session id (time-ordered, like the reference's `uuidv7()`).
 #[napi]
 pub fn uuidv7() -> String {

@@ -202,8 +202,7 @@ impl Session {
 
     /// Set the session file path (or none) and whether it already holds the entries.
     pub fn set_file(&mut self, path: Option<PathBuf>, flushed: bool) {
-        self.store.file = path;
-        self.store.flushed = flushed;
+        self.store.switch_file(path, flushed);
     }
 
     pub fn set_flushed(&mut self, flushed: bool) {

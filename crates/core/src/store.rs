@@ -268,12 +268,30 @@ impl Store {
         Ok(())
     }
 
-    /// Drop the append handle if it belongs to another path.
+    /// Drop the append handle if it belongs to another path (its pending appends synced).
     fn close_stale_handle(&mut self, path: &Path) {
         if self.handle.as_ref().is_some_and(|h| h.path != path) {
-            self.sync_pending();
-            self.handle = None;
+            self.close_handle();
         }
+    }
+
+    /// Drop the append handle, its pending appends synced first: a file switch or a rewrite
+    /// never leaves the old file's last appends to the flusher while the new file is made
+    /// durable (after a power loss the new file could exist without them).
+    fn close_handle(&mut self) {
+        self.sync_pending();
+        self.handle = None;
+    }
+
+    /// The session now writes to `path` (or nowhere): a handle on another file is closed,
+    /// its pending appends synced (`setSessionFile`, `newSession`, `createBranchedSession`).
+    pub fn switch_file(&mut self, path: Option<PathBuf>, flushed: bool) {
+        match &path {
+            Some(p) => self.close_stale_handle(p),
+            None => self.close_handle(),
+        }
+        self.file = path;
+        self.flushed = flushed;
     }
 
     fn persist_last(&mut self) -> Result<(), StoreError> {
@@ -603,7 +621,7 @@ impl Store {
             return Ok(());
         };
         self.ensure_lock(&path)?;
-        self.handle = None;
+        self.close_handle();
         let bytes = entries_bytes(&self.tree.entries).map_err(|e| fs_error(&e, "read", &path))?;
         durability::write_file_atomic(
             &path,
@@ -747,6 +765,45 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("tmp dir");
         Tmp(d.join("s.jsonl"))
+    }
+
+    /// A file switch (and a rewrite) syncs the appends the batch flusher has not synced yet.
+    #[test]
+    fn switching_files_syncs_pending_appends_first() {
+        let path = tmp("switch-sync");
+        let mut s = Store::new(Persistence::File);
+        s.fsync = FsyncMode::Batch;
+        s.file = Some(path.to_path_buf());
+        s.append(r#"{"type":"session","id":"s","version":3}"#.into())
+            .expect("header");
+        s.append(r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user"}}"#.into())
+            .expect("user");
+        s.append(r#"{"type":"custom","id":"c","parentId":"u"}"#.into())
+            .expect("custom");
+        let target = s
+            .handle
+            .as_ref()
+            .and_then(|h| h.sync.clone())
+            .expect("batch target");
+        if !target.pending() {
+            eprintln!("the flusher ran first (a loaded machine): nothing pending to check");
+            return;
+        }
+        s.switch_file(Some(path.with_file_name("other.jsonl")), false);
+        assert!(!target.pending(), "synced by the switch");
+        assert!(s.handle.is_none());
+        // A rewrite of the same file syncs too.
+        s.switch_file(Some(path.to_path_buf()), true);
+        s.append(r#"{"type":"custom","id":"d","parentId":"c"}"#.into())
+            .expect("custom");
+        let target = s
+            .handle
+            .as_ref()
+            .and_then(|h| h.sync.clone())
+            .expect("batch target");
+        assert!(target.pending());
+        s.rewrite().expect("rewrite");
+        assert!(!target.pending(), "synced by the rewrite");
     }
 
     #[test]

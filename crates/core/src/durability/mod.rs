@@ -117,6 +117,24 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// Make directories just created durable: `last` and every missing ancestor up to `first`
+/// (the first one created, an ancestor of `last` or `last` itself) were made by a recursive
+/// `mkdir`; the parent of each is fsynced, nearest first, up to the first ancestor that
+/// existed before. Without it a power loss can take a new session folder, and every file
+/// in it, although the files and the folder itself were fsynced: a directory's entry lives
+/// in its parent.
+pub fn sync_created_dirs(first: &Path, last: &Path) {
+    let depth = |p: &Path| p.components().count();
+    let mut dir = last;
+    while depth(dir) >= depth(first) {
+        let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
+            break;
+        };
+        sync_dir(parent);
+        dir = parent;
+    }
+}
+
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
