@@ -473,16 +473,12 @@ export default function sessionsExtension(pi: ExtensionAPI) {
       }
       running = query;
       try {
+        // Nothing here may touch `ctx` after the command: once it has switched sessions, every
+        // getter of this ctx throws (pi's stale-ctx guard). runSessionsCommand clears its
+        // footer status itself, before any switch.
         await runSessionsCommand(ctx, query);
       } finally {
         running = undefined;
-        if (ctx.hasUI) {
-          try {
-            ctx.ui.setStatus(STATUS_KEY, undefined);
-          } catch {
-            // the ctx is stale after a switch: the replaced session has its own footer
-          }
-        }
       }
     },
   });

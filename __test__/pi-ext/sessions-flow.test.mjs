@@ -161,6 +161,8 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
     );
     const state = await rpc.request({ type: "get_state" });
     expect(state.data.sessionFile).toBe(deep.path);
+    // The switch raised no extension error (the command used to read its stale ctx after it).
+    expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
     // The context is the path to the hit: the two messages up to it.
     const msgs = await rpc.request({ type: "get_messages" });
     expect(msgs.data.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -212,6 +214,7 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
     rpc.send({ type: "extension_ui_response", id: where.id, value: where.options[1] });
     const note = await rpc.waitFor((r) => r.method === "notify" && /Switched to session/.test(r.message));
     expect(note.message).toMatch(new RegExp(`just before the hit \\(user, entry ${hitEntry.id}\\)$`));
+    expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
     const msgs = await rpc.request({ type: "get_messages" });
     expect(msgs.data.messages.map((m) => m.content?.[0]?.text ?? m.content)).toEqual([
       "first question",

@@ -84,6 +84,8 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     tmux("send-keys", "-t", "t", "Enter");
     const info = await waitForPane((sc) => sc.includes("Session Info") && /ID: \S+/.test(sc));
     expect(info).toContain(`ID: ${target.id}`);
+    // The switch raised no extension error (the command used to read its stale ctx after it).
+    expect(info).not.toMatch(/Extension "command:sessions" error|ctx is stale/);
     expect(s.requests).toHaveLength(0);
   });
 
