@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { displayWidth } from "../lib/cli/layout.mjs";
 import { root, tmp } from "./helpers.mjs";
-import { encodeCwd, filler, hasTmux, shq, tmuxServer, writeSessions } from "./tty-helpers.mjs";
+import { encodeCwd, filler, hasTmux, runCommands, tmuxServer, writeSessions } from "./tty-helpers.mjs";
 
 const BIN = join(root, "bin", "pi-session.mjs");
 const pkg = createRequire(import.meta.url)("../index.js");
@@ -19,33 +19,8 @@ const engineIndexesToolCalls = typeof pkg.warmSearchIndex === "function";
 const server = hasTmux ? tmuxServer("psn-cli-tty") : null;
 afterAll(() => server?.kill());
 
-/** A pane of `width` columns running `commands` (one per line) in `cwd`, each after a `=== name` marker. */
-async function runInPane(name, { width, height = 24, cwd, agentDir, commands, logDir }) {
-  const script = join(logDir, `${name}.sh`);
-  writeFileSync(
-    script,
-    [
-      `cd ${shq(cwd)}`,
-      `export PI_CODING_AGENT_DIR=${shq(agentDir)} TZ=UTC NO_COLOR=1`,
-      ...commands.flatMap(([label, args]) => [`echo "=== ${label}"`, `${shq(process.execPath)} ${shq(BIN)} ${args}`]),
-      'echo "=== done"',
-      "sleep 600",
-    ].join("\n"),
-  );
-  server.run(name, `sh ${shq(script)}`, { width, height, logDir });
-  const screen = await server.waitFor(name, (sc) => sc.includes("=== done"));
-  const sections = {};
-  let cur = null;
-  for (const line of screen.split("\n")) {
-    const m = /^=== (.*)$/.exec(line);
-    if (m) {
-      cur = m[1];
-      sections[cur] = [];
-    } else if (cur) sections[cur].push(line);
-  }
-  for (const k of Object.keys(sections)) while (sections[k].length && !sections[k].at(-1).trim()) sections[k].pop();
-  return { screen, sections, raw: server.raw(name) };
-}
+/** `commands` run in a tmux pane (tty-helpers runCommands) through the pi-session bin. */
+const runInPane = (name, options) => runCommands(server, name, { ...options, bin: BIN });
 
 describe.skipIf(!hasTmux)("pi-session on a terminal (tmux)", () => {
   const base = tmp("psn-cli-tty-");

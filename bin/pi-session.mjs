@@ -22,7 +22,7 @@ Commands:
   ls [DIR]               list sessions, newest first
   show FILE|ID           header and stats; --tree, --context
   search TEXT            ranked search of session text (messages, tool calls), grouped by session
-  check FILE|DIR         validate session files (exit 1 on problems)
+  check FILE|DIR|ID      validate session files (exit 1 on problems)
   repair FILE            fix a torn tail / missing final newline (--backup keeps a copy)
   stats [DIR]            totals: sessions, bytes, messages, tokens, cost by model
   export FILE|ID         the active branch as Markdown or as a single-branch session

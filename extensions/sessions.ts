@@ -34,6 +34,7 @@ import {
   searchSessionFiles,
   searchSessionsIndexed,
   sessionTitle,
+  shownId,
   shortDate,
   snippet,
   tildify,
@@ -199,7 +200,8 @@ async function chooseWhere(ctx: ExtensionCommandContext, match: Match, width: nu
 async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice): Promise<void> {
   await ctx.waitForIdle();
   const label = sessionTitle(info, 60);
-  const where = `${clean(info.id.slice(0, 8))}, ${clean(tildify(info.cwd || "?"))}`;
+  // The id as `pi-session show` takes it: the shortest prefix naming one session of the store.
+  const where = `${clean(shownId(info.id))}, ${clean(tildify(info.cwd || "?"))}`;
   let next: ExtensionCommandContext | undefined;
   let navigated: string | undefined;
   const result = await ctx.switchSession(info.path, {

@@ -15,6 +15,7 @@ import {
   runPi,
   sandbox,
   sessionDirOf,
+  shownIdIn,
   startRpc,
   toolMessageText,
 } from "./helpers.mjs";
@@ -184,7 +185,7 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
     );
     const betaLeaf = SessionManager.open(beta.path).getLeafId();
     expect(note.message).toBe(
-      `Switched to session "beta" (${beta.id.slice(0, 8)}, ${other}) at its latest entry ${betaLeaf}`,
+      `Switched to session "beta" (${shownIdIn(sb.agentDir, beta.id)}, ${other}) at its latest entry ${betaLeaf}`,
     );
 
     const after = await rpc.request({ type: "get_state" });

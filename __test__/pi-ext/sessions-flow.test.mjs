@@ -15,6 +15,7 @@ import {
   runPi,
   sandbox,
   sessionDirOf,
+  shownIdIn,
   startRpc,
   toolMessageText,
 } from "./helpers.mjs";
@@ -157,7 +158,7 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
 
     const note = await rpc.waitFor((r) => r.method === "notify" && /Switched to session/.test(r.message));
     expect(note.message).toBe(
-      `Switched to session "plan the migration" (${deep.id.slice(0, 8)}, ${sb.project}) at the hit (assistant, entry ${hitEntry.id})`,
+      `Switched to session "plan the migration" (${shownIdIn(sb.agentDir, deep.id)}, ${sb.project}) at the hit (assistant, entry ${hitEntry.id})`,
     );
     const state = await rpc.request({ type: "get_state" });
     expect(state.data.sessionFile).toBe(deep.path);

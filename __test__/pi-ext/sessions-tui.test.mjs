@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import { filler, writeSessions } from "../tty-helpers.mjs";
 import { createRequire } from "node:module";
-import { extensionPath, makeSession, node22, piBin, sandbox } from "./helpers.mjs";
+import { extensionPath, makeSession, node22, piBin, sandbox, shownIdIn } from "./helpers.mjs";
 
 const engineReportsProgress = typeof createRequire(import.meta.url)("../../index.js").warmSearchIndex === "function";
 
@@ -78,7 +78,9 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     tmux("send-keys", "-t", "t", "Enter");
     const switched = await waitForPane((sc) => footerIs(sc, other) && sc.includes("Switched to session"));
     // The notice names the session and where it continues (it used to be hidden by pi's own).
-    expect(switched).toContain(`Switched to session "hello" (${target.id.slice(0, 8)}, ${other}) at its latest entry`);
+    expect(switched).toContain(
+      `Switched to session "hello" (${shownIdIn(sb.agentDir, target.id)}, ${other}) at its latest entry`,
+    );
     tmux("send-keys", "-t", "t", "-l", "/session");
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");

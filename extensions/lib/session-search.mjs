@@ -5,6 +5,7 @@
 // sanitising and formatting of what is shown to the user and to the model.
 //
 // Not an extension itself (pi loads only the files the package manifest names).
+import { printedIds } from "../../lib/cli/ids.mjs";
 import { displayWidth, fitEnd, fitStart } from "../../lib/cli/layout.mjs";
 import { searchFiles } from "../../lib/cli/search.mjs";
 import { createRequire } from "node:module";
@@ -226,6 +227,18 @@ export function snippet(hit, width = 160) {
   if (to < text.length && /[\ud800-\udbff]/.test(text[to - 1] ?? "")) to--;
   const body = clean(text.slice(from, to)).replace(/ {2,}/g, " ");
   return `${from > 0 ? "…" : ""}${body.trim()}${to < text.length ? "…" : ""}`;
+}
+
+/**
+ * A session id as `pi-session show` takes it: its shortest prefix of at least 8 characters that
+ * names one session of pi's store (the whole id when the store cannot be read).
+ */
+export function shownId(id) {
+  try {
+    return printedIds([id]).get(id) ?? id;
+  } catch {
+    return id;
+  }
 }
 
 /** A session's title: its name, else its first message, on one line. */

@@ -10,8 +10,8 @@ import {
   makeOut,
   parse,
   paths,
-  resolveSession,
 } from "./util.mjs";
+import { resolveSession } from "./ids.mjs";
 
 export const help = `Usage: pi-session export FILE|ID --format md|jsonl-branch [-o OUT] [--leaf ID] [--dir DIR]
 

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { displayWidth, fitEnd, fitMarked, fitStart } from "./layout.mjs";
+import { printedIds } from "./ids.mjs";
 import { otherProjects, plural, resolveScope } from "./scope.mjs";
 import {
   CliError,
@@ -55,9 +56,10 @@ one per entry, on each session's active branch unless --all-branches.
                      notes, no progress
 
 Text output: hits grouped by session, sessions in the order of their best hit: one header
-line (short id, title, cwd, last activity), then one line per hit (entry id, role, snippet
-with the matches highlighted); on a terminal every line fits its width, and a cold index
-build shows its progress on stderr (erased when done).
+line (id, title, cwd, last activity; the id is the shortest prefix of at least 8 characters
+that names one session of the store: show, export and check take it), then one line per hit
+(entry id, role, snippet with the matches highlighted); on a terminal every line fits its
+width, and a cold index build shows its progress on stderr (erased when done).
 
 Scan (--literal or --regex): every matching line of every message text, in file order,
 without the index. TEXT: plain text (smart case: case-insensitive unless TEXT has an
@@ -387,12 +389,19 @@ async function runRanked(query, dir, values, out) {
     else groups.set(h.sessionPath, [h]);
   }
   const infos = await infosByPath([...groups.keys()]);
+  // Ids as prefixes that name one session of the store searched (show --dir DIR takes them).
+  const fullId = (path, hit) => String(hit.sessionId ?? infos.get(path)?.id ?? "?");
+  const ids = printedIds(
+    [...groups].map(([path, list]) => fullId(path, list[0])),
+    { dir },
+  );
+  const idW = Math.max(...[...ids.values()].map((id) => id.length));
   const cols = out.columns;
   let first = true;
   for (const [path, list] of groups) {
     if (!first) out.line();
     first = false;
-    out.line(sessionHeader(path, list[0], infos.get(path), out, cols));
+    out.line(sessionHeader(path, list[0], infos.get(path), out, cols, ids.get(fullId(path, list[0])).padEnd(idW)));
     for (const h of list) out.line(hitLine(h, out, cols));
   }
 
@@ -434,8 +443,7 @@ async function allHits(query, filters, cwd) {
 }
 
 /** One header line per session: short id, title, cwd, date, fitted to `cols` columns. */
-function sessionHeader(path, hit, info, out, cols) {
-  const id = String(hit.sessionId ?? info?.id ?? "?").slice(0, 8);
+function sessionHeader(path, hit, info, out, cols, id) {
   const title = info ? info.name || oneLine(info.firstMessage, 200) || "(no messages)" : shortenHome(path);
   const where = shortenHome(hit.cwd ?? info?.cwd ?? "?");
   const when = info ? formatDate(info.modified) : String(hit.timestamp ?? "");

@@ -7,9 +7,9 @@ import {
   makeOut,
   oneLine,
   parse,
-  resolveSession,
   shortenHome,
 } from "./util.mjs";
+import { resolveSession } from "./ids.mjs";
 import { renderContext, treeLines } from "./render.mjs";
 import { usageOf } from "./stats.mjs";
 

@@ -11,7 +11,6 @@ const require = createRequire(import.meta.url);
 export const pkg = require("../../index.js");
 export const paths = require("../paths.js");
 export const { SessionManager } = pkg;
-const discovery = require("../discovery/index.js");
 
 /** Exit codes (documented in `pi-session --help`). */
 export const EXIT = { OK: 0, PROBLEMS: 1, ERROR: 2 };
@@ -305,72 +304,6 @@ export function progress(label) {
       if (shown) process.stderr.write("\r\x1b[K");
     },
   };
-}
-
-/** Session files of a store, like listAll's candidates (no content read). */
-export function storeFiles(dir) {
-  const base = dir !== undefined ? resolve(paths.normalizePath(dir)) : paths.getSessionsDir();
-  const jsonl = (d) => {
-    try {
-      return readdirSync(d)
-        .filter((f) => f.endsWith(".jsonl"))
-        .map((f) => join(d, f));
-    } catch {
-      return [];
-    }
-  };
-  if (!isDir(base)) return [];
-  if (dir !== undefined && hasJsonl(base)) return jsonl(base);
-  let subdirs = [];
-  try {
-    subdirs = readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory() || e.isSymbolicLink());
-  } catch {
-    return [];
-  }
-  return subdirs.flatMap((e) => jsonl(join(base, e.name)));
-}
-
-/**
- * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store,
- * every project) is searched for a session whose header id starts with the argument
- * (headers only, with the discovery layer's bounded header read).
- * @param {string} arg
- * @param {{ dir?: string }} [options]
- */
-export async function resolveSession(arg, { dir } = {}) {
-  const p = resolve(paths.normalizePath(arg));
-  if (existsSync(p)) {
-    if (isDir(p)) throw new CliError(`${arg}: is a directory`);
-    return p;
-  }
-  if (arg.includes("/") || arg.endsWith(".jsonl") || arg === "")
-    throw new CliError(`${arg}: no such file or directory`);
-  if (dir !== undefined && !isDir(resolve(paths.normalizePath(dir)))) throw new CliError(`${dir}: not a directory`);
-  const hits = [];
-  for (const f of storeFiles(dir)) {
-    let h = null;
-    try {
-      h = discovery.readSessionHeader(f);
-    } catch {
-      // unreadable or oversized header: not a candidate
-    }
-    if (h && typeof h.id === "string" && h.id.startsWith(arg)) hits.push({ path: f, id: h.id });
-  }
-  if (hits.length === 0) {
-    const where = dir ?? paths.getSessionsDir();
-    throw new CliError(`${arg}: no such file, and no session id starting with it in ${where}`);
-  }
-  const exact = hits.filter((h) => h.id === arg);
-  const pick = exact.length === 1 ? exact : hits;
-  if (pick.length > 1) {
-    throw new CliError(
-      `${arg}: ambiguous session id prefix (${pick.length} sessions: ${pick
-        .slice(0, 3)
-        .map((s) => s.id)
-        .join(", ")}${pick.length > 3 ? ", …" : ""})`,
-    );
-  }
-  return pick[0].path;
 }
 
 /** Open a session file read-only in spirit (SessionManager.open; no writes unless appended to). */
