@@ -1,11 +1,13 @@
 // bin/pi-native.mjs as a user meets it: it finds the `pi` on PATH through symlinks, keeps pi's
 // exit codes, signals and the caller's NODE_OPTIONS, and says clearly when there is no pi.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import {
   cleanup,
+  launcher,
   makeRoot,
   MARKER,
   markerCount,
@@ -147,5 +149,26 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     };
     const [a, b] = await Promise.all([outcome("ref"), outcome("native")]);
     expect(b).toEqual(a);
+  });
+});
+
+// The Node running the tests is the machine's (Node 20 here and in CI); pi needs 22.19.
+const [major, minor] = process.versions.node.split(".").map(Number);
+const oldNode = major < 22 || (major === 22 && minor < 19);
+if (!oldNode) console.warn(`[launcher] the old-Node test is skipped: ${process.version} is new enough for pi`);
+
+describe.skipIf(!oldNode)("pi-native on a Node older than pi needs", () => {
+  test("one line saying what pi needs and which Node this is, exit status 1, pi not started", () => {
+    for (const args of [["--version"], ["-p", "hello"], ["--verify"]]) {
+      const r = spawnSync(process.execPath, [launcher, ...args], {
+        encoding: "utf8",
+        env: { ...process.env, PI_CODING_AGENT_BIN: piBin },
+      });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(
+        `pi-native: pi needs Node.js >= 22.19; this is Node.js ${process.version} (${process.execPath})\n`,
+      );
+    }
   });
 });
