@@ -40,6 +40,7 @@ import {
   tildify,
   windowLines,
 } from "./lib/session-search.mjs";
+import { continuePoint } from "./lib/tool-results.mjs";
 
 /** Sessions offered by /sessions. */
 const COMMAND_MAX_SESSIONS = 50;
@@ -204,12 +205,15 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
   const where = `${clean(shownId(info.id))}, ${clean(tildify(info.cwd || "?"))}`;
   let next: ExtensionCommandContext | undefined;
   let navigated: string | undefined;
+  let target: ReturnType<typeof continuePoint> | undefined;
   const result = await ctx.switchSession(info.path, {
     withSession: async (replaced) => {
       next = replaced;
       if (choice.action !== "hit") return;
       try {
-        const r = await replaced.navigateTree(choice.entryId, { summarize: false });
+        // A tool call (or result) hit: past the turn's last result, so no call is left unanswered.
+        target = continuePoint(replaced.sessionManager, choice.entryId);
+        const r = await replaced.navigateTree(target.id, { summarize: false });
         navigated = r.cancelled ? "cancelled" : "ok";
       } catch (err) {
         navigated = String((err as Error)?.message ?? err);
@@ -228,9 +232,13 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
     const entry = next.sessionManager.getEntry(choice.entryId);
     const intoEditor = (entry?.type === "message" && entry.message.role === "user") || entry?.type === "custom_message";
     // pi moves the leaf to a user message's parent (its text goes to the TUI's editor).
+    const results = target && target.id !== choice.entryId ? target : undefined;
     at = intoEditor
       ? `just before the hit (${choice.role}, entry ${clean(choice.entryId)}${next.mode === "tui" ? ", its text in the editor" : ""})`
-      : `at the hit (${choice.role}, entry ${clean(choice.entryId)})`;
+      : results
+        ? `after the hit's tool results (${choice.role}, entry ${clean(choice.entryId)}; ${results.results} result${results.results === 1 ? "" : "s"}, up to entry ${clean(results.id)})`
+        : `at the hit (${choice.role}, entry ${clean(choice.entryId)})`;
+    if (target?.missing) at += `; ${target.missing} tool call${target.missing === 1 ? " has" : "s have"} no result`;
   } else {
     const leaf = next.sessionManager.getLeafId();
     at = `at its latest entry${leaf ? ` ${clean(leaf)}` : ""}`;

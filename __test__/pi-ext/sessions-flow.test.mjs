@@ -227,6 +227,60 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
 describe.skipIf(!node22 || !engineIndexesToolCalls)(
   "facts inside tool calls (needs the engine indexing tool calls)",
   () => {
+    it("continuing from a tool-call hit keeps the call's results: the model gets them, never a missing result", async () => {
+      const { sb, s } = await setup();
+      const tools = toolSession(sb.agentDir, sb.project);
+      const byRole = (role) => fileEntries(tools.path).filter((e) => e.type === "message" && e.message.role === role);
+      const callEntry = byRole("assistant")[0];
+      const results = byRole("toolResult");
+      // A hit on the call (its command), and a hit on the first of the results ("file contents"),
+      // each from a fresh pi (the session pi is in is not searched).
+      let rpc;
+      for (const [query, hitId] of [
+        ["frobnicate-widgets", callEntry.id],
+        ['"file contents"', results[0].id],
+      ]) {
+        await rpc?.close();
+        rpc = startRpc(["-e", extensionPath], { cwd: sb.project, env: sb.env });
+        const current = rpc;
+        cleanups.push(() => current.close());
+        rpc.send({ type: "prompt", id: "s", message: `/sessions ${query}` });
+        const list = await rpc.waitFor(isSelect("Sessions mentioning"));
+        expect(list.options).toHaveLength(1);
+        rpc.send({ type: "extension_ui_response", id: list.id, value: list.options[0] });
+        const where = await rpc.waitFor(isSelect("tidy up the tree code"));
+        const fromHit = where.options.find((o) => o.startsWith("Continue from the hit"));
+        expect(fromHit).toContain(`entry ${hitId}`);
+        rpc.send({ type: "extension_ui_response", id: where.id, value: fromHit });
+        await rpc.waitFor((r) => r.type === "response" && r.id === "s");
+        const note = await rpc.waitFor((r) => r.method === "notify" && /Switched to session/.test(r.message));
+        // The leaf is the turn's last result: the call and its three results are the context.
+        expect(note.message).toMatch(
+          new RegExp(
+            `after the hit's tool results \\(tool (call|result), entry ${hitId}; 3 results, up to entry ${results[2].id}\\)$`,
+          ),
+        );
+        const msgs = await rpc.request({ type: "get_messages" });
+        expect(msgs.data.messages.map((m) => m.role)).toEqual([
+          "user",
+          "assistant",
+          "toolResult",
+          "toolResult",
+          "toolResult",
+        ]);
+        expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
+      }
+
+      rpc.send({ type: "prompt", id: "p", message: "carry on from there" });
+      await rpc.waitFor((r) => r.type === "agent_end");
+      await rpc.close();
+      // What the model got: the call and each of its results, no stand-in for a missing one.
+      const sent = s.requests[0].messages;
+      const toolMsgs = sent.filter((m) => m.role === "tool");
+      expect(toolMsgs.map(toolMessageText)).toEqual(["file contents", "built", "edited"]);
+      expect(JSON.stringify(sent)).not.toContain("No result provided");
+    });
+
     it("/sessions and search_sessions find a path, a command and an identifier that only tool calls hold", async () => {
       const queries = ["quillwort/session-manager.ts", "frobnicate-widgets", "idSummaryTreeZq"];
       const { sb, s } = await setup((_body, index) =>
