@@ -3,6 +3,8 @@
 //   /sessions <text>   search the text of every session (all projects: messages, tool calls
 //                      and their results), pick one, see the hit in its context, and continue
 //                      from the session's latest entry or from the hit
+//   a footer mark      whether pi-native serves the session store ("sessions: native"), and a
+//                      notice when pi runs unmodified and why (lib/store-state.mjs)
 //   search_sessions    a tool the model can call: the same search over the past sessions of
 //                      the current project, bounded output (paths, session ids, entry ids,
 //                      snippets)
@@ -40,6 +42,7 @@ import {
   tildify,
   windowLines,
 } from "./lib/session-search.mjs";
+import { showStoreState } from "./lib/store-state.mjs";
 import { continuePoint } from "./lib/tool-results.mjs";
 
 /** Sessions offered by /sessions. */
@@ -420,6 +423,11 @@ async function awaitWarmUp(onProgress: (p: IndexProgress) => void): Promise<void
 }
 
 export default function sessionsExtension(pi: ExtensionAPI) {
+  // pi-native's state where a TUI user sees it: a footer mark, and a notice (once per process)
+  // when pi runs unmodified and why (the stderr line scrolls away before the first frame).
+  pi.on("session_start", (_event, ctx) => {
+    if (ctx.hasUI) showStoreState(ctx.ui);
+  });
   // Keep the search index warm in the TUI, while pi is idle, once per process. Only the TUI by
   // default: there a key pressed stops it well before a prompt is sent, while an rpc client's
   // prompt can arrive while a batch is in flight (BENCHMARKS.md). PI_SESSION_NATIVE_WARM=0 turns

@@ -385,7 +385,7 @@ function serveChunk(url, result, bytes, read, remembered) {
 }
 
 /** Where the addon is (`{ file }`), or why there is none (`{ why }`): lib/binary.js's first candidate. */
-function locateAddon() {
+export function locateAddon() {
   try {
     const found = require("./binary.js").candidates({ firstOnly: true });
     if (found.files.length) return { file: found.files[0] };
@@ -410,10 +410,9 @@ function resolveServed() {
     if (typeof mod?.SessionManager !== "function") throw new Error(`${entry} does not export SessionManager`);
     return mod;
   } catch (error) {
-    s.outcome = { served: false, reason: "the native addon does not load" };
-    say(
-      `${PREFIX} not serving session-manager, pi runs unmodified: the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`,
-    );
+    const reason = `the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`;
+    s.outcome = { served: false, reason };
+    say(`${PREFIX} not serving session-manager, pi runs unmodified: ${reason}`);
     return s.originals;
   }
 }

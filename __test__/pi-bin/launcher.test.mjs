@@ -15,6 +15,7 @@ import {
   piBin,
   piPackage,
   piVersion,
+  repoRoot,
   runPi,
   startRpc,
 } from "./helpers.mjs";
@@ -135,6 +136,40 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     expect(bundled.stderr).toContain(
       `hooks in ${join(import.meta.dirname, "..", "..", "lib", "launcher.bundle.mjs")}, `,
     );
+  });
+
+  test("--version and --help: pi's stdout as it is; this package's name, version and state on stderr", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const own = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).version;
+    const quiet = { PI_SESSION_NATIVE_DEBUG: undefined };
+    for (const flag of ["--version", "-v", "--help"]) {
+      const [a, b] = await Promise.all([
+        runPi(root, "ref", [flag], { env: quiet }),
+        runPi(root, "native", [flag], { env: quiet }),
+      ]);
+      expect(b.code, b.stderr).toBe(0);
+      expect(b.stdout, flag).toBe(a.stdout);
+      expect(b.stderr.split("\n")[0], flag).toMatch(
+        new RegExp(
+          `^pi-session-native ${own.replace(/\./g, "\\.")} serves the session store \\(session code known-good \\(pi ${piVersion.replace(/\./g, "\\.")}\\)`,
+        ),
+      );
+      if (flag === "--help") {
+        expect(b.stderr).toContain("pi-native --verify [--seeds N] [--all] [--json]");
+        expect(b.stderr).toContain("PI_SESSION_NATIVE=0");
+      } else expect(b.stderr.trim().split("\n"), flag).toHaveLength(1);
+    }
+    // Where it would not serve, it says so (the addon is looked for, though --version loads none).
+    const missing = await runPi(root, "native", ["--version"], {
+      env: { ...quiet, PI_SESSION_NATIVE_BINARY: join(root, "none.node") },
+    });
+    expect(missing.stdout.trim()).toBe(piVersion);
+    expect(missing.stderr.trim()).toBe(
+      `pi-session-native ${own} is not serving the session store; pi runs unmodified (the native addon does not load (PI_SESSION_NATIVE_BINARY=${join(root, "none.node")} does not exist))`,
+    );
+    // A pi subcommand's help is pi's alone.
+    const sub = await runPi(root, "native", ["install", "--help"], { env: quiet });
+    expect(sub.stderr).not.toContain("pi-session-native");
   });
 
   test("SIGTERM reaches pi (rpc mode shuts down the same way as plain pi)", async () => {
