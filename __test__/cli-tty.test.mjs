@@ -208,3 +208,100 @@ describe.skipIf(!hasTmux || !engineIndexesToolCalls)("tool calls (needs the engi
     rmSync(base, { recursive: true, force: true });
   });
 });
+
+describe.skipIf(!hasTmux)("pi-session fits every line and helps with typos (tmux)", () => {
+  it("show --tree/--context fit 80 and 160 columns (tool tags, labels, ← leaf); typos get the nearest name", async () => {
+    const base = tmp("psn-cli-fit-");
+    const agentDir = join(base, "agent");
+    const project = join(base, "proj");
+    mkdirSync(project, { recursive: true });
+    const { SessionManager } = pkg;
+    const sm = SessionManager.create(project, join(agentDir, "sessions", encodeCwd(project)));
+    const usage = {
+      input: 1,
+      output: 1,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 2,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
+    const u = sm.appendMessage({
+      role: "user",
+      content: "please read the invoice rounding code and fix the ledger reconciliation bug in it today",
+      timestamp: 1,
+    });
+    const a = sm.appendMessage({
+      role: "assistant",
+      content: [
+        { type: "text", text: "Let me look at the rounding module and the ledger first, then run the script." },
+        { type: "toolCall", id: "c1", name: "read", arguments: { path: `${project}/src/billing/invoiceRounding.ts` } },
+        {
+          type: "toolCall",
+          id: "c2",
+          name: "bash",
+          arguments: { command: "./scripts/reconcile-ledger.sh --dry-run --since 2026-01-01" },
+        },
+      ],
+      api: "x",
+      provider: "p",
+      model: "m",
+      usage,
+      stopReason: "toolUse",
+      timestamp: 2,
+    });
+    sm.appendMessage({
+      role: "toolResult",
+      toolCallId: "c1",
+      toolName: "read",
+      content: [
+        { type: "text", text: "export function roundInvoice(x: number) { return Math.round(x * 100) / 100; }" },
+      ],
+      isError: false,
+      timestamp: 3,
+    });
+    sm.appendLabelChange(a, "the-rounding-investigation-label-that-is-long");
+    sm.branch(u);
+    sm.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "another branch whose answer runs well past eighty columns of any terminal" }],
+      api: "x",
+      provider: "p",
+      model: "m",
+      usage,
+      stopReason: "stop",
+      timestamp: 4,
+    });
+    const file = sm.getSessionFile();
+    for (const width of [80, 160]) {
+      const { screen, sections } = await runInPane(`fit${width}`, {
+        width,
+        height: 60,
+        cwd: project,
+        agentDir,
+        logDir: base,
+        commands: [
+          ["tree", `show ${file} --tree --context`],
+          ["serch", "serch ledger"],
+          ["role", "search ledger --role usr"],
+          ["opt", "ls --al"],
+        ],
+      });
+      for (const line of screen.split("\n")) expect(displayWidth(line), line).toBeLessThanOrEqual(width);
+      const tree = sections.tree.slice(sections.tree.indexOf("Tree") + 1);
+      // The leaf mark and the tree stay whole; the text is cut.
+      expect(tree.find((l) => l.includes("← leaf"))).toMatch(
+        /^[0-9a-f]{8} {2}├─ • assistant: another branch.* ← leaf$/,
+      );
+      expect(tree.find((l) => l.includes("[the-rounding"))).toMatch(/└─ \[the-rounding/);
+      if (width === 160) expect(tree.join("\n")).toContain("[read: ");
+      // Errors are wrapped at spaces to the terminal's width, never cut.
+      const said = (k) => sections[k].map((l) => l.trim()).join(" ");
+      expect(said("serch")).toBe("pi-session: unknown command 'serch'; did you mean 'search'? (see pi-session --help)");
+      expect(said("role")).toMatch(
+        /^pi-session: search: --role usr: not a role; did you mean user\? \(roles: user, .*custom:<type>\)$/,
+      );
+      expect(said("opt")).toBe("pi-session: ls: unknown option --al; did you mean --all? (see pi-session ls --help)");
+    }
+    rmSync(base, { recursive: true, force: true });
+  });
+});

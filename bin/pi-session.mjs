@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // pi-session: inspect, check, repair, search and export pi coding-agent session stores.
+import { nearest } from "../lib/cli/suggest.mjs";
 import { CliError, EXIT, errLine } from "../lib/cli/util.mjs";
 
 // The CLI reads every entry it shows or exports: lazy heavy values (lib/lazy-entries.js)
@@ -47,7 +48,10 @@ async function main(argv) {
     return EXIT.OK;
   }
   const load = COMMANDS[cmd];
-  if (!load) throw new CliError(`unknown command '${cmd}' (see pi-session --help)`);
+  if (!load) {
+    const near = nearest(cmd, Object.keys(COMMANDS));
+    throw new CliError(`unknown command '${cmd}'${near ? `; did you mean '${near}'?` : ""} (see pi-session --help)`);
+  }
   const mod = await load();
   return mod.run(rest);
 }

@@ -7,7 +7,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import { filler, writeSessions } from "../tty-helpers.mjs";
 import { createRequire } from "node:module";
-import { extensionPath, makeSession, node22, piBin, sandbox, shownIdIn } from "./helpers.mjs";
+import { displayWidth } from "../../lib/cli/layout.mjs";
+import {
+  SessionManager,
+  extensionPath,
+  makeSession,
+  node22,
+  piBin,
+  sandbox,
+  sessionDirOf,
+  shownIdIn,
+} from "./helpers.mjs";
 
 const engineReportsProgress = typeof createRequire(import.meta.url)("../../index.js").warmSearchIndex === "function";
 
@@ -146,5 +156,65 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     expect(final).not.toContain('No session mentions "again"');
     // The status is gone once the search is over.
     expect(final).not.toMatch(/Searching sessions for|Indexing sessions/);
+  });
+
+  it("at 80 columns the rows give the title and the snippet room; the hit view names entries as users know them", async () => {
+    const sb = sandbox();
+    cleanups.push(sb.cleanup);
+    const other = join(sb.root, "billing-service");
+    mkdirSync(other);
+    const sm = SessionManager.create(other, sessionDirOf(sb.agentDir, other));
+    sm.appendModelChange("scripted", "scripted-1");
+    sm.appendThinkingLevelChange("high");
+    sm.appendMessage({ role: "user", content: "fix the rounding in src/billing/invoiceRounding.ts", timestamp: 1 });
+    sm.appendMessage({
+      role: "assistant",
+      content: [
+        { type: "text", text: "I will run the reconcile-ledger script to compare the totals after the change" },
+      ],
+      api: "openai-completions",
+      provider: "scripted",
+      model: "scripted-1",
+      usage: {
+        input: 1,
+        output: 1,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 2,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: "stop",
+      timestamp: 2,
+    });
+    const s = await startModelServer({ maxRequests: 5 });
+    cleanups.push(() => s.close());
+    writeAgentConfig(sb.agentDir, s.baseUrl);
+    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
+    const script = join(sb.root, "run.sh");
+    writeFileSync(
+      script,
+      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
+    );
+    expect(tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "30", `bash ${shq(script)}`).status).toBe(0);
+    cleanups.push(() => tmux("kill-server"));
+    await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
+    tmux("send-keys", "-t", "t", "-l", "/sessions reconcile");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    const list = await waitForPane((sc) => sc.includes('Sessions mentioning "reconcile"'));
+    const row = list.split("\n").find((l) => l.includes("→ 1."));
+    expect(displayWidth(row)).toBeLessThanOrEqual(80);
+    // Title and snippet each get a good share of the row (the cwd makes room at this width).
+    const m = /→ 1\. (.*) — (.*?) {2}\d{4}-\d\d-\d\d \d\d:\d\d/.exec(row);
+    expect(m, row).not.toBeNull();
+    expect(m[1].length, row).toBeGreaterThanOrEqual(20);
+    expect(m[2].length, row).toBeGreaterThanOrEqual(25);
+    expect(m[2]).toContain("reconcile-ledger");
+    tmux("send-keys", "-t", "t", "Enter");
+    const where = await waitForPane((sc) => sc.includes("Continue from the latest entry"));
+    expect(where).toContain("  (model changed)");
+    expect(where).toContain("  (thinking level changed)");
+    expect(where).not.toMatch(/thinking_level_change|model_change|\(no text\)/);
+    tmux("send-keys", "-t", "t", "Escape");
   });
 });

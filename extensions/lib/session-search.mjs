@@ -342,6 +342,9 @@ function matchedTerms(hit) {
   return (hit?.matches ?? []).map(([a, b]) => text.slice(a, b).toLowerCase()).filter((t) => t.length > 0);
 }
 
+/** Columns for a /sessions row's text and cwd below which the cwd is left out (an 80-column terminal). */
+const NARROW = 70;
+
 /**
  * One row of the /sessions list, at most `width` columns: `N. title — snippet  cwd  date`.
  * The snippet is left out when it adds nothing: the title is the session's first message and
@@ -353,15 +356,11 @@ export function listRow({ n, info, hit, width }) {
   const date = shortDate(info.modified);
   const where = clean(tildify(info.cwd || "?"));
   const title = sessionTitle(info, 200);
-  // Columns for the text and the cwd (two spaces before each of cwd and date).
+  // Columns for the text and the cwd (two spaces before each of cwd and date). The text comes
+  // first: under NARROW columns the cwd goes (the hit view shows it), else it gets a fifth.
   const room = Math.max(8, width - displayWidth(num) - displayWidth(date) - 2);
-  let whereW = Math.min(displayWidth(where), Math.max(8, Math.floor(room * 0.3)));
-  let textRoom = room - whereW - 2;
-  if (textRoom < 12) {
-    // Too narrow for both: the cwd goes.
-    whereW = 0;
-    textRoom = room;
-  }
+  const whereW = room < NARROW ? 0 : Math.min(displayWidth(where), Math.max(8, Math.floor(room * 0.2)));
+  const textRoom = whereW ? room - whereW - 2 : room;
   const fullTitle = fitEnd(title, textRoom);
   const terms = matchedTerms(hit);
   const titleShows = !info.name && terms.length > 0 && terms.every((t) => fullTitle.toLowerCase().includes(t));
@@ -375,12 +374,35 @@ export function listRow({ n, info, hit, width }) {
 }
 
 /** Role names of window entries and hits as the user knows them. */
-const ROLE_LABEL = { toolCall: "tool call", toolResult: "tool result", branch_summary: "branch summary" };
+const ROLE_LABEL = {
+  toolCall: "tool call",
+  toolResult: "tool result",
+  bash: "shell command",
+  branch_summary: "branch summary",
+  compaction: "compaction summary",
+  session_info: "session name",
+};
+/** Entry types without a role (nothing of them is searched), as the user knows them. */
+const TYPE_LABEL = {
+  model_change: "model changed",
+  thinking_level_change: "thinking level changed",
+  custom: "extension data",
+  custom_message: "extension message",
+  context_edit: "context edited",
+  usage: "usage recorded",
+  message: "message",
+  session: "session start",
+};
 
-/** A window entry's role as shown: `user`, `assistant`, `tool call`, … */
+/** A window entry's role as shown: `user`, `assistant`, `tool call`, `model changed`, … */
 export function roleLabel(role, type) {
-  const r = String(role ?? type ?? "entry");
-  return ROLE_LABEL[r] ?? r;
+  if (role)
+    return (
+      ROLE_LABEL[role] ??
+      (String(role).startsWith("custom:") ? `extension message (${String(role).slice(7)})` : String(role))
+    );
+  const t = String(type ?? "entry");
+  return TYPE_LABEL[t] ?? t.replace(/_/g, " ");
 }
 
 /**
@@ -390,8 +412,13 @@ export function roleLabel(role, type) {
  */
 export function windowLines(entries, width) {
   return entries.map((e) => {
-    const head = `${e.hit ? "▶" : " "} ${roleLabel(e.role, e.type)}: `;
-    return `${head}${fitEnd(clean(e.text).replace(/ {2,}/g, " ").trim() || "(no text)", Math.max(10, width - displayWidth(head)))}`;
+    const label = roleLabel(e.role, e.type);
+    const text = clean(e.text).replace(/ {2,}/g, " ").trim();
+    // An entry with no text of its own (a model or thinking-level change, extension data) is
+    // named, not shown as an empty message.
+    if (!text) return fitEnd(`${e.hit ? "▶" : " "} (${label})`, Math.max(10, width));
+    const head = `${e.hit ? "▶" : " "} ${label}: `;
+    return `${head}${fitEnd(text, Math.max(10, width - displayWidth(head)))}`;
   });
 }
 

@@ -412,11 +412,15 @@ async function byId(arg, dir) {
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    json: { type: "boolean" },
-    quiet: { type: "boolean", short: "q" },
-    dir: { type: "string" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      json: { type: "boolean" },
+      quiet: { type: "boolean", short: "q" },
+      dir: { type: "string" },
+    },
+    { command: "check" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);

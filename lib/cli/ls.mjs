@@ -38,12 +38,16 @@ where sessions share them) that name one session: show, export and check take th
 Exit: 0 ok (also when nothing is found), 2 usage or read error.`;
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    all: { type: "boolean", short: "a" },
-    cwd: { type: "string" },
-    json: { type: "boolean" },
-    limit: { type: "string", short: "n" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      all: { type: "boolean", short: "a" },
+      cwd: { type: "string" },
+      json: { type: "boolean" },
+      limit: { type: "string", short: "n" },
+    },
+    { command: "ls" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { displayWidth, fitEnd, fitMarked, fitStart } from "./layout.mjs";
 import { printedIds } from "./ids.mjs";
+import { didYouMean } from "./suggest.mjs";
 import { otherProjects, plural, resolveScope } from "./scope.mjs";
 import {
   CliError,
@@ -175,23 +176,27 @@ export function searchFilesJs(files, re, limit = Infinity) {
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    all: { type: "boolean", short: "a" },
-    cwd: { type: "string" },
-    regex: { type: "boolean", short: "e" },
-    "ignore-case": { type: "boolean", short: "i" },
-    json: { type: "boolean" },
-    limit: { type: "string", short: "n" },
-    literal: { type: "boolean", short: "l" },
-    // Accepted for scripts written for the opt-in ranked mode; ranked is the default now.
-    ranked: { type: "boolean" },
-    "all-branches": { type: "boolean" },
-    role: { type: "string", multiple: true },
-    tool: { type: "string", multiple: true },
-    since: { type: "string" },
-    until: { type: "string" },
-    offset: { type: "string" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      all: { type: "boolean", short: "a" },
+      cwd: { type: "string" },
+      regex: { type: "boolean", short: "e" },
+      "ignore-case": { type: "boolean", short: "i" },
+      json: { type: "boolean" },
+      limit: { type: "string", short: "n" },
+      literal: { type: "boolean", short: "l" },
+      // Accepted for scripts written for the opt-in ranked mode; ranked is the default now.
+      ranked: { type: "boolean" },
+      "all-branches": { type: "boolean" },
+      role: { type: "string", multiple: true },
+      tool: { type: "string", multiple: true },
+      since: { type: "string" },
+      until: { type: "string" },
+      offset: { type: "string" },
+    },
+    { command: "search" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);
@@ -321,6 +326,29 @@ export function searchProgress(enabled = Boolean(process.stderr.isTTY)) {
   };
 }
 
+/** The roles of the index's rows (crates/core/src/search/extract.rs), besides `custom:<type>`. */
+export const ROLES = [
+  "user",
+  "assistant",
+  "toolResult",
+  "toolCall",
+  "bash",
+  "compaction",
+  "branch_summary",
+  "label",
+  "session_info",
+];
+
+/** A --role value as the engine knows it (any letter case), or a usage error naming the nearest. */
+function checkRole(role) {
+  if (/^custom:./.test(role)) return role;
+  const known = ROLES.find((r) => r.toLowerCase() === role.toLowerCase());
+  if (known) return known;
+  throw new CliError(
+    `search: --role ${role}: not a role${didYouMean(role, ROLES)} (roles: ${ROLES.join(", ")}, custom:<type>)`,
+  );
+}
+
 /** Hits fetched beyond the page to say how many more there are ("N more, --offset K"). */
 const MORE_PROBE = 200;
 /** Hits counted for the `--all` hint. */
@@ -353,7 +381,7 @@ async function runRanked(query, dir, values, out) {
   const offset = parseIntOption(values.offset, "offset") ?? 0;
   const filters = {
     sessionDir: scope.root,
-    roles: values.role,
+    roles: values.role?.map(checkRole),
     tools: values.tool,
     since: date(values.since, "since"),
     until: date(values.until, "until"),

@@ -3,7 +3,9 @@ import { createRequire } from "node:module";
 import { closeSync, constants as fsc, existsSync, fstatSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { fitLine } from "./layout.mjs";
 import { MARK, errLine, jsonSafe, sanitize } from "./sanitize.mjs";
+import { didYouMean } from "./suggest.mjs";
 
 export { errLine, sanitize };
 
@@ -111,11 +113,14 @@ export function makeOut(stream = process.stdout, env = process.env) {
   const color = Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
   // Our colours are written as MARK (sanitize() turns it into ESC); every sink sanitises.
   const wrap = (open, close) => (s) => (color ? `${MARK}[${open}m${s}${MARK}[${close}m` : String(s));
+  const columns = stream.isTTY && stream.columns > 0 ? stream.columns : undefined;
   return {
     color,
-    columns: stream.isTTY && stream.columns > 0 ? stream.columns : undefined,
+    columns,
     write: (s) => stream.write(sanitize(s, color)),
     line: (s = "") => stream.write(`${sanitize(s, color)}\n`),
+    /** A line fitted to the terminal's width (layout.mjs fitLine), as is elsewhere. */
+    row: (s = "") => stream.write(`${sanitize(columns ? fitLine(s, columns) : s, color)}\n`),
     /** `--json` output: JSON.stringify, with every C0/C1/bidi control \u-escaped. */
     json: (v) => stream.write(`${jsonSafe(JSON.stringify(v, null, 2))}\n`),
     bold: wrap(1, 22),
@@ -130,22 +135,36 @@ export function makeOut(stream = process.stdout, env = process.env) {
 }
 
 /**
- * util.parseArgs with CLI-friendly errors.
+ * util.parseArgs with CLI-friendly errors: one line naming the command, and for an unknown
+ * long option the nearest known one.
  * @param {string[]} argv
  * @param {import("node:util").ParseArgsOptionsConfig} options
- * @param {{ allowPositionals?: boolean }} [config]
+ * @param {{ allowPositionals?: boolean, command?: string }} [config]
  * @returns {{ values: Record<string, any>, positionals: string[] }}
  */
-export function parse(argv, options, { allowPositionals = true } = {}) {
+export function parse(argv, options, { allowPositionals = true, command } = {}) {
+  const all = { help: { type: /** @type {const} */ ("boolean"), short: "h" }, ...options };
   try {
-    return parseArgs({
-      args: argv,
-      options: { help: { type: "boolean", short: "h" }, ...options },
-      allowPositionals,
-      strict: true,
-    });
+    return parseArgs({ args: argv, options: all, allowPositionals, strict: true });
   } catch (err) {
-    throw new CliError(String(err.message).split("\n")[0]);
+    const who = command ? `${command}: ` : "";
+    const see = command ? ` (see pi-session ${command} --help)` : "";
+    const msg = String(err.message).split("\n")[0];
+    if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      const opt = /'([^']+)'/.exec(msg)?.[1] ?? msg;
+      const hint = opt.startsWith("--")
+        ? didYouMean(
+            opt.split("=")[0],
+            Object.keys(all).map((n) => `--${n}`),
+          )
+        : "";
+      throw new CliError(`${who}unknown option ${opt}${hint}${see}`);
+    }
+    const missing = /^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing/.exec(msg);
+    if (missing) throw new CliError(`${who}${missing[1]} needs a value${see}`);
+    const noValue = /^Option '(?:-\w, )?(--[^ ']+)' does not take an argument/.exec(msg);
+    if (noValue) throw new CliError(`${who}${noValue[1]} takes no value${see}`);
+    throw new CliError(`${who}${msg}`);
   }
 }
 
