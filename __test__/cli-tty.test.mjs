@@ -305,3 +305,32 @@ describe.skipIf(!hasTmux)("pi-session fits every line and helps with typos (tmux
     rmSync(base, { recursive: true, force: true });
   });
 });
+
+describe.skipIf(!hasTmux)("search's no-match line points to other branches (tmux)", () => {
+  it("says what --all-branches would find when only abandoned branches mention it", async () => {
+    const base = tmp("psn-cli-branches-");
+    const agentDir = join(base, "agent");
+    const project = join(base, "proj");
+    mkdirSync(project, { recursive: true });
+    const sm = pkg.SessionManager.create(project, join(agentDir, "sessions", encodeCwd(project)));
+    const u = sm.appendMessage({ role: "user", content: "read the ledger code", timestamp: 1 });
+    sm.appendMessage({ role: "user", content: "now run reconcile-ledger on it", timestamp: 2 });
+    sm.branch(u);
+    sm.appendMessage({ role: "user", content: "something else instead", timestamp: 3 });
+    const { sections } = await runInPane("branches", {
+      width: 100,
+      cwd: project,
+      agentDir,
+      logDir: base,
+      commands: [
+        ["active", "search reconcile-ledger"],
+        ["all", "search reconcile-ledger --all-branches"],
+        ["none", "search nowhere-at-all"],
+      ],
+    });
+    expect(sections.active).toEqual(['no match for "reconcile-ledger" here; --all-branches has 1 hit in 1 session']);
+    expect(sections.all.join("\n")).toMatch(/now run reconcile-ledger on it.*\[abandoned branch\]/);
+    expect(sections.none).toEqual(['no match for "nowhere-at-all" here']);
+    rmSync(base, { recursive: true, force: true });
+  });
+});

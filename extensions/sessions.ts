@@ -128,6 +128,8 @@ async function searchInfos(
     perSession: number;
     maxSessions: number;
     cwd?: string;
+    branch?: "active" | "all";
+    onlyOtherBranches?: boolean;
     signal?: AbortSignal;
     onProgress?: (p: IndexProgress) => void;
   },
@@ -138,15 +140,19 @@ async function searchInfos(
   return searchSessionsIndexed(infos, query, { ...opts, sessionDirs, exclude: current ? [current] : undefined });
 }
 
-function commandReport(matches: Matches, infos: Info[], query: string): string {
+function commandReport(matches: Matches, elsewhere: Matches, infos: Info[], query: string): string {
   const lines = [
-    `sessions matching ${quoted(query)}: ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}`,
+    `sessions matching ${quoted(query)}: ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}` +
+      (elsewhere.sessions.length ? `; ${elsewhere.sessions.length} more only on other branches (marked)` : ""),
   ];
-  for (const s of matches.sessions) {
+  for (const s of [...matches.sessions, ...elsewhere.sessions]) {
     const info = s.file as Info;
     lines.push(`${sessionTitle(info, 60)}  ${clean(tildify(info.cwd || "?"))}  ${shortDate(info.modified)}`);
     lines.push(`  ${clean(info.path)}`);
-    for (const h of s.hits) lines.push(`  ${clean(h.entryId ?? "-")} ${clean(h.role)}: ${snippet(h, 120)}`);
+    for (const h of s.hits)
+      lines.push(
+        `  ${clean(h.entryId ?? "-")} ${clean(h.role)}${h.onActiveBranch === false ? " [other branch]" : ""}: ${snippet(h, 120)}`,
+      );
   }
   return lines.join("\n");
 }
@@ -184,11 +190,14 @@ async function chooseWhere(ctx: ExtensionCommandContext, match: Match, width: nu
   const body = around.length
     ? windowLines(around, width - 4)
     : [`▶ ${roleLabel(hit.role, null)}: ${snippet(hit, width - 20)}`];
-  const atLatest = around.length > 0 && around[around.length - 1].hit;
+  // The hit is the latest entry of its branch: "from the hit" would be "from the latest" (unless off the latest branch).
+  const atLatest = around.length > 0 && around[around.length - 1].hit && hit.onActiveBranch !== false;
   const role = roleLabel(hit.role, null);
-  const fromHit = `Continue from the hit (${role}, entry ${clean(entryId)})`;
+  const offBranch = hit.onActiveBranch === false;
+  const fromHit = `Continue from the hit (${role}, entry ${clean(entryId)}${offBranch ? ", on its branch" : ""})`;
   const title = [
     `${sessionTitle(info, Math.max(20, width - 40))} · ${clean(tildify(info.cwd || "?"))} · ${shortDate(info.modified)}`,
+    ...(offBranch ? ["The hit is on another branch than the session's latest entry."] : []),
     "",
     ...body,
   ].join("\n");
@@ -284,16 +293,34 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   const unguard = ctx.mode === "tui" ? refuseResubmit(ctx, query) : () => {};
   let infos: Info[];
   let matches: Matches;
+  let elsewhere: Matches;
   try {
     infos = (await allSessions(ctx)).filter((s) => s.path !== current);
     // A background warm-up building the index now: wait for it instead of building beside it.
     await awaitWarmUp((p) => status(progressText(query, p)));
     // One line per session in the dialog; up to three in the plain report.
+    const perSession = ctx.hasUI ? 1 : 3;
     matches = await searchInfos(ctx, infos, query, {
-      perSession: ctx.hasUI ? 1 : 3,
+      perSession,
       maxSessions: COMMAND_MAX_SESSIONS,
       onProgress: (p) => status(progressText(query, p)),
     });
+    // Sessions that mention it only off their latest branch (say, after continuing from an
+    // earlier hit): a second section. The literal scan reads every branch already.
+    const matched = new Set(matches.sessions.map((m) => (m.file as Info).path));
+    elsewhere = indexable(query)
+      ? await searchInfos(
+          ctx,
+          infos.filter((s) => !matched.has(s.path)),
+          query,
+          {
+            perSession,
+            maxSessions: Math.max(10, COMMAND_MAX_SESSIONS - matches.sessions.length),
+            branch: "all",
+            onlyOtherBranches: true,
+          },
+        )
+      : { sessions: [], searched: 0, complete: true };
   } finally {
     unguard();
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
@@ -302,25 +329,36 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   if (!ctx.hasUI) {
     // print / json mode: no dialog to pick from; report what was found on stderr (pi
     // keeps stdout for the model's answer in print mode and for events in json mode).
-    process.stderr.write(`${commandReport(matches, infos, query)}\n`);
+    process.stderr.write(`${commandReport(matches, elsewhere, infos, query)}\n`);
     return;
   }
-  if (!matches.sessions.length) {
-    ctx.ui.notify(`No session mentions ${quoted(query)} (${infos.length} searched)`, "info");
+  if (!matches.sessions.length && !elsewhere.sessions.length) {
+    ctx.ui.notify(`No session mentions ${quoted(query)} (${infos.length} searched, every branch)`, "info");
     return;
   }
   const width = screenWidth(ctx);
-  // The list's rows sit after "→ " and a one-column margin on each side.
-  const options = matches.sessions.map((s, i) =>
-    listRow({ n: i + 1, info: s.file as Info, hit: s.hits[0], width: width - 4 }),
+  const all = [...matches.sessions, ...elsewhere.sessions];
+  // The list's rows sit after "→ " and a one-column margin on each side; rows of the second
+  // section are marked "[other branch]".
+  const options = all.map((s, i) =>
+    listRow({
+      n: i + 1,
+      info: s.file as Info,
+      hit: s.hits[0],
+      width: width - 4,
+      otherBranch: i >= matches.sessions.length,
+    }),
   );
-  const title = `Sessions mentioning ${quoted(query, 60)} (${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length})`;
+  const count = (m: Matches) => `${m.sessions.length}${m.complete ? "" : "+"}`;
+  const title = matches.sessions.length
+    ? `Sessions mentioning ${quoted(query, 60)} (${count(matches)} of ${infos.length}${elsewhere.sessions.length ? `; ${count(elsewhere)} more only on other branches` : ""})`
+    : `Sessions mentioning ${quoted(query, 60)} only on other branches than their latest (${count(elsewhere)} of ${infos.length})`;
   for (;;) {
     const picked = await ctx.ui.select(title, options);
     if (picked === undefined) return;
     const index = options.indexOf(picked);
     if (index < 0) return;
-    const match = matches.sessions[index];
+    const match = all[index];
     const choice = await chooseWhere(ctx, match, width);
     if (choice === undefined) return;
     if (choice.action === "back") continue;

@@ -235,10 +235,10 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
 
     rpc.send({ type: "prompt", id: "p2", message: "/sessions no-such-text-anywhere" });
     const note = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "notify");
-    expect(note.message).toBe('No session mentions "no-such-text-anywhere" (1 searched)');
+    expect(note.message).toBe('No session mentions "no-such-text-anywhere" (1 searched, every branch)');
     rpc.send({ type: "prompt", id: "p3", message: '/sessions "token bucket"' });
     const phrase = await rpc.waitFor((r) => r.method === "notify" && r.message.includes("token"));
-    expect(phrase.message).toBe('No session mentions "token bucket" (1 searched)');
+    expect(phrase.message).toBe('No session mentions "token bucket" (1 searched, every branch)');
     await rpc.waitFor((r) => r.type === "response" && r.id === "p2");
     await rpc.close();
   });

@@ -197,6 +197,38 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
     expect(s.requests).toHaveLength(1);
   });
 
+  it("a session that mentions it only off its latest branch: offered marked, its hit view says so, continuing goes there", async () => {
+    const { sb } = await setup();
+    const deep = makeSession(sb.agentDir, sb.project, [
+      ["plan the ledger work", "the plan"],
+      ["read the file", "the reconcile-ledger script needs a flag"],
+    ]);
+    const entries = deep.sm.getEntries();
+    const offHit = entries[3];
+    // Continue from the first answer: the second turn is now off the latest branch.
+    deep.sm.branch(entries[1].id);
+    deep.sm.appendMessage({ role: "user", content: "something else", timestamp: Date.now() });
+    const rpc = startRpc(["-e", extensionPath], { cwd: sb.project, env: sb.env });
+    cleanups.push(() => rpc.close());
+    rpc.send({ type: "prompt", id: "p1", message: "/sessions reconcile-ledger" });
+    const list = await rpc.waitFor(isSelect("Sessions mentioning"));
+    expect(list.title).toBe('Sessions mentioning "reconcile-ledger" only on other branches than their latest (1 of 1)');
+    expect(list.options).toHaveLength(1);
+    expect(list.options[0]).toMatch(/^1\. \[other branch\] plan the ledger work — the reconcile-ledger script/);
+    rpc.send({ type: "extension_ui_response", id: list.id, value: list.options[0] });
+    const where = await rpc.waitFor(isSelect("plan the ledger work"));
+    expect(where.title.split("\n")[1]).toBe("The hit is on another branch than the session's latest entry.");
+    expect(where.title).toContain("▶ assistant: the reconcile-ledger script needs a flag");
+    const fromHit = `Continue from the hit (assistant, entry ${offHit.id}, on its branch)`;
+    expect(where.options).toEqual(["Continue from the latest entry", fromHit, "Back to the list"]);
+    rpc.send({ type: "extension_ui_response", id: where.id, value: fromHit });
+    await rpc.waitFor((r) => r.type === "response" && r.id === "p1");
+    const msgs = await rpc.request({ type: "get_messages" });
+    expect(msgs.data.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(JSON.stringify(msgs.data.messages.at(-1))).toContain("reconcile-ledger script");
+    expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
+  });
+
   it("a hit in a user message: continuing puts the leaf just before it", async () => {
     const { sb } = await setup();
     const deep = makeSession(sb.agentDir, sb.project, [

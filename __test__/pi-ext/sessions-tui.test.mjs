@@ -143,7 +143,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
       if (screen.includes("No session mentions")) break;
       await new Promise((r) => setTimeout(r, 40));
     }
-    expect(screen).toContain('No session mentions "zzzznotthere" (800 searched)');
+    expect(screen).toContain('No session mentions "zzzznotthere" (800 searched, every branch)');
     // the status shows the search at once; the engine's first progress report (0/n, sent as the
     // build starts) may replace it before a 40 ms poll sees it, so the index progress stands for both
     if (engineReportsProgress) expect(seen.has("Indexing sessions n/m"), [...seen].join(", ")).toBe(true);

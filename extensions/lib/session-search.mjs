@@ -69,6 +69,8 @@ export function engineHit(h) {
     text,
     matches: matches.length ? matches : [[0, 0]],
     score: h.score,
+    /** false: the entry is on another branch than the session's latest (branch "all" only). */
+    onActiveBranch: h.onActiveBranch !== false,
   };
 }
 
@@ -86,13 +88,25 @@ export function engineHit(h) {
  * @template {{ path: string }} F
  * @param {F[]} files
  * @param {string} query
- * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
+ * `branch: "all"` searches every branch (hits carry `onActiveBranch`), `onlyOtherBranches` then
+ * keeps only hits off the active branch.
+ * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], branch?: "active" | "all", onlyOtherBranches?: boolean, signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
  * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
  */
 export async function searchSessionsIndexed(
   files,
   query,
-  { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal, onProgress } = {},
+  {
+    perSession = 3,
+    maxSessions = 50,
+    sessionDirs = [undefined],
+    cwd,
+    exclude,
+    branch = "active",
+    onlyOtherBranches = false,
+    signal,
+    onProgress,
+  } = {},
 ) {
   const byPath = new Map(files.map((f) => [f.path, f]));
   /** @type {Map<string, { hits: ReturnType<typeof engineHit>[], more: boolean }>} */
@@ -107,6 +121,7 @@ export async function searchSessionsIndexed(
       perSession: perSession + 1,
       limit: ENGINE_LIMIT,
       snippetChars: ENGINE_SNIPPET,
+      branch,
       signal,
       onProgress,
     };
@@ -114,6 +129,7 @@ export async function searchSessionsIndexed(
     if (hits.length >= ENGINE_LIMIT) complete = false;
     for (const h of hits) {
       if (!byPath.has(h.sessionPath)) continue;
+      if (onlyOtherBranches && h.onActiveBranch !== false) continue;
       let s = found.get(h.sessionPath);
       if (!s) {
         s = { hits: [], more: false };
@@ -349,10 +365,11 @@ const NARROW = 70;
  * One row of the /sessions list, at most `width` columns: `N. title — snippet  cwd  date`.
  * The snippet is left out when it adds nothing: the title is the session's first message and
  * already shows every matched word. The cwd is cut at its start (its end says most).
- * @param {{ n: number, info: { name?: string, firstMessage?: string, cwd?: string, modified: Date }, hit?: { text?: string, matches?: number[][] }, width: number }} row
+ * A session that matches only off its latest branch is marked `[other branch]`.
+ * @param {{ n: number, info: { name?: string, firstMessage?: string, cwd?: string, modified: Date }, hit?: { text?: string, matches?: number[][] }, width: number, otherBranch?: boolean }} row
  */
-export function listRow({ n, info, hit, width }) {
-  const num = `${n}. `;
+export function listRow({ n, info, hit, width, otherBranch = false }) {
+  const num = `${n}. ${otherBranch ? "[other branch] " : ""}`;
   const date = shortDate(info.modified);
   const where = clean(tildify(info.cwd || "?"));
   const title = sessionTitle(info, 200);

@@ -43,7 +43,8 @@ one per entry, on each session's active branch unless --all-branches.
   --all, -a          all projects (default: the current project's sessions, like ls and stats;
                      when --all would find more, a note on stderr says how much)
   --cwd PATH         the project to search
-  --all-branches     entries of abandoned branches too (marked)
+  --all-branches     entries of abandoned branches too (marked); when the active branches
+                     have no match, the "no match" note says what this would find
   --role R           only these roles: user, assistant, toolResult, toolCall, bash,
                      custom:<type>, compaction, branch_summary, label, session_info
                      (repeatable)
@@ -435,7 +436,8 @@ async function runRanked(query, dir, values, out) {
 
   if (!hits.length) {
     const other = scope.kind === "project" ? await allHits(query, filters, scope.cwd) : null;
-    const hint = other ? `; --all has ${other.hits} in ${other.sessions}` : "";
+    const branches = filters.branch === "active" ? await otherBranchHits(query, filters, cwd) : null;
+    const hint = `${branches ? `; --all-branches has ${branches.hits} in ${branches.sessions}` : ""}${other ? `; --all has ${other.hits} in ${other.sessions}` : ""}`;
     errLine(`no match for ${shownQuery(query)}${scope.kind === "project" ? " here" : ""}${hint}`);
     return 1;
   }
@@ -451,24 +453,31 @@ async function runRanked(query, dir, values, out) {
 }
 
 /**
- * Hits in other projects' sessions (what --all adds), as "N hits" / "M sessions" (with "+"
- * at the probe's cap), or null when there are none.
+ * The hits of a probe search (`options` over `filters`, at most HINT_PROBE) that `keep` selects,
+ * as "N hits" / "M sessions" (with "+" at the probe's cap), or null when there are none.
  */
-async function allHits(query, filters, cwd) {
+async function probeHits(query, filters, options, keep) {
   let hits;
   try {
-    hits = await pkg.searchSessions(query, { ...filters, limit: HINT_PROBE, snippetChars: 16 });
+    hits = await pkg.searchSessions(query, { ...filters, ...options, limit: HINT_PROBE, snippetChars: 16 });
   } catch {
     return null;
   }
-  const other = hits.filter((h) => !(h.cwd && paths.pathsEqual(h.cwd, cwd)));
-  if (!other.length) return null;
+  const kept = hits.filter(keep);
+  if (!kept.length) return null;
   const more = hits.length >= HINT_PROBE ? "+" : "";
   return {
-    hits: `${plural(other.length, "hit")}${more}`,
-    sessions: `${plural(new Set(other.map((h) => h.sessionPath)).size, "session")}${more}`,
+    hits: `${plural(kept.length, "hit")}${more}`,
+    sessions: `${plural(new Set(kept.map((h) => h.sessionPath)).size, "session")}${more}`,
   };
 }
+
+/** Hits in other projects' sessions (what --all adds). */
+const allHits = (query, filters, cwd) => probeHits(query, filters, {}, (h) => !(h.cwd && paths.pathsEqual(h.cwd, cwd)));
+
+/** Hits off the sessions' active branches in the same scope (what --all-branches adds). */
+const otherBranchHits = (query, filters, cwd) =>
+  probeHits(query, filters, { cwd, branch: "all" }, (h) => !h.onActiveBranch);
 
 /** One header line per session: short id, title, cwd, date, fitted to `cols` columns. */
 function sessionHeader(path, hit, info, out, cols, id) {
