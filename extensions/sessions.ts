@@ -87,16 +87,21 @@ function currentSessionDir(ctx: ExtensionContext): string | undefined {
 }
 
 /** Every session of every project (newest first), plus those of pi's own session dir when it lies elsewhere. */
-async function allSessions(ctx: ExtensionContext): Promise<Info[]> {
-  const infos = await SessionManager.listAll();
+async function allSessions(
+  ctx: ExtensionContext,
+  onProgress?: (loaded: number, total: number) => void,
+  signal?: AbortSignal,
+): Promise<Info[]> {
+  const infos = await SessionManager.listAll(onProgress, signal);
   const dir = currentSessionDir(ctx);
   if (dir) {
     const seen = new Set(infos.map((s) => s.path));
     let extra: Info[] = [];
     try {
-      extra = (await SessionManager.list(ctx.cwd, dir)).filter((s) => !seen.has(s.path));
+      extra = (await SessionManager.list(ctx.cwd, dir, undefined, signal)).filter((s) => !seen.has(s.path));
     } catch {
       // an unreadable directory adds nothing
+      signal?.throwIfAborted();
     }
     if (extra.length) {
       infos.push(...extra);
@@ -262,18 +267,45 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
   );
 }
 
+/** `work`, or an AbortError as soon as `signal` aborts (the work goes on to its own end unawaited). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 /** The note for a /sessions given while one is searching. */
 const stillSearching = (query: string) => `/sessions is still searching for ${quoted(query, 60)}; its list comes next`;
 
 /** Enter as terminals send it (plain, and the kitty keyboard protocol's form). */
 const ENTER = new Set(["\r", "\n", "\u001b[13u"]);
 
+/** Escape and Ctrl+C as terminals send them (plain, and the kitty keyboard protocol's forms). */
+const CANCEL = new Set(["\u001b", "\u0003", "\u001b[27u", "\u001b[99;5u"]);
+
 /**
- * While /sessions searches in the TUI: an Enter that would submit another /sessions is
- * swallowed with a note (the text stays in the editor). Returns the unsubscribe function.
+ * While /sessions searches in the TUI: Escape or Ctrl+C cancels it (`controller`), and an
+ * Enter that would submit another /sessions is swallowed with a note (the text stays in the
+ * editor). Returns the unsubscribe function.
  */
-function refuseResubmit(ctx: ExtensionCommandContext, query: string): () => void {
+function guardSearch(ctx: ExtensionCommandContext, query: string, controller: AbortController): () => void {
   return ctx.ui.onTerminalInput((data) => {
+    if (CANCEL.has(data)) {
+      controller.abort();
+      return { consume: true };
+    }
     if (!ENTER.has(data)) return undefined;
     if (!/^\/sessions(\s|$)/.test(ctx.ui.getEditorText().trim())) return undefined;
     ctx.ui.notify(stillSearching(query), "warning");
@@ -287,41 +319,78 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   const status = (text: string) => {
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
   };
-  status(progressText(query, undefined));
+  // The footer's line: the latest progress, redrawn every second with the time spent, so it
+  // moves even while the engine works on one large file.
+  const started = Date.now();
+  let last: IndexProgress | { phase: "listing"; done: number; total: number } | undefined;
+  const tui = ctx.mode === "tui";
+  const show = () => status(progressText(query, last, Math.floor((Date.now() - started) / 1000), tui));
+  let over = false;
+  const progress = (p: typeof last) => {
+    // a warm-up this search stopped waiting for (cancelled) may still report: not ours now
+    if (over) return;
+    last = p;
+    show();
+  };
+  show();
+  const ticker = setInterval(show, 1000);
+  // Escape / Ctrl+C in the TUI cancels the search: everything below takes the signal, and each
+  // wait also ends at once when it aborts (native work stops at its next check).
+  const controller = new AbortController();
+  const { signal } = controller;
   // pi's TUI queues what is submitted while a command runs and runs it afterwards: a second
   // /sessions would give a second list after this one. Refused while this one searches.
-  const unguard = ctx.mode === "tui" ? refuseResubmit(ctx, query) : () => {};
+  const unguard = ctx.mode === "tui" ? guardSearch(ctx, query, controller) : () => {};
   let infos: Info[];
   let matches: Matches;
   let elsewhere: Matches;
   try {
-    infos = (await allSessions(ctx)).filter((s) => s.path !== current);
+    infos = (
+      await untilAborted(
+        allSessions(ctx, (done, total) => progress({ phase: "listing", done, total }), signal),
+        signal,
+      )
+    ).filter((s) => s.path !== current);
     // A background warm-up building the index now: wait for it instead of building beside it.
-    await awaitWarmUp((p) => status(progressText(query, p)));
+    await untilAborted(awaitWarmUp(progress), signal);
     // One line per session in the dialog; up to three in the plain report.
     const perSession = ctx.hasUI ? 1 : 3;
-    matches = await searchInfos(ctx, infos, query, {
-      perSession,
-      maxSessions: COMMAND_MAX_SESSIONS,
-      onProgress: (p) => status(progressText(query, p)),
-    });
+    matches = await untilAborted(
+      searchInfos(ctx, infos, query, {
+        perSession,
+        maxSessions: COMMAND_MAX_SESSIONS,
+        signal,
+        onProgress: progress,
+      }),
+      signal,
+    );
     // Sessions that mention it only off their latest branch (say, after continuing from an
     // earlier hit): a second section. The literal scan reads every branch already.
     const matched = new Set(matches.sessions.map((m) => (m.file as Info).path));
     elsewhere = indexable(query)
-      ? await searchInfos(
-          ctx,
-          infos.filter((s) => !matched.has(s.path)),
-          query,
-          {
-            perSession,
-            maxSessions: Math.max(10, COMMAND_MAX_SESSIONS - matches.sessions.length),
-            branch: "all",
-            onlyOtherBranches: true,
-          },
+      ? await untilAborted(
+          searchInfos(
+            ctx,
+            infos.filter((s) => !matched.has(s.path)),
+            query,
+            {
+              perSession,
+              maxSessions: Math.max(10, COMMAND_MAX_SESSIONS - matches.sessions.length),
+              branch: "all",
+              onlyOtherBranches: true,
+              signal,
+            },
+          ),
+          signal,
         )
       : { sessions: [], searched: 0, complete: true };
+  } catch (err) {
+    if (!signal.aborted) throw err;
+    ctx.ui.notify(`/sessions ${quoted(query, 60)} cancelled`, "info");
+    return;
   } finally {
+    over = true;
+    clearInterval(ticker);
     unguard();
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
   }

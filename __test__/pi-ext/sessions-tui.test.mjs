@@ -217,4 +217,63 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     expect(where).not.toMatch(/thinking_level_change|model_change|\(no text\)/);
     tmux("send-keys", "-t", "t", "Escape");
   });
+
+  it("Escape cancels a cold /sessions at once; its footer line moves every second meanwhile", async () => {
+    const sb = sandbox();
+    cleanups.push(sb.cleanup);
+    const other = join(sb.root, "big-project");
+    mkdirSync(other);
+    writeSessions(join(sb.agentDir, "sessions"), other, 1500, {
+      turns: 6,
+      text: (i, t) => [filler(i * 7 + t, 400), filler(i * 11 + t, 400)],
+    });
+    const s = await startModelServer({ maxRequests: 5 });
+    cleanups.push(() => s.close());
+    writeAgentConfig(sb.agentDir, s.baseUrl);
+    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
+    const script = join(sb.root, "run.sh");
+    writeFileSync(
+      script,
+      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
+    );
+    expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "30", `bash ${shq(script)}`).status).toBe(0);
+    cleanups.push(() => tmux("kill-server"));
+    await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
+    tmux("send-keys", "-t", "t", "-l", "/sessions zzzznotthere");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    // Watch the footer until it has shown the seconds counter (the line moves while it works).
+    const statusLine = (sc) => sc.split("\n").find((l) => /(Reading|Indexing|Searching) sessions/.test(l));
+    const seen = [];
+    const end = Date.now() + 60_000;
+    while (Date.now() < end) {
+      const line = statusLine(tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "");
+      if (line && line !== seen.at(-1)) seen.push(line);
+      if (line && / [12] s \(Esc cancels\)/.test(line)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(
+      seen.some((l) => / 1 s \(Esc cancels\)/.test(l)),
+      seen.join("\n"),
+    ).toBe(true);
+    const sent = Date.now();
+    tmux("send-keys", "-t", "t", "Escape");
+    // Polled every ~20 ms (each capture takes a few ms): the figure printed is the user's wait.
+    let after = "";
+    while (Date.now() - sent < 10_000 && !after.includes('/sessions "zzzznotthere" cancelled')) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "";
+    }
+    console.log(`[sessions-tui] Escape to "cancelled" on screen: ${Date.now() - sent} ms`);
+    expect(after).toContain('/sessions "zzzznotthere" cancelled');
+    expect(statusLine(after)).toBeUndefined();
+    // No list comes afterwards, and pi takes the next command.
+    await new Promise((r) => setTimeout(r, 1500));
+    const later = tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "";
+    expect(later).not.toMatch(/No session mentions|Sessions mentioning/);
+    tmux("send-keys", "-t", "t", "-l", "/session");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    await waitForPane((sc) => sc.includes("Session Info"));
+  });
 });

@@ -439,9 +439,21 @@ export function windowLines(entries, width) {
   });
 }
 
-/** The status line while /sessions works: index progress from the engine, else a plain note. */
-export function progressText(query, p) {
-  if (p && p.phase === "indexing" && Number.isFinite(p.done) && Number.isFinite(p.total))
-    return `Indexing sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…`;
-  return `Searching sessions for ${quoted(query, 40)}…`;
+/**
+ * The status line while /sessions works: the listing's or the index build's progress, else a
+ * plain note; with the seconds spent once there are any (so the line moves every second while
+ * the engine is on one large file), and how to cancel.
+ * @param {string} query
+ * @param {{ phase: string, done: number, total: number } | undefined} p
+ * @param {number} [seconds]
+ * @param {boolean} [cancellable] say that Escape cancels (the TUI)
+ */
+export function progressText(query, p, seconds = 0, cancellable = false) {
+  const time = `${seconds >= 1 ? ` ${seconds} s` : ""}${cancellable ? " (Esc cancels)" : ""}`;
+  const counted = p && Number.isFinite(p.done) && Number.isFinite(p.total);
+  if (counted && p.phase === "indexing")
+    return `Indexing sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…${time}`;
+  if (counted && p.phase === "listing")
+    return `Reading sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…${time}`;
+  return `Searching sessions for ${quoted(query, 40)}…${time}`;
 }
