@@ -196,3 +196,34 @@ export function filler(seed, words = 400) {
   }
   return out.join(" ");
 }
+
+/**
+ * One session of about `megabytes` MB under `sessionsRoot` (pi's layout, project `cwd`): a chain
+ * of user messages of ~1 KB, written in one go. Returns its path and id.
+ * @param {string} sessionsRoot
+ * @param {string} cwd
+ * @param {number} megabytes
+ */
+export function writeLargeSession(sessionsRoot, cwd, megabytes) {
+  const dir = join(sessionsRoot, encodeCwd(cwd));
+  mkdirSync(dir, { recursive: true });
+  const n = ++seq;
+  const id = `019d${hex(n, 4)}-0000-7000-8000-${hex(n, 12)}`;
+  const ts = "2026-01-02T08:00:00.000Z";
+  const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: ts, cwd })];
+  const words = filler(n, 150);
+  const count = Math.ceil((megabytes * 1e6) / 1100);
+  for (let k = 0; k < count; k++)
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: hex(k + 1, 8),
+        parentId: k ? hex(k, 8) : null,
+        timestamp: ts,
+        message: { role: "user", content: `entry ${k} ${words}`, timestamp: 1 },
+      }),
+    );
+  const file = join(dir, `2026-01-02T08-00-00-000Z_${id}.jsonl`);
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return { path: file, id };
+}

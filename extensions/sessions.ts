@@ -267,6 +267,19 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
   );
 }
 
+/** What the engine gives by `searchIndexReading` (this build of the package may lack it). */
+type IndexReading = { path: string; bytesDone: number; bytes: number; ms: number };
+
+/**
+ * The file an index build has been on for over a second, while /sessions shows a build's
+ * progress: its `done` counts whole files, so a large one would hold the count still.
+ */
+function longRead(p: { phase: string } | undefined): IndexReading | undefined {
+  if (p?.phase !== "indexing") return undefined;
+  const reading = (psn as unknown as { searchIndexReading?: () => IndexReading | null }).searchIndexReading?.();
+  return reading && reading.ms >= 1000 ? reading : undefined;
+}
+
 /** `work`, or an AbortError as soon as `signal` aborts (the work goes on to its own end unawaited). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
@@ -324,7 +337,7 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   const started = Date.now();
   let last: IndexProgress | { phase: "listing"; done: number; total: number } | undefined;
   const tui = ctx.mode === "tui";
-  const show = () => status(progressText(query, last, Math.floor((Date.now() - started) / 1000), tui));
+  const show = () => status(progressText(query, last, Math.floor((Date.now() - started) / 1000), tui, longRead(last)));
   let over = false;
   const progress = (p: typeof last) => {
     // a warm-up this search stopped waiting for (cancelled) may still report: not ours now

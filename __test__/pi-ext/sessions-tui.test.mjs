@@ -1,11 +1,11 @@
 // /sessions in pi's interactive TUI, under a real terminal (tmux, its own server socket): the
 // selection list is drawn, Enter switches, and pi's /session shows the chosen session.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
-import { filler, writeSessions } from "../tty-helpers.mjs";
+import { filler, writeLargeSession, writeSessions } from "../tty-helpers.mjs";
 import { createRequire } from "node:module";
 import { displayWidth } from "../../lib/cli/layout.mjs";
 import {
@@ -218,14 +218,17 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     tmux("send-keys", "-t", "t", "Escape");
   });
 
-  it("Escape cancels a cold /sessions at once; its footer line moves every second meanwhile", async () => {
+  it("Escape cancels a cold /sessions at once; its footer line moves every second and names a large file", async () => {
     const sb = sandbox();
     cleanups.push(sb.cleanup);
     const other = join(sb.root, "big-project");
     mkdirSync(other);
-    writeSessions(join(sb.agentDir, "sessions"), other, 1500, {
-      turns: 6,
-      text: (i, t) => [filler(i * 7 + t, 400), filler(i * 11 + t, 400)],
+    // One large session (indexed first: the oldest) among many small ones.
+    const large = writeLargeSession(join(sb.agentDir, "sessions"), other, 150);
+    utimesSync(large.path, new Date("2026-01-01T00:00:00Z"), new Date("2026-01-01T00:00:00Z"));
+    writeSessions(join(sb.agentDir, "sessions"), other, 400, {
+      turns: 4,
+      text: (i, t) => [filler(i * 7 + t, 300), filler(i * 11 + t, 300)],
     });
     const s = await startModelServer({ maxRequests: 5 });
     cleanups.push(() => s.close());
@@ -249,13 +252,19 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     while (Date.now() < end) {
       const line = statusLine(tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "");
       if (line && line !== seen.at(-1)) seen.push(line);
-      if (line && / [12] s \(Esc cancels\)/.test(line)) break;
+      if (line?.includes("(reading session ") && line.includes("(Esc cancels)")) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(
-      seen.some((l) => / 1 s \(Esc cancels\)/.test(l)),
+      seen.some((l) => /(, | )1 s[ (]/.test(l)),
       seen.join("\n"),
     ).toBe(true);
+    // The large file, named with how far it is, while the count of files stands still.
+    const named = seen.filter((l) => l.includes(`(reading session ${large.id.slice(0, 8)}: `));
+    expect(named.length, seen.join("\n")).toBeGreaterThan(0);
+    expect(named.at(-1)).toMatch(
+      /Indexing sessions \d+\/401, \d+ s \(reading session \w{8}: \d+(\.\d)?\/\d+ MB\) for \/sessions "zzzznotthere"… \(Esc cancels\)/,
+    );
     const sent = Date.now();
     tmux("send-keys", "-t", "t", "Escape");
     // Polled every ~20 ms (each capture takes a few ms): the figure printed is the user's wait.

@@ -9,7 +9,7 @@ import { printedIds } from "../../lib/cli/ids.mjs";
 import { displayWidth, fitEnd, fitStart } from "../../lib/cli/layout.mjs";
 import { searchFiles } from "../../lib/cli/search.mjs";
 import { createRequire } from "node:module";
-import { sep } from "node:path";
+import { basename, sep } from "node:path";
 import { searchSessions } from "../../index.mjs";
 
 const paths = createRequire(import.meta.url)("../../lib/paths.js");
@@ -439,21 +439,40 @@ export function windowLines(entries, width) {
   });
 }
 
+/** Bytes as whole megabytes (one decimal under 10). */
+const megabytes = (n) => {
+  const mb = n / 1e6;
+  return mb < 10 ? mb.toFixed(1) : String(Math.round(mb));
+};
+
 /**
  * The status line while /sessions works: the listing's or the index build's progress, else a
- * plain note; with the seconds spent once there are any (so the line moves every second while
- * the engine is on one large file), and how to cancel.
+ * plain note; the seconds spent once there are any (so the line moves every second while the
+ * engine is on one large file) and that large file, and how to cancel. What moves comes first
+ * (a narrow footer cuts the end).
  * @param {string} query
  * @param {{ phase: string, done: number, total: number } | undefined} p
  * @param {number} [seconds]
  * @param {boolean} [cancellable] say that Escape cancels (the TUI)
+ * @param {{ path: string, bytesDone: number, bytes: number }} [reading] a file the build has
+ *   been on for long: named by its session id, with how far it is
  */
-export function progressText(query, p, seconds = 0, cancellable = false) {
-  const time = `${seconds >= 1 ? ` ${seconds} s` : ""}${cancellable ? " (Esc cancels)" : ""}`;
+export function progressText(query, p, seconds = 0, cancellable = false, reading = undefined) {
+  const time = seconds >= 1 ? `, ${seconds} s` : "";
+  const esc = cancellable ? " (Esc cancels)" : "";
+  const q = quoted(query, 40);
   const counted = p && Number.isFinite(p.done) && Number.isFinite(p.total);
-  if (counted && p.phase === "indexing")
-    return `Indexing sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…${time}`;
-  if (counted && p.phase === "listing")
-    return `Reading sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…${time}`;
-  return `Searching sessions for ${quoted(query, 40)}…${time}`;
+  if (counted && (p.phase === "indexing" || p.phase === "listing")) {
+    const what = p.phase === "indexing" ? "Indexing" : "Reading";
+    const file = reading && p.phase === "indexing" ? ` (${readingText(reading)})` : "";
+    return `${what} sessions ${p.done}/${p.total}${time}${file} for /sessions ${q}…${esc}`;
+  }
+  return `Searching sessions for ${q}…${seconds >= 1 ? ` ${seconds} s` : ""}${esc}`;
+}
+
+/** `reading session 019d0001: 97/125 MB` (the id from pi's file name `<time>_<id>.jsonl`). */
+function readingText({ path, bytesDone, bytes }) {
+  const name = basename(path);
+  const id = /_([0-9a-f-]{8,})\.jsonl$/i.exec(name)?.[1]?.slice(0, 8) ?? fitStart(name, 24);
+  return `reading session ${clean(id)}: ${megabytes(Math.min(bytesDone, bytes))}/${megabytes(bytes)} MB`;
 }
