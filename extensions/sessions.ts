@@ -271,13 +271,19 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
 type IndexReading = { path: string; bytesDone: number; bytes: number; ms: number };
 
 /**
+ * How long the engine is on one file before /sessions names it (PI_SESSION_NATIVE_SLOW_FILE_MS
+ * overrides: the tests set 0, so that a fast machine cannot finish the large file unseen).
+ */
+const SLOW_FILE_MS = Number(process.env.PI_SESSION_NATIVE_SLOW_FILE_MS ?? 1000);
+
+/**
  * The file an index build has been on for over a second, while /sessions shows a build's
  * progress: its `done` counts whole files, so a large one would hold the count still.
  */
 function longRead(p: { phase: string } | undefined): IndexReading | undefined {
   if (p?.phase !== "indexing") return undefined;
   const reading = (psn as unknown as { searchIndexReading?: () => IndexReading | null }).searchIndexReading?.();
-  return reading && reading.ms >= 1000 ? reading : undefined;
+  return reading && reading.ms >= SLOW_FILE_MS ? reading : undefined;
 }
 
 /** `work`, or an AbortError as soon as `signal` aborts (the work goes on to its own end unawaited). */
