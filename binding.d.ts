@@ -317,6 +317,14 @@ export interface LoadOutcome {
  */
 export declare const MAX_HEADER_SCAN_BYTES: number
 
+/** The file an index build of this process is reading (see `searchIndexReading` in index.d.ts). */
+export interface NativeIndexReading {
+  path: string
+  bytesDone: number
+  bytes: number
+  ms: number
+}
+
 /** Options of `searchSessionsNative` (checked and defaulted by lib/search.js). */
 export interface NativeSearchOptions {
   cwd?: string
@@ -384,6 +392,12 @@ export declare enum RecordSlot {
   /** The key `discoveryText` reads the texts with (a string). */
   TextKey = 8,
 }
+
+/**
+ * The file index builds in this process have been parsing the longest, or null: for a
+ * progress line that moves while one large file takes long.
+ */
+export declare function searchIndexReadingNative(): NativeIndexReading | null
 
 /**
  * Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts).

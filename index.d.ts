@@ -733,6 +733,26 @@ export function warmSearchIndex(options?: {
   signal?: AbortSignal;
 }): Promise<void>;
 
+/** The file an index build is reading: see {@link searchIndexReading}. */
+export interface SearchIndexReading {
+  /** The session file. */
+  path: string;
+  /** Bytes of it read and parsed so far (updated every 256 KiB). */
+  bytesDone: number;
+  /** Its size. */
+  bytes: number;
+  /** Milliseconds spent on it so far. */
+  ms: number;
+}
+
+/**
+ * The session file that index builds in this process ({@link searchSessions},
+ * {@link warmSearchIndex}) have been reading the longest, or null when none is being read:
+ * for a progress line that keeps moving while one large file takes long (the build's own
+ * `onProgress` counts whole files). Cheap; poll it, e.g. once a second.
+ */
+export function searchIndexReading(): SearchIndexReading | null;
+
 /** One entry of {@link readSessionWindow}. */
 export interface SessionWindowEntry {
   id: string | null;

@@ -69,4 +69,5 @@ module.exports = {
   searchSessions: (query, options) => search().searchSessions(query, options),
   warmSearchIndex: (options) => search().warmSearchIndex(options),
   readSessionWindow: (sessionPath, entryId, options) => search().readSessionWindow(sessionPath, entryId, options),
+  searchIndexReading: () => search().searchIndexReading(),
 };

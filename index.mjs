@@ -20,5 +20,6 @@ export const {
   searchSessions,
   warmSearchIndex,
   readSessionWindow,
+  searchIndexReading,
 } = m;
 export default m;

@@ -74,8 +74,11 @@ describe("/sessions rows", () => {
       });
       expect(displayWidth(r), r).toBeLessThanOrEqual(width);
       expect(r).toMatch(/ {2}2026-01-05 09:00$/);
-      // Narrow: the cwd goes first; wider: cwd (its end) and the snippet's match are shown.
-      if (width >= 80) expect(r).toMatch(/needle.*\/app {2}2026/);
+      // Narrow (an 80-column terminal): the cwd goes first, title and snippet keep their room;
+      // wider: cwd (its end) and the snippet's match are shown.
+      if (width >= 60) expect(r).toMatch(/^12\. a long first m.* — .*needle/);
+      if (width >= 120) expect(r).toMatch(/needle.*\/app {2}2026/);
+      else expect(r).not.toContain("/app");
     }
   });
 

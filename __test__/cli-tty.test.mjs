@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { displayWidth } from "../lib/cli/layout.mjs";
 import { root, tmp } from "./helpers.mjs";
-import { encodeCwd, filler, hasTmux, shq, tmuxServer, writeSessions } from "./tty-helpers.mjs";
+import { encodeCwd, filler, hasTmux, runCommands, tmuxServer, writeSessions } from "./tty-helpers.mjs";
 
 const BIN = join(root, "bin", "pi-session.mjs");
 const pkg = createRequire(import.meta.url)("../index.js");
@@ -19,33 +19,8 @@ const engineIndexesToolCalls = typeof pkg.warmSearchIndex === "function";
 const server = hasTmux ? tmuxServer("psn-cli-tty") : null;
 afterAll(() => server?.kill());
 
-/** A pane of `width` columns running `commands` (one per line) in `cwd`, each after a `=== name` marker. */
-async function runInPane(name, { width, height = 24, cwd, agentDir, commands, logDir }) {
-  const script = join(logDir, `${name}.sh`);
-  writeFileSync(
-    script,
-    [
-      `cd ${shq(cwd)}`,
-      `export PI_CODING_AGENT_DIR=${shq(agentDir)} TZ=UTC NO_COLOR=1`,
-      ...commands.flatMap(([label, args]) => [`echo "=== ${label}"`, `${shq(process.execPath)} ${shq(BIN)} ${args}`]),
-      'echo "=== done"',
-      "sleep 600",
-    ].join("\n"),
-  );
-  server.run(name, `sh ${shq(script)}`, { width, height, logDir });
-  const screen = await server.waitFor(name, (sc) => sc.includes("=== done"));
-  const sections = {};
-  let cur = null;
-  for (const line of screen.split("\n")) {
-    const m = /^=== (.*)$/.exec(line);
-    if (m) {
-      cur = m[1];
-      sections[cur] = [];
-    } else if (cur) sections[cur].push(line);
-  }
-  for (const k of Object.keys(sections)) while (sections[k].length && !sections[k].at(-1).trim()) sections[k].pop();
-  return { screen, sections, raw: server.raw(name) };
-}
+/** `commands` run in a tmux pane (tty-helpers runCommands) through the pi-session bin. */
+const runInPane = (name, options) => runCommands(server, name, { ...options, bin: BIN });
 
 describe.skipIf(!hasTmux)("pi-session on a terminal (tmux)", () => {
   const base = tmp("psn-cli-tty-");
@@ -230,6 +205,132 @@ describe.skipIf(!hasTmux || !engineIndexesToolCalls)("tool calls (needs the engi
       expect(sections[k][0], k).toMatch(/^019c7777 {2}tidy the tree code/);
       expect(sections[k][1], k).toMatch(/^ {2}a1\s+toolCall /);
     }
+    rmSync(base, { recursive: true, force: true });
+  });
+});
+
+describe.skipIf(!hasTmux)("pi-session fits every line and helps with typos (tmux)", () => {
+  it("show --tree/--context fit 80 and 160 columns (tool tags, labels, ← leaf); typos get the nearest name", async () => {
+    const base = tmp("psn-cli-fit-");
+    const agentDir = join(base, "agent");
+    const project = join(base, "proj");
+    mkdirSync(project, { recursive: true });
+    const { SessionManager } = pkg;
+    const sm = SessionManager.create(project, join(agentDir, "sessions", encodeCwd(project)));
+    const usage = {
+      input: 1,
+      output: 1,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 2,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
+    const u = sm.appendMessage({
+      role: "user",
+      content: "please read the invoice rounding code and fix the ledger reconciliation bug in it today",
+      timestamp: 1,
+    });
+    const a = sm.appendMessage({
+      role: "assistant",
+      content: [
+        { type: "text", text: "Let me look at the rounding module and the ledger first, then run the script." },
+        { type: "toolCall", id: "c1", name: "read", arguments: { path: `${project}/src/billing/invoiceRounding.ts` } },
+        {
+          type: "toolCall",
+          id: "c2",
+          name: "bash",
+          arguments: { command: "./scripts/reconcile-ledger.sh --dry-run --since 2026-01-01" },
+        },
+      ],
+      api: "x",
+      provider: "p",
+      model: "m",
+      usage,
+      stopReason: "toolUse",
+      timestamp: 2,
+    });
+    sm.appendMessage({
+      role: "toolResult",
+      toolCallId: "c1",
+      toolName: "read",
+      content: [
+        { type: "text", text: "export function roundInvoice(x: number) { return Math.round(x * 100) / 100; }" },
+      ],
+      isError: false,
+      timestamp: 3,
+    });
+    sm.appendLabelChange(a, "the-rounding-investigation-label-that-is-long");
+    sm.branch(u);
+    sm.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "another branch whose answer runs well past eighty columns of any terminal" }],
+      api: "x",
+      provider: "p",
+      model: "m",
+      usage,
+      stopReason: "stop",
+      timestamp: 4,
+    });
+    const file = sm.getSessionFile();
+    for (const width of [80, 160]) {
+      const { screen, sections } = await runInPane(`fit${width}`, {
+        width,
+        height: 60,
+        cwd: project,
+        agentDir,
+        logDir: base,
+        commands: [
+          ["tree", `show ${file} --tree --context`],
+          ["serch", "serch ledger"],
+          ["role", "search ledger --role usr"],
+          ["opt", "ls --al"],
+        ],
+      });
+      for (const line of screen.split("\n")) expect(displayWidth(line), line).toBeLessThanOrEqual(width);
+      const tree = sections.tree.slice(sections.tree.indexOf("Tree") + 1);
+      // The leaf mark and the tree stay whole; the text is cut.
+      expect(tree.find((l) => l.includes("← leaf"))).toMatch(
+        /^[0-9a-f]{8} {2}├─ • assistant: another branch.* ← leaf$/,
+      );
+      expect(tree.find((l) => l.includes("[the-rounding"))).toMatch(/└─ \[the-rounding/);
+      if (width === 160) expect(tree.join("\n")).toContain("[read: ");
+      // Errors are wrapped at spaces to the terminal's width, never cut.
+      const said = (k) => sections[k].map((l) => l.trim()).join(" ");
+      expect(said("serch")).toBe("pi-session: unknown command 'serch'; did you mean 'search'? (see pi-session --help)");
+      expect(said("role")).toMatch(
+        /^pi-session: search: --role usr: not a role; did you mean user\? \(roles: user, .*custom:<type>\)$/,
+      );
+      expect(said("opt")).toBe("pi-session: ls: unknown option --al; did you mean --all? (see pi-session ls --help)");
+    }
+    rmSync(base, { recursive: true, force: true });
+  });
+});
+
+describe.skipIf(!hasTmux)("search's no-match line points to other branches (tmux)", () => {
+  it("says what --all-branches would find when only abandoned branches mention it", async () => {
+    const base = tmp("psn-cli-branches-");
+    const agentDir = join(base, "agent");
+    const project = join(base, "proj");
+    mkdirSync(project, { recursive: true });
+    const sm = pkg.SessionManager.create(project, join(agentDir, "sessions", encodeCwd(project)));
+    const u = sm.appendMessage({ role: "user", content: "read the ledger code", timestamp: 1 });
+    sm.appendMessage({ role: "user", content: "now run reconcile-ledger on it", timestamp: 2 });
+    sm.branch(u);
+    sm.appendMessage({ role: "user", content: "something else instead", timestamp: 3 });
+    const { sections } = await runInPane("branches", {
+      width: 100,
+      cwd: project,
+      agentDir,
+      logDir: base,
+      commands: [
+        ["active", "search reconcile-ledger"],
+        ["all", "search reconcile-ledger --all-branches"],
+        ["none", "search nowhere-at-all"],
+      ],
+    });
+    expect(sections.active).toEqual(['no match for "reconcile-ledger" here; --all-branches has 1 hit in 1 session']);
+    expect(sections.all.join("\n")).toMatch(/now run reconcile-ledger on it.*\[abandoned branch\]/);
+    expect(sections.none).toEqual(['no match for "nowhere-at-all" here']);
     rmSync(base, { recursive: true, force: true });
   });
 });

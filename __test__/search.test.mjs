@@ -18,8 +18,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { nat, root, tmp } from "./helpers.mjs";
+import { writeLargeSession } from "./tty-helpers.mjs";
 
-const { SessionManager, searchSessions, warmSearchIndex, readSessionWindow } = nat;
+const { SessionManager, searchSessions, warmSearchIndex, readSessionWindow, searchIndexReading } = nat;
 const INDEX = ".pi-session-search.sqlite";
 
 const user = (t) => ({ role: "user", content: t, timestamp: Date.now() });
@@ -588,6 +589,31 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     const pre = new AbortController();
     pre.abort();
     await expect(warmSearchIndex({ sessionDir: d, signal: pre.signal })).rejects.toThrow();
+  });
+
+  it("searchIndexReading names the large file a build is on, how far it is; an abort stops inside it", async () => {
+    const d = tmp("psn-large-");
+    const { path } = writeLargeSession(d, "/p/large", 40);
+    const size = statSync(path).size;
+    expect(searchIndexReading()).toBeNull();
+    const ac = new AbortController();
+    const build = warmSearchIndex({ sessionDir: d, signal: ac.signal });
+    let seen = null;
+    const end = Date.now() + 30_000;
+    while (Date.now() < end && !(seen?.path === path && seen.bytesDone > 0)) {
+      await new Promise((r) => setTimeout(r, 1));
+      seen = searchIndexReading();
+    }
+    expect(seen?.path).toBe(path);
+    expect(seen.bytes).toBe(size);
+    expect(seen.bytesDone).toBeGreaterThan(0);
+    expect(seen.bytesDone).toBeLessThan(size);
+    expect(seen.ms).toBeGreaterThanOrEqual(0);
+    const t = performance.now();
+    ac.abort();
+    await expect(build).rejects.toThrow(/abort/i);
+    console.log(`[search] abort inside a 40 MB file: settled after ${(performance.now() - t).toFixed(0)} ms`);
+    expect(searchIndexReading()).toBeNull();
   });
 
   it("rebuilds an index written by an older version", async () => {

@@ -67,6 +67,43 @@ export function tmuxServer(tag = "psn-tty") {
   };
 }
 
+/**
+ * A pane of `width` columns of `server` running `commands` ([label, args] each: `node <bin>
+ * <args>`, after a `=== label` line) in `cwd` with PI_CODING_AGENT_DIR=`agentDir`, TZ=UTC and
+ * NO_COLOR=1. Resolves once all ran: the screen, its lines per label (trailing blank lines
+ * dropped) and the raw bytes written to the pane.
+ * @param {ReturnType<typeof tmuxServer>} server
+ * @param {string} name
+ * @param {{ bin: string, width: number, height?: number, cwd: string, agentDir: string, commands: [string, string][], logDir: string }} options
+ */
+export async function runCommands(server, name, { bin, width, height = 24, cwd, agentDir, commands, logDir }) {
+  const script = join(logDir, `${name}.sh`);
+  writeFileSync(
+    script,
+    [
+      `cd ${shq(cwd)}`,
+      `export PI_CODING_AGENT_DIR=${shq(agentDir)} TZ=UTC NO_COLOR=1`,
+      ...commands.flatMap(([label, args]) => [`echo "=== ${label}"`, `${shq(process.execPath)} ${shq(bin)} ${args}`]),
+      'echo "=== done"',
+      "sleep 600",
+    ].join("\n"),
+  );
+  server.run(name, `sh ${shq(script)}`, { width, height, logDir });
+  const screen = await server.waitFor(name, (sc) => sc.includes("=== done"));
+  /** @type {Record<string, string[]>} */
+  const sections = {};
+  let cur = null;
+  for (const line of screen.split("\n")) {
+    const m = /^=== (.*)$/.exec(line);
+    if (m) {
+      cur = m[1];
+      sections[cur] = [];
+    } else if (cur) sections[cur].push(line);
+  }
+  for (const k of Object.keys(sections)) while (sections[k].length && !sections[k].at(-1).trim()) sections[k].pop();
+  return { screen, sections, raw: server.raw(name) };
+}
+
 /** pi's `--<cwd>--` directory name. */
 export const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 
@@ -158,4 +195,35 @@ export function filler(seed, words = 400) {
     out[i] = WORDS[x % WORDS.length];
   }
   return out.join(" ");
+}
+
+/**
+ * One session of about `megabytes` MB under `sessionsRoot` (pi's layout, project `cwd`): a chain
+ * of user messages of ~1 KB, written in one go. Returns its path and id.
+ * @param {string} sessionsRoot
+ * @param {string} cwd
+ * @param {number} megabytes
+ */
+export function writeLargeSession(sessionsRoot, cwd, megabytes) {
+  const dir = join(sessionsRoot, encodeCwd(cwd));
+  mkdirSync(dir, { recursive: true });
+  const n = ++seq;
+  const id = `019d${hex(n, 4)}-0000-7000-8000-${hex(n, 12)}`;
+  const ts = "2026-01-02T08:00:00.000Z";
+  const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: ts, cwd })];
+  const words = filler(n, 150);
+  const count = Math.ceil((megabytes * 1e6) / 1100);
+  for (let k = 0; k < count; k++)
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: hex(k + 1, 8),
+        parentId: k ? hex(k, 8) : null,
+        timestamp: ts,
+        message: { role: "user", content: `entry ${k} ${words}`, timestamp: 1 },
+      }),
+    );
+  const file = join(dir, `2026-01-02T08-00-00-000Z_${id}.jsonl`);
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return { path: file, id };
 }

@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { startModelServer, writeAgentConfig } from "../scripts/model-server.mjs";
 import { extensionPath, node22, startRpc } from "../__test__/pi-ext/helpers.mjs";
 import { filler, writeSessions } from "../__test__/tty-helpers.mjs";
+import { median } from "./lib.mjs";
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -108,11 +109,6 @@ async function run(warm) {
   return { start, turns, first };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const res = { on: [], off: [] };
 await run(false); // warm-up of the OS caches, not counted
 for (let r = 0; r < ROUNDS; r++) {

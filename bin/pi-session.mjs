@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // pi-session: inspect, check, repair, search and export pi coding-agent session stores.
+import { nearest } from "../lib/cli/suggest.mjs";
 import { CliError, EXIT, errLine } from "../lib/cli/util.mjs";
 
 // The CLI reads every entry it shows or exports: lazy heavy values (lib/lazy-entries.js)
@@ -22,7 +23,7 @@ Commands:
   ls [DIR]               list sessions, newest first
   show FILE|ID           header and stats; --tree, --context
   search TEXT            ranked search of session text (messages, tool calls), grouped by session
-  check FILE|DIR         validate session files (exit 1 on problems)
+  check FILE|DIR|ID      validate session files (exit 1 on problems)
   repair FILE            fix a torn tail / missing final newline (--backup keeps a copy)
   stats [DIR]            totals: sessions, bytes, messages, tokens, cost by model
   export FILE|ID         the active branch as Markdown or as a single-branch session
@@ -47,7 +48,10 @@ async function main(argv) {
     return EXIT.OK;
   }
   const load = COMMANDS[cmd];
-  if (!load) throw new CliError(`unknown command '${cmd}' (see pi-session --help)`);
+  if (!load) {
+    const near = nearest(cmd, Object.keys(COMMANDS));
+    throw new CliError(`unknown command '${cmd}'${near ? `; did you mean '${near}'?` : ""} (see pi-session --help)`);
+  }
   const mod = await load();
   return mod.run(rest);
 }

@@ -3,6 +3,8 @@
 //   /sessions <text>   search the text of every session (all projects: messages, tool calls
 //                      and their results), pick one, see the hit in its context, and continue
 //                      from the session's latest entry or from the hit
+//   a footer mark      whether pi-native serves the session store ("sessions: native"), and a
+//                      notice when pi runs unmodified and why (lib/store-state.mjs)
 //   search_sessions    a tool the model can call: the same search over the past sessions of
 //                      the current project, bounded output (paths, session ids, entry ids,
 //                      snippets)
@@ -34,11 +36,14 @@ import {
   searchSessionFiles,
   searchSessionsIndexed,
   sessionTitle,
+  shownId,
   shortDate,
   snippet,
   tildify,
   windowLines,
 } from "./lib/session-search.mjs";
+import { showStoreState } from "./lib/store-state.mjs";
+import { continuePoint } from "./lib/tool-results.mjs";
 
 /** Sessions offered by /sessions. */
 const COMMAND_MAX_SESSIONS = 50;
@@ -82,16 +87,21 @@ function currentSessionDir(ctx: ExtensionContext): string | undefined {
 }
 
 /** Every session of every project (newest first), plus those of pi's own session dir when it lies elsewhere. */
-async function allSessions(ctx: ExtensionContext): Promise<Info[]> {
-  const infos = await SessionManager.listAll();
+async function allSessions(
+  ctx: ExtensionContext,
+  onProgress?: (loaded: number, total: number) => void,
+  signal?: AbortSignal,
+): Promise<Info[]> {
+  const infos = await SessionManager.listAll(onProgress, signal);
   const dir = currentSessionDir(ctx);
   if (dir) {
     const seen = new Set(infos.map((s) => s.path));
     let extra: Info[] = [];
     try {
-      extra = (await SessionManager.list(ctx.cwd, dir)).filter((s) => !seen.has(s.path));
+      extra = (await SessionManager.list(ctx.cwd, dir, undefined, signal)).filter((s) => !seen.has(s.path));
     } catch {
       // an unreadable directory adds nothing
+      signal?.throwIfAborted();
     }
     if (extra.length) {
       infos.push(...extra);
@@ -123,6 +133,8 @@ async function searchInfos(
     perSession: number;
     maxSessions: number;
     cwd?: string;
+    branch?: "active" | "all";
+    onlyOtherBranches?: boolean;
     signal?: AbortSignal;
     onProgress?: (p: IndexProgress) => void;
   },
@@ -133,15 +145,19 @@ async function searchInfos(
   return searchSessionsIndexed(infos, query, { ...opts, sessionDirs, exclude: current ? [current] : undefined });
 }
 
-function commandReport(matches: Matches, infos: Info[], query: string): string {
+function commandReport(matches: Matches, elsewhere: Matches, infos: Info[], query: string): string {
   const lines = [
-    `sessions matching ${quoted(query)}: ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}`,
+    `sessions matching ${quoted(query)}: ${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length}` +
+      (elsewhere.sessions.length ? `; ${elsewhere.sessions.length} more only on other branches (marked)` : ""),
   ];
-  for (const s of matches.sessions) {
+  for (const s of [...matches.sessions, ...elsewhere.sessions]) {
     const info = s.file as Info;
     lines.push(`${sessionTitle(info, 60)}  ${clean(tildify(info.cwd || "?"))}  ${shortDate(info.modified)}`);
     lines.push(`  ${clean(info.path)}`);
-    for (const h of s.hits) lines.push(`  ${clean(h.entryId ?? "-")} ${clean(h.role)}: ${snippet(h, 120)}`);
+    for (const h of s.hits)
+      lines.push(
+        `  ${clean(h.entryId ?? "-")} ${clean(h.role)}${h.onActiveBranch === false ? " [other branch]" : ""}: ${snippet(h, 120)}`,
+      );
   }
   return lines.join("\n");
 }
@@ -179,11 +195,14 @@ async function chooseWhere(ctx: ExtensionCommandContext, match: Match, width: nu
   const body = around.length
     ? windowLines(around, width - 4)
     : [`▶ ${roleLabel(hit.role, null)}: ${snippet(hit, width - 20)}`];
-  const atLatest = around.length > 0 && around[around.length - 1].hit;
+  // The hit is the latest entry of its branch: "from the hit" would be "from the latest" (unless off the latest branch).
+  const atLatest = around.length > 0 && around[around.length - 1].hit && hit.onActiveBranch !== false;
   const role = roleLabel(hit.role, null);
-  const fromHit = `Continue from the hit (${role}, entry ${clean(entryId)})`;
+  const offBranch = hit.onActiveBranch === false;
+  const fromHit = `Continue from the hit (${role}, entry ${clean(entryId)}${offBranch ? ", on its branch" : ""})`;
   const title = [
     `${sessionTitle(info, Math.max(20, width - 40))} · ${clean(tildify(info.cwd || "?"))} · ${shortDate(info.modified)}`,
+    ...(offBranch ? ["The hit is on another branch than the session's latest entry."] : []),
     "",
     ...body,
   ].join("\n");
@@ -199,15 +218,19 @@ async function chooseWhere(ctx: ExtensionCommandContext, match: Match, width: nu
 async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice): Promise<void> {
   await ctx.waitForIdle();
   const label = sessionTitle(info, 60);
-  const where = `${clean(info.id.slice(0, 8))}, ${clean(tildify(info.cwd || "?"))}`;
+  // The id as `pi-session show` takes it: the shortest prefix naming one session of the store.
+  const where = `${clean(shownId(info.id))}, ${clean(tildify(info.cwd || "?"))}`;
   let next: ExtensionCommandContext | undefined;
   let navigated: string | undefined;
+  let target: ReturnType<typeof continuePoint> | undefined;
   const result = await ctx.switchSession(info.path, {
     withSession: async (replaced) => {
       next = replaced;
       if (choice.action !== "hit") return;
       try {
-        const r = await replaced.navigateTree(choice.entryId, { summarize: false });
+        // A tool call (or result) hit: past the turn's last result, so no call is left unanswered.
+        target = continuePoint(replaced.sessionManager, choice.entryId);
+        const r = await replaced.navigateTree(target.id, { summarize: false });
         navigated = r.cancelled ? "cancelled" : "ok";
       } catch (err) {
         navigated = String((err as Error)?.message ?? err);
@@ -226,9 +249,13 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
     const entry = next.sessionManager.getEntry(choice.entryId);
     const intoEditor = (entry?.type === "message" && entry.message.role === "user") || entry?.type === "custom_message";
     // pi moves the leaf to a user message's parent (its text goes to the TUI's editor).
+    const results = target && target.id !== choice.entryId ? target : undefined;
     at = intoEditor
       ? `just before the hit (${choice.role}, entry ${clean(choice.entryId)}${next.mode === "tui" ? ", its text in the editor" : ""})`
-      : `at the hit (${choice.role}, entry ${clean(choice.entryId)})`;
+      : results
+        ? `after the hit's tool results (${choice.role}, entry ${clean(choice.entryId)}; ${results.results} result${results.results === 1 ? "" : "s"}, up to entry ${clean(results.id)})`
+        : `at the hit (${choice.role}, entry ${clean(choice.entryId)})`;
+    if (target?.missing) at += `; ${target.missing} tool call${target.missing === 1 ? " has" : "s have"} no result`;
   } else {
     const leaf = next.sessionManager.getLeafId();
     at = `at its latest entry${leaf ? ` ${clean(leaf)}` : ""}`;
@@ -240,18 +267,64 @@ async function switchTo(ctx: ExtensionCommandContext, info: Info, choice: Choice
   );
 }
 
+/** What the engine gives by `searchIndexReading` (this build of the package may lack it). */
+type IndexReading = { path: string; bytesDone: number; bytes: number; ms: number };
+
+/**
+ * How long the engine is on one file before /sessions names it (PI_SESSION_NATIVE_SLOW_FILE_MS
+ * overrides: the tests set 0, so that a fast machine cannot finish the large file unseen).
+ */
+const SLOW_FILE_MS = Number(process.env.PI_SESSION_NATIVE_SLOW_FILE_MS ?? 1000);
+
+/**
+ * The file an index build has been on for over a second, while /sessions shows a build's
+ * progress: its `done` counts whole files, so a large one would hold the count still.
+ */
+function longRead(p: { phase: string } | undefined): IndexReading | undefined {
+  if (p?.phase !== "indexing") return undefined;
+  const reading = (psn as unknown as { searchIndexReading?: () => IndexReading | null }).searchIndexReading?.();
+  return reading && reading.ms >= SLOW_FILE_MS ? reading : undefined;
+}
+
+/** `work`, or an AbortError as soon as `signal` aborts (the work goes on to its own end unawaited). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 /** The note for a /sessions given while one is searching. */
 const stillSearching = (query: string) => `/sessions is still searching for ${quoted(query, 60)}; its list comes next`;
 
 /** Enter as terminals send it (plain, and the kitty keyboard protocol's form). */
 const ENTER = new Set(["\r", "\n", "\u001b[13u"]);
 
+/** Escape and Ctrl+C as terminals send them (plain, and the kitty keyboard protocol's forms). */
+const CANCEL = new Set(["\u001b", "\u0003", "\u001b[27u", "\u001b[99;5u"]);
+
 /**
- * While /sessions searches in the TUI: an Enter that would submit another /sessions is
- * swallowed with a note (the text stays in the editor). Returns the unsubscribe function.
+ * While /sessions searches in the TUI: Escape or Ctrl+C cancels it (`controller`), and an
+ * Enter that would submit another /sessions is swallowed with a note (the text stays in the
+ * editor). Returns the unsubscribe function.
  */
-function refuseResubmit(ctx: ExtensionCommandContext, query: string): () => void {
+function guardSearch(ctx: ExtensionCommandContext, query: string, controller: AbortController): () => void {
   return ctx.ui.onTerminalInput((data) => {
+    if (CANCEL.has(data)) {
+      controller.abort();
+      return { consume: true };
+    }
     if (!ENTER.has(data)) return undefined;
     if (!/^\/sessions(\s|$)/.test(ctx.ui.getEditorText().trim())) return undefined;
     ctx.ui.notify(stillSearching(query), "warning");
@@ -265,23 +338,78 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   const status = (text: string) => {
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
   };
-  status(progressText(query, undefined));
+  // The footer's line: the latest progress, redrawn every second with the time spent, so it
+  // moves even while the engine works on one large file.
+  const started = Date.now();
+  let last: IndexProgress | { phase: "listing"; done: number; total: number } | undefined;
+  const tui = ctx.mode === "tui";
+  const show = () => status(progressText(query, last, Math.floor((Date.now() - started) / 1000), tui, longRead(last)));
+  let over = false;
+  const progress = (p: typeof last) => {
+    // a warm-up this search stopped waiting for (cancelled) may still report: not ours now
+    if (over) return;
+    last = p;
+    show();
+  };
+  show();
+  const ticker = setInterval(show, 1000);
+  // Escape / Ctrl+C in the TUI cancels the search: everything below takes the signal, and each
+  // wait also ends at once when it aborts (native work stops at its next check).
+  const controller = new AbortController();
+  const { signal } = controller;
   // pi's TUI queues what is submitted while a command runs and runs it afterwards: a second
   // /sessions would give a second list after this one. Refused while this one searches.
-  const unguard = ctx.mode === "tui" ? refuseResubmit(ctx, query) : () => {};
+  const unguard = ctx.mode === "tui" ? guardSearch(ctx, query, controller) : () => {};
   let infos: Info[];
   let matches: Matches;
+  let elsewhere: Matches;
   try {
-    infos = (await allSessions(ctx)).filter((s) => s.path !== current);
+    infos = (
+      await untilAborted(
+        allSessions(ctx, (done, total) => progress({ phase: "listing", done, total }), signal),
+        signal,
+      )
+    ).filter((s) => s.path !== current);
     // A background warm-up building the index now: wait for it instead of building beside it.
-    await awaitWarmUp((p) => status(progressText(query, p)));
+    await untilAborted(awaitWarmUp(progress), signal);
     // One line per session in the dialog; up to three in the plain report.
-    matches = await searchInfos(ctx, infos, query, {
-      perSession: ctx.hasUI ? 1 : 3,
-      maxSessions: COMMAND_MAX_SESSIONS,
-      onProgress: (p) => status(progressText(query, p)),
-    });
+    const perSession = ctx.hasUI ? 1 : 3;
+    matches = await untilAborted(
+      searchInfos(ctx, infos, query, {
+        perSession,
+        maxSessions: COMMAND_MAX_SESSIONS,
+        signal,
+        onProgress: progress,
+      }),
+      signal,
+    );
+    // Sessions that mention it only off their latest branch (say, after continuing from an
+    // earlier hit): a second section. The literal scan reads every branch already.
+    const matched = new Set(matches.sessions.map((m) => (m.file as Info).path));
+    elsewhere = indexable(query)
+      ? await untilAborted(
+          searchInfos(
+            ctx,
+            infos.filter((s) => !matched.has(s.path)),
+            query,
+            {
+              perSession,
+              maxSessions: Math.max(10, COMMAND_MAX_SESSIONS - matches.sessions.length),
+              branch: "all",
+              onlyOtherBranches: true,
+              signal,
+            },
+          ),
+          signal,
+        )
+      : { sessions: [], searched: 0, complete: true };
+  } catch (err) {
+    if (!signal.aborted) throw err;
+    ctx.ui.notify(`/sessions ${quoted(query, 60)} cancelled`, "info");
+    return;
   } finally {
+    over = true;
+    clearInterval(ticker);
     unguard();
     if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
   }
@@ -289,25 +417,36 @@ async function runSessionsCommand(ctx: ExtensionCommandContext, query: string): 
   if (!ctx.hasUI) {
     // print / json mode: no dialog to pick from; report what was found on stderr (pi
     // keeps stdout for the model's answer in print mode and for events in json mode).
-    process.stderr.write(`${commandReport(matches, infos, query)}\n`);
+    process.stderr.write(`${commandReport(matches, elsewhere, infos, query)}\n`);
     return;
   }
-  if (!matches.sessions.length) {
-    ctx.ui.notify(`No session mentions ${quoted(query)} (${infos.length} searched)`, "info");
+  if (!matches.sessions.length && !elsewhere.sessions.length) {
+    ctx.ui.notify(`No session mentions ${quoted(query)} (${infos.length} searched, every branch)`, "info");
     return;
   }
   const width = screenWidth(ctx);
-  // The list's rows sit after "→ " and a one-column margin on each side.
-  const options = matches.sessions.map((s, i) =>
-    listRow({ n: i + 1, info: s.file as Info, hit: s.hits[0], width: width - 4 }),
+  const all = [...matches.sessions, ...elsewhere.sessions];
+  // The list's rows sit after "→ " and a one-column margin on each side; rows of the second
+  // section are marked "[other branch]".
+  const options = all.map((s, i) =>
+    listRow({
+      n: i + 1,
+      info: s.file as Info,
+      hit: s.hits[0],
+      width: width - 4,
+      otherBranch: i >= matches.sessions.length,
+    }),
   );
-  const title = `Sessions mentioning ${quoted(query, 60)} (${matches.sessions.length}${matches.complete ? "" : "+"} of ${infos.length})`;
+  const count = (m: Matches) => `${m.sessions.length}${m.complete ? "" : "+"}`;
+  const title = matches.sessions.length
+    ? `Sessions mentioning ${quoted(query, 60)} (${count(matches)} of ${infos.length}${elsewhere.sessions.length ? `; ${count(elsewhere)} more only on other branches` : ""})`
+    : `Sessions mentioning ${quoted(query, 60)} only on other branches than their latest (${count(elsewhere)} of ${infos.length})`;
   for (;;) {
     const picked = await ctx.ui.select(title, options);
     if (picked === undefined) return;
     const index = options.indexOf(picked);
     if (index < 0) return;
-    const match = matches.sessions[index];
+    const match = all[index];
     const choice = await chooseWhere(ctx, match, width);
     if (choice === undefined) return;
     if (choice.action === "back") continue;
@@ -410,6 +549,11 @@ async function awaitWarmUp(onProgress: (p: IndexProgress) => void): Promise<void
 }
 
 export default function sessionsExtension(pi: ExtensionAPI) {
+  // pi-native's state where a TUI user sees it: a footer mark, and a notice (once per process)
+  // when pi runs unmodified and why (the stderr line scrolls away before the first frame).
+  pi.on("session_start", (_event, ctx) => {
+    if (ctx.hasUI) showStoreState(ctx.ui);
+  });
   // Keep the search index warm in the TUI, while pi is idle, once per process. Only the TUI by
   // default: there a key pressed stops it well before a prompt is sent, while an rpc client's
   // prompt can arrive while a batch is in flight (BENCHMARKS.md). PI_SESSION_NATIVE_WARM=0 turns
@@ -473,16 +617,12 @@ export default function sessionsExtension(pi: ExtensionAPI) {
       }
       running = query;
       try {
+        // Nothing here may touch `ctx` after the command: once it has switched sessions, every
+        // getter of this ctx throws (pi's stale-ctx guard). runSessionsCommand clears its
+        // footer status itself, before any switch.
         await runSessionsCommand(ctx, query);
       } finally {
         running = undefined;
-        if (ctx.hasUI) {
-          try {
-            ctx.ui.setStatus(STATUS_KEY, undefined);
-          } catch {
-            // the ctx is stale after a switch: the replaced session has its own footer
-          }
-        }
       }
     },
   });

@@ -11,10 +11,11 @@ import {
   readSync,
   realpathSync,
   statSync,
+  writeSync,
 } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { installHooks } from "./register-hooks.mjs";
+import { installHooks, locateAddon } from "./register-hooks.mjs";
 import { piPackageOf, verifierEnv } from "./verify/locate.mjs";
 
 export { installHooks };
@@ -124,6 +125,60 @@ function findPi() {
   );
 }
 
+/** This package's version (its package.json, next to lib/ in a clone and in an install). */
+function ownVersion() {
+  try {
+    return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version ?? "?";
+  } catch {
+    return "?";
+  }
+}
+
+/**
+ * `pi-native --version` and `--help` (`-v`, `-h`; pi's own options, which pi prints and exits on):
+ * pi's output stays as it is on stdout (scripts read `--version`), and when pi exits this package
+ * adds its lines on stderr: its name, version and whether it serves pi's session store, and for
+ * `--help` what pi-native adds to pi. A pi subcommand's help (`pi-native install --help`) is
+ * pi's alone.
+ * @param {string[]} args
+ * @param {{ outcome?: { served: boolean, reason?: string }, trust?: string, native?: unknown }} state the hooks' state
+ */
+function ownNotes(args, state) {
+  if (!args[0]?.startsWith("-")) return;
+  const version = args.includes("--version") || args.includes("-v");
+  const help = args.includes("--help") || args.includes("-h");
+  if (!version && !help) return;
+  process.once("exit", () => {
+    let o = state.outcome;
+    // The addon loads when pi first uses its session code, which --version and --help do not:
+    // looked for here, so the line does not say "serves" where it could not.
+    if (o?.served && !state.native) {
+      const addon = locateAddon();
+      if (!addon.file) o = { served: false, reason: `the native addon does not load (${addon.why})` };
+    }
+    const serving = o?.served
+      ? `serves the session store (${state.trust || "native"})`
+      : `is not serving the session store; pi runs unmodified${o?.reason ? ` (${o.reason})` : ""}`;
+    const lines = [`pi-session-native ${ownVersion()} ${serving}`];
+    if (help)
+      lines.push(
+        "pi-native runs the pi above on pi-session-native's session store; the options above are pi's.",
+        "pi-native's own:",
+        "  pi-native --verify [--seeds N] [--all] [--json]",
+        "      verify this pi's session code against pi-session-native now, print the",
+        "      report and record the verdict (exit 0: served from now on; 1: it differs)",
+        "  PI_SESSION_NATIVE=0         run pi unmodified",
+        "  PI_SESSION_NATIVE_DEBUG=1   say on stderr which module is served, and from where",
+        "  PI_CODING_AGENT_BIN=FILE    the pi bin to run (default: the pi on PATH)",
+      );
+    try {
+      writeSync(2, `${lines.join("\n")}\n`);
+    } catch {
+      // stderr closed
+    }
+  });
+}
+
 /**
  * Runs pi in this process on the native session store. `binUrl`: the URL of the bin file that was
  * started (bin/pi-native.mjs).
@@ -132,7 +187,8 @@ export async function launch(binUrl) {
   self = realpathSync(fileURLToPath(binUrl));
   const bin = findPi();
   if (process.argv[2] === "--verify") return verify(bin);
-  installHooks();
+  const state = installHooks();
+  ownNotes(process.argv.slice(2), state);
   // pi sees the argv it would see when started as `pi ...`: [node, <pi bin>, ...args]
   process.argv[1] = bin;
   await import(pathToFileURL(bin).href);

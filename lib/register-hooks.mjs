@@ -28,16 +28,30 @@
 // does not load, nothing is changed (pi runs unmodified) and one line on stderr says why, once per
 // process. PI_SESSION_NATIVE=0 keeps the hooks from being installed; PI_SESSION_NATIVE_DEBUG=1
 // prints `[pi-session-native] serving session-manager: ...` once.
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+//
+// The jobs are in modules of their own: recognising the chunk (chunk-signature.mjs), reading pi's
+// modules (hook-reads.mjs), the stand-ins appended to the chunk (stand-ins.mjs), judging the
+// session code (verify/identity.mjs, known-good.mjs, verdicts.mjs). This file decides and serves.
+import { existsSync, readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
-import { resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  NATIVE_SESSION_VERSION,
+  TAIL,
+  bytesOf,
+  exportList,
+  isCandidate,
+  knownChunkMatches,
+  matchSignature,
+} from "./chunk-signature.mjs";
+import { othersMayHook, readWithRoom } from "./hook-reads.mjs";
 import { standIns } from "./stand-ins.mjs";
-import { memoDigest, rememberDigest, statKey } from "./verify/digest-memo.mjs";
+import { memoDigest, rememberDigest } from "./verify/digest-memo.mjs";
 import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
-import { CLASS_SIGNATURE, piPackageOf, SESSION_EXPORTS, verifierEnv } from "./verify/locate.mjs";
+import { piPackageOf, SESSION_EXPORTS, verifierEnv } from "./verify/locate.mjs";
 
-export { SESSION_EXPORTS };
+// for the tests and scripts that take them from here
+export { SESSION_EXPORTS, exportList, knownChunkMatches, matchSignature, othersMayHook };
 
 const PREFIX = "[pi-session-native]";
 export const MARKER = `${PREFIX} serving session-manager`;
@@ -45,21 +59,9 @@ export const MARKER = `${PREFIX} serving session-manager`;
 export const STATE_KEY = Symbol.for("pi-session-native.hooks");
 export const REPORT_URL = "https://github.com/pi-session-native/pi-session-native/issues";
 
-/** What the native store writes (checked against the chunk's CURRENT_SESSION_VERSION before loading it). */
-const NATIVE_SESSION_VERSION = 3;
-// Signature checks are literal searches of esbuild's minified-whitespace output, on the bytes as
-// loaded (no decoding of the 2.6 MB chunk): Buffer#indexOf costs microseconds.
-// Cheap pre-filter on the raw bytes: a module that may define pi's SessionManager mentions it in
-// its last TAIL bytes (where esbuild puts the export list), and then contains one of the needles.
-// pi's bundle is ~10 MB: scanning only tails keeps the hook's own cost near zero.
-const TAIL = 64 * 1024;
-const CANDIDATE_NEEDLES = [
-  "SessionManager=class",
-  "SessionManager = class",
-  "class SessionManager",
-  "class _SessionManager",
-];
 const UNBUNDLED_SUFFIX = "/pi-coding-agent/dist/core/session-manager.js";
+/** Modules the load hook may read itself (readWithRoom): not the unbundled one, no query or hash. */
+const ownReadable = (url) => !url.endsWith(UNBUNDLED_SUFFIX) && !url.includes("?") && !url.includes("#");
 
 const packageRoot = new URL("../", import.meta.url);
 const nativeEntry = fileURLToPath(new URL("../index.js", import.meta.url));
@@ -193,129 +195,6 @@ function startVerifier(dir) {
   }
 }
 
-/** `export{a,b as c}` at the end of an esbuild chunk: exported name -> local name. */
-export function exportList(bytes) {
-  const at = bytes.lastIndexOf("export{");
-  if (at === -1) return undefined;
-  const end = bytes.indexOf("}", at);
-  if (end === -1) return undefined;
-  const map = new Map();
-  for (const item of textOf(bytes, at + 7, end).split(",")) {
-    const parts = item.trim().split(/\s+as\s+/);
-    if (!parts[0]) continue;
-    map.set((parts[1] ?? parts[0]).trim(), parts[0].trim());
-  }
-  // a re-export (`export{...}from"..."`) defines nothing here
-  if (/^\s*from\s*["']/.test(textOf(bytes, end + 1, end + 40))) return undefined;
-  return map;
-}
-
-/** Bytes `from`..`to` of a string or Buffer as a string (latin1: a 1:1 copy, enough for ASCII code). */
-function textOf(bytes, from, to) {
-  return typeof bytes === "string" ? bytes.slice(from, to) : bytes.toString("latin1", from, Math.min(to, bytes.length));
-}
-
-const NAME_CHAR = /[\w$.]/;
-/**
- * Where `literal` occurs in `from`..`to` at the start of a statement (not inside a longer name), or
- * -1. A Buffer is searched in a view of just that window (no copy): `indexOf` would otherwise scan
- * on to the end of the 2.6 MB chunk on every miss (~0.6 ms each, once per function export).
- */
-function declaresIn(bytes, literal, from = 0, to = bytes.length) {
-  const lo = Math.max(0, from);
-  const hi = Math.min(bytes.length, to);
-  // (a match may start before `to` and end after it, as with a plain indexOf)
-  const text = typeof bytes === "string" ? bytes : bytes.subarray(lo, hi + literal.length - 1);
-  const base = typeof bytes === "string" ? 0 : lo;
-  for (let at = text.indexOf(literal, lo - base); at !== -1 && at + base < hi; at = text.indexOf(literal, at + 1)) {
-    if (at + base === 0 || !NAME_CHAR.test(textOf(bytes, at + base - 1, at + base))) return at + base;
-  }
-  return -1;
-}
-
-/**
- * Checks a candidate module (a string or the Buffer as loaded) against the signature; returns the
- * assignments to append or the reason it does not match.
- */
-export function matchSignature(bytes) {
-  const classAt = declaresIn(bytes, CLASS_SIGNATURE);
-  if (classAt === -1) return { reason: `the class declaration \`${CLASS_SIGNATURE}\` is not there` };
-  // esbuild emits the session functions just before the class (8-14 KB before it in pi 1.3.0 to
-  // 1.6.0): look there first, then in the whole module
-  const nearFrom = Math.max(0, classAt - 64 * 1024);
-  const nearTo = classAt + 4 * 1024;
-  const declAt = (local) => {
-    for (const [from, to] of [
-      [nearFrom, nearTo],
-      [0, bytes.length],
-    ]) {
-      const v = declaresIn(bytes, `var ${local}=`, from, to);
-      if (v !== -1) return { at: v, kind: "var" };
-      if (declaresIn(bytes, `function ${local}(`, from, to) !== -1) return { kind: "function" };
-    }
-    return undefined;
-  };
-  const exported = exportList(bytes);
-  if (!exported) return { reason: "no export list at the end of the module" };
-  const missing = SESSION_EXPORTS.filter((name) => !exported.has(name));
-  if (missing.length) return { reason: `the module does not export ${missing.join(", ")}` };
-  const assignments = [];
-  let versionDecl;
-  for (const name of SESSION_EXPORTS) {
-    const local = exported.get(name);
-    if (!/^[\w$]+$/.test(local)) return { reason: `unexpected local name ${local} for ${name}` };
-    const decl = declAt(local);
-    if (!decl) return { reason: `${name} is not a var or function binding` };
-    if (name === "CURRENT_SESSION_VERSION") versionDecl = { ...decl, local };
-    assignments.push([local, name]);
-  }
-  const version =
-    versionDecl?.at === undefined
-      ? null
-      : /^(\d+)[;,]/.exec(
-          textOf(bytes, versionDecl.at + versionDecl.local.length + 5, versionDecl.at + versionDecl.local.length + 25),
-        );
-  if (!version || Number(version[1]) !== NATIVE_SESSION_VERSION) {
-    return {
-      reason: `CURRENT_SESSION_VERSION is ${version ? version[1] : "not a number"}, the native store writes ${NATIVE_SESSION_VERSION}`,
-    };
-  }
-  return { assignments };
-}
-
-/**
- * Whether a chunk may be listed known-good as it is (true, or why not): it matches the signature
- * with every session export bound under its own name, the match serveChunk assumes for such a chunk.
- */
-export function knownChunkMatches(bytes) {
-  const match = matchSignature(bytes);
-  if (!match.assignments) return match.reason;
-  const renamed = match.assignments.filter(([local, name]) => local !== name);
-  return (
-    renamed.length === 0 ||
-    `session exports bound under other names: ${renamed.map(([l, n]) => `${n} as ${l}`).join(", ")}`
-  );
-}
-
-/** The loaded source as a string or a Buffer view (no copy). */
-function bytesOf(source) {
-  if (typeof source === "string" || Buffer.isBuffer(source)) return source;
-  if (ArrayBuffer.isView(source)) return Buffer.from(source.buffer, source.byteOffset, source.byteLength);
-  if (source instanceof ArrayBuffer || source instanceof SharedArrayBuffer) return Buffer.from(source);
-  return undefined;
-}
-
-function isCandidate(bytes) {
-  const tail =
-    bytes.length > TAIL
-      ? typeof bytes === "string"
-        ? bytes.slice(-TAIL)
-        : bytes.subarray(bytes.length - TAIL)
-      : bytes;
-  if (tail.indexOf("SessionManager") === -1) return false;
-  return CANDIDATE_NEEDLES.some((n) => bytes.indexOf(n) !== -1);
-}
-
 // file:...pi-coding-agent/dist/...js, checked on the string before anything is read
 function isPiDistUrl(url) {
   return url.startsWith("file:") && url.endsWith(".js") && url.includes("/pi-coding-agent/dist/");
@@ -385,7 +264,7 @@ function serveChunk(url, result, bytes, read, remembered) {
 }
 
 /** Where the addon is (`{ file }`), or why there is none (`{ why }`): lib/binary.js's first candidate. */
-function locateAddon() {
+export function locateAddon() {
   try {
     const found = require("./binary.js").candidates({ firstOnly: true });
     if (found.files.length) return { file: found.files[0] };
@@ -410,10 +289,9 @@ function resolveServed() {
     if (typeof mod?.SessionManager !== "function") throw new Error(`${entry} does not export SessionManager`);
     return mod;
   } catch (error) {
-    s.outcome = { served: false, reason: "the native addon does not load" };
-    say(
-      `${PREFIX} not serving session-manager, pi runs unmodified: the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`,
-    );
+    const reason = `the native addon does not load (${String(error?.message ?? error).split("\n")[0]})`;
+    s.outcome = { served: false, reason };
+    say(`${PREFIX} not serving session-manager, pi runs unmodified: ${reason}`);
     return s.originals;
   }
 }
@@ -481,43 +359,6 @@ function loadHook(url, context, nextLoad) {
   return out;
 }
 
-/** Bytes of room after the file in our own read: the stand-ins' assignments are ~700. */
-const ROOM = 4096;
-const ownReadable = (url) => !url.endsWith(UNBUNDLED_SUFFIX) && !url.includes("?") && !url.includes("#");
-
-/**
- * Reads pi's module at `url` as Node's own load would (the whole regular file), into a buffer with
- * ROOM bytes to spare, and gives `{ bytes, buffer, length, stat }`: `stat` is the digest memo's key
- * (lib/verify/digest-memo.mjs) when the file's stat was the same before and after the read, so the
- * bytes are the file at that stat. undefined when anything is unusual (not a regular file, an
- * error, the file grew while read): Node's own load then reads it, with its own errors.
- */
-function readWithRoom(url) {
-  let fd;
-  try {
-    fd = openSync(fileURLToPath(url), "r");
-    const before = fstatSync(fd, { bigint: true });
-    if (!before.isFile()) return undefined;
-    const size = Number(before.size);
-    const buffer = Buffer.allocUnsafeSlow(size + ROOM);
-    let length = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length > size) return undefined;
-    }
-    const after = fstatSync(fd, { bigint: true });
-    const key = statKey(after);
-    const stat = length === size && key !== undefined && key === statKey(before) ? key : undefined;
-    return { bytes: buffer.subarray(0, length), buffer, length, stat };
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 /**
  * Removes the load hook once the chunk is served or refused, and then the resolve hook too unless
  * it is serving the unbundled module: while any hook is registered, every later `import` and
@@ -566,36 +407,6 @@ function inspectModule(url, result, read) {
   } catch (error) {
     giveUp(`internal error in the load hook for ${url} (${String(error?.message ?? error).split("\n")[0]})`);
     return result;
-  }
-}
-
-const ownRegister = fileURLToPath(new URL("./register.mjs", import.meta.url));
-const PRELOAD_FLAG = /^(--import|--require|-r|--loader|--experimental-loader)(?:=(.*))?$/;
-
-/**
- * Whether someone else's module hook may sit before ours in the chain, so that the load hook must
- * hand pi's modules on to the next hook rather than read them itself (readWithRoom): any code Node
- * runs before the main module (--import, --require, --loader, on the command line or in
- * NODE_OPTIONS) other than this package's own register.mjs may have registered one. Arguments it
- * cannot read (quoted paths with spaces) count as someone else's.
- */
-export function othersMayHook(env, execArgv) {
-  const args = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/).filter(Boolean)];
-  for (let i = 0; i < args.length; i++) {
-    const flag = PRELOAD_FLAG.exec(args[i]);
-    if (!flag) continue;
-    const value = flag[2] ?? args[++i] ?? "";
-    if (!isOwnRegister(value)) return true;
-  }
-  return false;
-}
-
-function isOwnRegister(value) {
-  if (value === "pi-session-native/register") return true;
-  try {
-    return resolvePath(value.startsWith("file:") ? fileURLToPath(value) : value) === ownRegister;
-  } catch {
-    return false;
   }
 }
 

@@ -178,10 +178,19 @@ async function readSessionWindow(sessionPath, entryId, options = {}) {
   return json == null ? [] : JSON.parse(json);
 }
 
+/**
+ * The session file an index build in this process has been reading the longest, or null
+ * (see index.d.ts `searchIndexReading`).
+ */
+function searchIndexReading() {
+  const fn = native.searchIndexReadingNative;
+  return typeof fn === "function" ? (fn() ?? null) : null;
+}
+
 /** Path of the search index of a sessions directory (default: pi's sessions root). */
 function searchIndexPath(sessionDir) {
   const dir = sessionDir ? paths.resolvePath(sessionDir) : paths.getSessionsDir();
   return require("node:path").join(dir, ".pi-session-search.sqlite");
 }
 
-module.exports = { searchSessions, warmSearchIndex, readSessionWindow, searchIndexPath };
+module.exports = { searchSessions, warmSearchIndex, readSessionWindow, searchIndexReading, searchIndexPath };

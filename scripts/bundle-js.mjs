@@ -9,7 +9,8 @@
 // Both stay in lib/, so the paths they compute from import.meta.url / __dirname name the same files
 // as the sources do. Everything else (SDK users' require/import, tests, the CLI) uses the sources,
 // and the stand-ins fall back to them where a bundle was not made. The bundles are made from the
-// sources by `npm run build`, before `npm test` and by scripts/pack.mjs, and are git-ignored.
+// sources by `npm run build` and before `npm test` (git-ignored), and by scripts/pack.mjs into the
+// package it stages (the checkout is left as it is).
 //
 //   node scripts/bundle-js.mjs            writes both
 //   node scripts/bundle-js.mjs --check    exits 1 if either is missing or not what the sources give
@@ -74,6 +75,9 @@ export function bundleText(file = BUNDLE) {
     bundle: true,
     platform: "node",
     target: "node20",
+    // module names and comments in the output relative to the repository, not to the folder
+    // this runs from (the release's bytes must not depend on it)
+    absWorkingDir: repoRoot,
     // function and class names as in the sources (SessionManager.name, stack traces)
     keepNames: true,
     write: false,

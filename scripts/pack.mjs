@@ -27,10 +27,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { writeBundle } from "./bundle-js.mjs";
+import { BUNDLE, bundleText, LAUNCHER_BUNDLE } from "./bundle-js.mjs";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -93,9 +93,6 @@ function findArtifacts(dir) {
 
 /** @param {{ out?: string, artifacts?: string, binaries?: Record<string, string>, requireAll?: boolean, dropOptional?: string[], setVersion?: string }} [options] */
 export function pack({ out, artifacts, binaries = {}, requireAll = false, dropOptional = [], setVersion } = {}) {
-  // lib/bundle.cjs and lib/launcher.bundle.mjs (git-ignored) as the sources give them now: a
-  // tarball never ships a stale one
-  writeBundle();
   const mainPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
   const platforms = mainPkg.napi.targets.map((t) => {
     if (!TARGETS[t]) throw new Error(`napi.targets has ${t}, which lib/platform.js does not map`);
@@ -146,6 +143,9 @@ export function pack({ out, artifacts, binaries = {}, requireAll = false, dropOp
   const raw = packDir(repoRoot, mainStage);
   execFileSync("tar", ["-xzf", raw.path, "-C", mainStage]);
   const dir = join(mainStage, "package");
+  // lib/bundle.cjs and lib/launcher.bundle.mjs (git-ignored) as the sources give them now, into
+  // the staged package: a tarball never ships a stale one, and the checkout is left as it was
+  for (const file of [BUNDLE, LAUNCHER_BUNDLE]) writeFileSync(join(dir, relative(repoRoot, file)), bundleText(file));
   const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   pkg.version = version;
   pkg.optionalDependencies = Object.fromEntries(

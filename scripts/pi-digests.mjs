@@ -5,7 +5,7 @@
 // under its own name: the hook takes that match as given for a known-good digest (and skips it).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { knownChunkMatches } from "../lib/register-hooks.mjs";
+import { knownChunkMatches } from "../lib/chunk-signature.mjs";
 import { bundleDigest, moduleDigest } from "../lib/verify/identity.mjs";
 import { findSessionChunk } from "../lib/verify/locate.mjs";
 

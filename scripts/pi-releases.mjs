@@ -36,7 +36,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { knownChunkMatches } from "../lib/register-hooks.mjs";
+import { knownChunkMatches } from "../lib/chunk-signature.mjs";
 import { bundleDigest, knownRelease } from "../lib/verify/identity.mjs";
 import { findSessionChunk } from "../lib/verify/locate.mjs";
 import { findNode22 } from "./node22.mjs";

@@ -445,3 +445,24 @@ pub fn read_session_window_native(
         max_entry_chars: max_entry_chars as usize,
     })
 }
+
+/// The file an index build of this process is reading (see `searchIndexReading` in index.d.ts).
+#[napi(object)]
+pub struct NativeIndexReading {
+    pub path: String,
+    pub bytes_done: f64,
+    pub bytes: f64,
+    pub ms: f64,
+}
+
+/// The file index builds in this process have been parsing the longest, or null: for a
+/// progress line that moves while one large file takes long.
+#[napi(catch_unwind)]
+pub fn search_index_reading_native() -> Option<NativeIndexReading> {
+    search::reading_now().map(|(path, done, size, took)| NativeIndexReading {
+        path,
+        bytes_done: done as f64,
+        bytes: size as f64,
+        ms: took.as_secs_f64() * 1000.0,
+    })
+}

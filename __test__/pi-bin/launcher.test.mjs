@@ -1,11 +1,13 @@
 // bin/pi-native.mjs as a user meets it: it finds the `pi` on PATH through symlinks, keeps pi's
 // exit codes, signals and the caller's NODE_OPTIONS, and says clearly when there is no pi.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import {
   cleanup,
+  launcher,
   makeRoot,
   MARKER,
   markerCount,
@@ -13,6 +15,7 @@ import {
   piBin,
   piPackage,
   piVersion,
+  repoRoot,
   runPi,
   startRpc,
 } from "./helpers.mjs";
@@ -135,6 +138,40 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     );
   });
 
+  test("--version and --help: pi's stdout as it is; this package's name, version and state on stderr", async () => {
+    const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
+    const own = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).version;
+    const quiet = { PI_SESSION_NATIVE_DEBUG: undefined };
+    for (const flag of ["--version", "-v", "--help"]) {
+      const [a, b] = await Promise.all([
+        runPi(root, "ref", [flag], { env: quiet }),
+        runPi(root, "native", [flag], { env: quiet }),
+      ]);
+      expect(b.code, b.stderr).toBe(0);
+      expect(b.stdout, flag).toBe(a.stdout);
+      expect(b.stderr.split("\n")[0], flag).toMatch(
+        new RegExp(
+          `^pi-session-native ${own.replace(/\./g, "\\.")} serves the session store \\(session code known-good \\(pi ${piVersion.replace(/\./g, "\\.")}\\)`,
+        ),
+      );
+      if (flag === "--help") {
+        expect(b.stderr).toContain("pi-native --verify [--seeds N] [--all] [--json]");
+        expect(b.stderr).toContain("PI_SESSION_NATIVE=0");
+      } else expect(b.stderr.trim().split("\n"), flag).toHaveLength(1);
+    }
+    // Where it would not serve, it says so (the addon is looked for, though --version loads none).
+    const missing = await runPi(root, "native", ["--version"], {
+      env: { ...quiet, PI_SESSION_NATIVE_BINARY: join(root, "none.node") },
+    });
+    expect(missing.stdout.trim()).toBe(piVersion);
+    expect(missing.stderr.trim()).toBe(
+      `pi-session-native ${own} is not serving the session store; pi runs unmodified (the native addon does not load (PI_SESSION_NATIVE_BINARY=${join(root, "none.node")} does not exist))`,
+    );
+    // A pi subcommand's help is pi's alone.
+    const sub = await runPi(root, "native", ["install", "--help"], { env: quiet });
+    expect(sub.stderr).not.toContain("pi-session-native");
+  });
+
   test("SIGTERM reaches pi (rpc mode shuts down the same way as plain pi)", async () => {
     const root = makeRoot("pilaunch-", "http://127.0.0.1:9/v1");
     const outcome = async (how) => {
@@ -147,5 +184,26 @@ describe.skipIf(!node22)("pi-native launcher", () => {
     };
     const [a, b] = await Promise.all([outcome("ref"), outcome("native")]);
     expect(b).toEqual(a);
+  });
+});
+
+// The Node running the tests is the machine's (Node 20 here and in CI); pi needs 22.19.
+const [major, minor] = process.versions.node.split(".").map(Number);
+const oldNode = major < 22 || (major === 22 && minor < 19);
+if (!oldNode) console.warn(`[launcher] the old-Node test is skipped: ${process.version} is new enough for pi`);
+
+describe.skipIf(!oldNode)("pi-native on a Node older than pi needs", () => {
+  test("one line saying what pi needs and which Node this is, exit status 1, pi not started", () => {
+    for (const args of [["--version"], ["-p", "hello"], ["--verify"]]) {
+      const r = spawnSync(process.execPath, [launcher, ...args], {
+        encoding: "utf8",
+        env: { ...process.env, PI_CODING_AGENT_BIN: piBin },
+      });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(
+        `pi-native: pi needs Node.js >= 22.19; this is Node.js ${process.version} (${process.execPath})\n`,
+      );
+    }
   });
 });

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findNode22 } from "../../scripts/node22.mjs";
+import { printedIds } from "../../lib/cli/ids.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, "../..");
@@ -40,6 +41,11 @@ export function sandbox(prefix = "pi-ext-") {
     },
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/** A session id as the extension and the CLI print it for the store of `agentDir` (a unique prefix). */
+export function shownIdIn(agentDir, id) {
+  return printedIds([id], { dir: join(agentDir, "sessions") }).get(id);
 }
 
 /** pi's session directory of `cwd` inside an agent dir. */

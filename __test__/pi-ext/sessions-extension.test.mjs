@@ -15,6 +15,7 @@ import {
   runPi,
   sandbox,
   sessionDirOf,
+  shownIdIn,
   startRpc,
   toolMessageText,
 } from "./helpers.mjs";
@@ -184,7 +185,7 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
     );
     const betaLeaf = SessionManager.open(beta.path).getLeafId();
     expect(note.message).toBe(
-      `Switched to session "beta" (${beta.id.slice(0, 8)}, ${other}) at its latest entry ${betaLeaf}`,
+      `Switched to session "beta" (${shownIdIn(sb.agentDir, beta.id)}, ${other}) at its latest entry ${betaLeaf}`,
     );
 
     const after = await rpc.request({ type: "get_state" });
@@ -234,10 +235,10 @@ describe.skipIf(!node22)("pi extension of pi-session-native in the real pi bin",
 
     rpc.send({ type: "prompt", id: "p2", message: "/sessions no-such-text-anywhere" });
     const note = await rpc.waitFor((r) => r.type === "extension_ui_request" && r.method === "notify");
-    expect(note.message).toBe('No session mentions "no-such-text-anywhere" (1 searched)');
+    expect(note.message).toBe('No session mentions "no-such-text-anywhere" (1 searched, every branch)');
     rpc.send({ type: "prompt", id: "p3", message: '/sessions "token bucket"' });
     const phrase = await rpc.waitFor((r) => r.method === "notify" && r.message.includes("token"));
-    expect(phrase.message).toBe('No session mentions "token bucket" (1 searched)');
+    expect(phrase.message).toBe('No session mentions "token bucket" (1 searched, every branch)');
     await rpc.waitFor((r) => r.type === "response" && r.id === "p2");
     await rpc.close();
   });

@@ -15,6 +15,7 @@ import {
   runPi,
   sandbox,
   sessionDirOf,
+  shownIdIn,
   startRpc,
   toolMessageText,
 } from "./helpers.mjs";
@@ -157,10 +158,12 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
 
     const note = await rpc.waitFor((r) => r.method === "notify" && /Switched to session/.test(r.message));
     expect(note.message).toBe(
-      `Switched to session "plan the migration" (${deep.id.slice(0, 8)}, ${sb.project}) at the hit (assistant, entry ${hitEntry.id})`,
+      `Switched to session "plan the migration" (${shownIdIn(sb.agentDir, deep.id)}, ${sb.project}) at the hit (assistant, entry ${hitEntry.id})`,
     );
     const state = await rpc.request({ type: "get_state" });
     expect(state.data.sessionFile).toBe(deep.path);
+    // The switch raised no extension error (the command used to read its stale ctx after it).
+    expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
     // The context is the path to the hit: the two messages up to it.
     const msgs = await rpc.request({ type: "get_messages" });
     expect(msgs.data.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -194,6 +197,38 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
     expect(s.requests).toHaveLength(1);
   });
 
+  it("a session that mentions it only off its latest branch: offered marked, its hit view says so, continuing goes there", async () => {
+    const { sb } = await setup();
+    const deep = makeSession(sb.agentDir, sb.project, [
+      ["plan the ledger work", "the plan"],
+      ["read the file", "the reconcile-ledger script needs a flag"],
+    ]);
+    const entries = deep.sm.getEntries();
+    const offHit = entries[3];
+    // Continue from the first answer: the second turn is now off the latest branch.
+    deep.sm.branch(entries[1].id);
+    deep.sm.appendMessage({ role: "user", content: "something else", timestamp: Date.now() });
+    const rpc = startRpc(["-e", extensionPath], { cwd: sb.project, env: sb.env });
+    cleanups.push(() => rpc.close());
+    rpc.send({ type: "prompt", id: "p1", message: "/sessions reconcile-ledger" });
+    const list = await rpc.waitFor(isSelect("Sessions mentioning"));
+    expect(list.title).toBe('Sessions mentioning "reconcile-ledger" only on other branches than their latest (1 of 1)');
+    expect(list.options).toHaveLength(1);
+    expect(list.options[0]).toMatch(/^1\. \[other branch\] plan the ledger work — the reconcile-ledger script/);
+    rpc.send({ type: "extension_ui_response", id: list.id, value: list.options[0] });
+    const where = await rpc.waitFor(isSelect("plan the ledger work"));
+    expect(where.title.split("\n")[1]).toBe("The hit is on another branch than the session's latest entry.");
+    expect(where.title).toContain("▶ assistant: the reconcile-ledger script needs a flag");
+    const fromHit = `Continue from the hit (assistant, entry ${offHit.id}, on its branch)`;
+    expect(where.options).toEqual(["Continue from the latest entry", fromHit, "Back to the list"]);
+    rpc.send({ type: "extension_ui_response", id: where.id, value: fromHit });
+    await rpc.waitFor((r) => r.type === "response" && r.id === "p1");
+    const msgs = await rpc.request({ type: "get_messages" });
+    expect(msgs.data.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(JSON.stringify(msgs.data.messages.at(-1))).toContain("reconcile-ledger script");
+    expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
+  });
+
   it("a hit in a user message: continuing puts the leaf just before it", async () => {
     const { sb } = await setup();
     const deep = makeSession(sb.agentDir, sb.project, [
@@ -212,6 +247,7 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
     rpc.send({ type: "extension_ui_response", id: where.id, value: where.options[1] });
     const note = await rpc.waitFor((r) => r.method === "notify" && /Switched to session/.test(r.message));
     expect(note.message).toMatch(new RegExp(`just before the hit \\(user, entry ${hitEntry.id}\\)$`));
+    expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
     const msgs = await rpc.request({ type: "get_messages" });
     expect(msgs.data.messages.map((m) => m.content?.[0]?.text ?? m.content)).toEqual([
       "first question",
@@ -223,6 +259,60 @@ describe.skipIf(!node22)("/sessions takes the user to the hit (real pi bin, rpc)
 describe.skipIf(!node22 || !engineIndexesToolCalls)(
   "facts inside tool calls (needs the engine indexing tool calls)",
   () => {
+    it("continuing from a tool-call hit keeps the call's results: the model gets them, never a missing result", async () => {
+      const { sb, s } = await setup();
+      const tools = toolSession(sb.agentDir, sb.project);
+      const byRole = (role) => fileEntries(tools.path).filter((e) => e.type === "message" && e.message.role === role);
+      const callEntry = byRole("assistant")[0];
+      const results = byRole("toolResult");
+      // A hit on the call (its command), and a hit on the first of the results ("file contents"),
+      // each from a fresh pi (the session pi is in is not searched).
+      let rpc;
+      for (const [query, hitId] of [
+        ["frobnicate-widgets", callEntry.id],
+        ['"file contents"', results[0].id],
+      ]) {
+        await rpc?.close();
+        rpc = startRpc(["-e", extensionPath], { cwd: sb.project, env: sb.env });
+        const current = rpc;
+        cleanups.push(() => current.close());
+        rpc.send({ type: "prompt", id: "s", message: `/sessions ${query}` });
+        const list = await rpc.waitFor(isSelect("Sessions mentioning"));
+        expect(list.options).toHaveLength(1);
+        rpc.send({ type: "extension_ui_response", id: list.id, value: list.options[0] });
+        const where = await rpc.waitFor(isSelect("tidy up the tree code"));
+        const fromHit = where.options.find((o) => o.startsWith("Continue from the hit"));
+        expect(fromHit).toContain(`entry ${hitId}`);
+        rpc.send({ type: "extension_ui_response", id: where.id, value: fromHit });
+        await rpc.waitFor((r) => r.type === "response" && r.id === "s");
+        const note = await rpc.waitFor((r) => r.method === "notify" && /Switched to session/.test(r.message));
+        // The leaf is the turn's last result: the call and its three results are the context.
+        expect(note.message).toMatch(
+          new RegExp(
+            `after the hit's tool results \\(tool (call|result), entry ${hitId}; 3 results, up to entry ${results[2].id}\\)$`,
+          ),
+        );
+        const msgs = await rpc.request({ type: "get_messages" });
+        expect(msgs.data.messages.map((m) => m.role)).toEqual([
+          "user",
+          "assistant",
+          "toolResult",
+          "toolResult",
+          "toolResult",
+        ]);
+        expect(rpc.records.filter((r) => r.type === "extension_error")).toEqual([]);
+      }
+
+      rpc.send({ type: "prompt", id: "p", message: "carry on from there" });
+      await rpc.waitFor((r) => r.type === "agent_end");
+      await rpc.close();
+      // What the model got: the call and each of its results, no stand-in for a missing one.
+      const sent = s.requests[0].messages;
+      const toolMsgs = sent.filter((m) => m.role === "tool");
+      expect(toolMsgs.map(toolMessageText)).toEqual(["file contents", "built", "edited"]);
+      expect(JSON.stringify(sent)).not.toContain("No result provided");
+    });
+
     it("/sessions and search_sessions find a path, a command and an identifier that only tool calls hold", async () => {
       const queries = ["quillwort/session-manager.ts", "frobnicate-widgets", "idSummaryTreeZq"];
       const { sb, s } = await setup((_body, index) =>

@@ -1,13 +1,23 @@
 // /sessions in pi's interactive TUI, under a real terminal (tmux, its own server socket): the
 // selection list is drawn, Enter switches, and pi's /session shows the chosen session.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
-import { filler, writeSessions } from "../tty-helpers.mjs";
+import { filler, writeLargeSession, writeSessions } from "../tty-helpers.mjs";
 import { createRequire } from "node:module";
-import { extensionPath, makeSession, node22, piBin, sandbox } from "./helpers.mjs";
+import { displayWidth } from "../../lib/cli/layout.mjs";
+import {
+  SessionManager,
+  extensionPath,
+  makeSession,
+  node22,
+  piBin,
+  sandbox,
+  sessionDirOf,
+  shownIdIn,
+} from "./helpers.mjs";
 
 const engineReportsProgress = typeof createRequire(import.meta.url)("../../index.js").warmSearchIndex === "function";
 
@@ -78,12 +88,16 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     tmux("send-keys", "-t", "t", "Enter");
     const switched = await waitForPane((sc) => footerIs(sc, other) && sc.includes("Switched to session"));
     // The notice names the session and where it continues (it used to be hidden by pi's own).
-    expect(switched).toContain(`Switched to session "hello" (${target.id.slice(0, 8)}, ${other}) at its latest entry`);
+    expect(switched).toContain(
+      `Switched to session "hello" (${shownIdIn(sb.agentDir, target.id)}, ${other}) at its latest entry`,
+    );
     tmux("send-keys", "-t", "t", "-l", "/session");
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");
     const info = await waitForPane((sc) => sc.includes("Session Info") && /ID: \S+/.test(sc));
     expect(info).toContain(`ID: ${target.id}`);
+    // The switch raised no extension error (the command used to read its stale ctx after it).
+    expect(info).not.toMatch(/Extension "command:sessions" error|ctx is stale/);
     expect(s.requests).toHaveLength(0);
   });
 
@@ -129,7 +143,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
       if (screen.includes("No session mentions")) break;
       await new Promise((r) => setTimeout(r, 40));
     }
-    expect(screen).toContain('No session mentions "zzzznotthere" (800 searched)');
+    expect(screen).toContain('No session mentions "zzzznotthere" (800 searched, every branch)');
     // the status shows the search at once; the engine's first progress report (0/n, sent as the
     // build starts) may replace it before a 40 ms poll sees it, so the index progress stands for both
     if (engineReportsProgress) expect(seen.has("Indexing sessions n/m"), [...seen].join(", ")).toBe(true);
@@ -142,5 +156,136 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     expect(final).not.toContain('No session mentions "again"');
     // The status is gone once the search is over.
     expect(final).not.toMatch(/Searching sessions for|Indexing sessions/);
+  });
+
+  it("at 80 columns the rows give the title and the snippet room; the hit view names entries as users know them", async () => {
+    const sb = sandbox();
+    cleanups.push(sb.cleanup);
+    const other = join(sb.root, "billing-service");
+    mkdirSync(other);
+    const sm = SessionManager.create(other, sessionDirOf(sb.agentDir, other));
+    sm.appendModelChange("scripted", "scripted-1");
+    sm.appendThinkingLevelChange("high");
+    sm.appendMessage({ role: "user", content: "fix the rounding in src/billing/invoiceRounding.ts", timestamp: 1 });
+    sm.appendMessage({
+      role: "assistant",
+      content: [
+        { type: "text", text: "I will run the reconcile-ledger script to compare the totals after the change" },
+      ],
+      api: "openai-completions",
+      provider: "scripted",
+      model: "scripted-1",
+      usage: {
+        input: 1,
+        output: 1,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 2,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: "stop",
+      timestamp: 2,
+    });
+    const s = await startModelServer({ maxRequests: 5 });
+    cleanups.push(() => s.close());
+    writeAgentConfig(sb.agentDir, s.baseUrl);
+    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
+    const script = join(sb.root, "run.sh");
+    writeFileSync(
+      script,
+      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
+    );
+    expect(tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "30", `bash ${shq(script)}`).status).toBe(0);
+    cleanups.push(() => tmux("kill-server"));
+    await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
+    tmux("send-keys", "-t", "t", "-l", "/sessions reconcile");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    const list = await waitForPane((sc) => sc.includes('Sessions mentioning "reconcile"'));
+    const row = list.split("\n").find((l) => l.includes("→ 1."));
+    expect(displayWidth(row)).toBeLessThanOrEqual(80);
+    // Title and snippet each get a good share of the row (the cwd makes room at this width).
+    const m = /→ 1\. (.*) — (.*?) {2}\d{4}-\d\d-\d\d \d\d:\d\d/.exec(row);
+    expect(m, row).not.toBeNull();
+    expect(m[1].length, row).toBeGreaterThanOrEqual(20);
+    expect(m[2].length, row).toBeGreaterThanOrEqual(25);
+    expect(m[2]).toContain("reconcile-ledger");
+    tmux("send-keys", "-t", "t", "Enter");
+    const where = await waitForPane((sc) => sc.includes("Continue from the latest entry"));
+    expect(where).toContain("  (model changed)");
+    expect(where).toContain("  (thinking level changed)");
+    expect(where).not.toMatch(/thinking_level_change|model_change|\(no text\)/);
+    tmux("send-keys", "-t", "t", "Escape");
+  });
+
+  it("Escape cancels a cold /sessions at once; its footer line moves every second and names a large file", async () => {
+    const sb = sandbox();
+    cleanups.push(sb.cleanup);
+    const other = join(sb.root, "big-project");
+    mkdirSync(other);
+    // One large session (indexed first: the oldest) among many small ones.
+    const large = writeLargeSession(join(sb.agentDir, "sessions"), other, 150);
+    utimesSync(large.path, new Date("2026-01-01T00:00:00Z"), new Date("2026-01-01T00:00:00Z"));
+    writeSessions(join(sb.agentDir, "sessions"), other, 400, {
+      turns: 4,
+      text: (i, t) => [filler(i * 7 + t, 300), filler(i * 11 + t, 300)],
+    });
+    const s = await startModelServer({ maxRequests: 5 });
+    cleanups.push(() => s.close());
+    writeAgentConfig(sb.agentDir, s.baseUrl);
+    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
+    const script = join(sb.root, "run.sh");
+    writeFileSync(
+      script,
+      // PI_SESSION_NATIVE_SLOW_FILE_MS=0: the large file is named at once (a fast machine could
+      // parse it within the default second)
+      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 PI_SESSION_NATIVE_SLOW_FILE_MS=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
+    );
+    expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "30", `bash ${shq(script)}`).status).toBe(0);
+    cleanups.push(() => tmux("kill-server"));
+    await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
+    tmux("send-keys", "-t", "t", "-l", "/sessions zzzznotthere");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    // Watch the footer until it has shown the seconds counter (the line moves while it works).
+    const statusLine = (sc) => sc.split("\n").find((l) => /(Reading|Indexing|Searching) sessions/.test(l));
+    const seen = [];
+    const end = Date.now() + 60_000;
+    while (Date.now() < end) {
+      const line = statusLine(tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "");
+      if (line && line !== seen.at(-1)) seen.push(line);
+      const named = seen.some((l) => l.includes("(reading session "));
+      if (named && / [1-9]\d* s /.test(line ?? "")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(
+      seen.some((l) => /(, | )1 s[ (]/.test(l)),
+      seen.join("\n"),
+    ).toBe(true);
+    // The large file, named with how far it is, while the count of files stands still.
+    const named = seen.filter((l) => l.includes(`(reading session ${large.id.slice(0, 8)}: `));
+    expect(named.length, seen.join("\n")).toBeGreaterThan(0);
+    expect(named.at(-1)).toMatch(
+      /Indexing sessions \d+\/401, \d+ s \(reading session \w{8}: \d+(\.\d)?\/\d+ MB\) for \/sessions "zzzznotthere"… \(Esc cancels\)/,
+    );
+    const sent = Date.now();
+    tmux("send-keys", "-t", "t", "Escape");
+    // Polled every ~20 ms (each capture takes a few ms): the figure printed is the user's wait.
+    let after = "";
+    while (Date.now() - sent < 10_000 && !after.includes('/sessions "zzzznotthere" cancelled')) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "";
+    }
+    console.log(`[sessions-tui] Escape to "cancelled" on screen: ${Date.now() - sent} ms`);
+    expect(after).toContain('/sessions "zzzznotthere" cancelled');
+    expect(statusLine(after)).toBeUndefined();
+    // No list comes afterwards, and pi takes the next command.
+    await new Promise((r) => setTimeout(r, 1500));
+    const later = tmux("capture-pane", "-p", "-J", "-t", "t").stdout ?? "";
+    expect(later).not.toMatch(/No session mentions|Sessions mentioning/);
+    tmux("send-keys", "-t", "t", "-l", "/session");
+    await new Promise((r) => setTimeout(r, 300));
+    tmux("send-keys", "-t", "t", "Enter");
+    await waitForPane((sc) => sc.includes("Session Info"));
   });
 });

@@ -5,10 +5,11 @@
 // sanitising and formatting of what is shown to the user and to the model.
 //
 // Not an extension itself (pi loads only the files the package manifest names).
+import { printedIds } from "../../lib/cli/ids.mjs";
 import { displayWidth, fitEnd, fitStart } from "../../lib/cli/layout.mjs";
 import { searchFiles } from "../../lib/cli/search.mjs";
 import { createRequire } from "node:module";
-import { sep } from "node:path";
+import { basename, sep } from "node:path";
 import { searchSessions } from "../../index.mjs";
 
 const paths = createRequire(import.meta.url)("../../lib/paths.js");
@@ -68,6 +69,8 @@ export function engineHit(h) {
     text,
     matches: matches.length ? matches : [[0, 0]],
     score: h.score,
+    /** false: the entry is on another branch than the session's latest (branch "all" only). */
+    onActiveBranch: h.onActiveBranch !== false,
   };
 }
 
@@ -85,13 +88,25 @@ export function engineHit(h) {
  * @template {{ path: string }} F
  * @param {F[]} files
  * @param {string} query
- * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
+ * `branch: "all"` searches every branch (hits carry `onActiveBranch`), `onlyOtherBranches` then
+ * keeps only hits off the active branch.
+ * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], branch?: "active" | "all", onlyOtherBranches?: boolean, signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
  * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
  */
 export async function searchSessionsIndexed(
   files,
   query,
-  { perSession = 3, maxSessions = 50, sessionDirs = [undefined], cwd, exclude, signal, onProgress } = {},
+  {
+    perSession = 3,
+    maxSessions = 50,
+    sessionDirs = [undefined],
+    cwd,
+    exclude,
+    branch = "active",
+    onlyOtherBranches = false,
+    signal,
+    onProgress,
+  } = {},
 ) {
   const byPath = new Map(files.map((f) => [f.path, f]));
   /** @type {Map<string, { hits: ReturnType<typeof engineHit>[], more: boolean }>} */
@@ -106,6 +121,7 @@ export async function searchSessionsIndexed(
       perSession: perSession + 1,
       limit: ENGINE_LIMIT,
       snippetChars: ENGINE_SNIPPET,
+      branch,
       signal,
       onProgress,
     };
@@ -113,6 +129,7 @@ export async function searchSessionsIndexed(
     if (hits.length >= ENGINE_LIMIT) complete = false;
     for (const h of hits) {
       if (!byPath.has(h.sessionPath)) continue;
+      if (onlyOtherBranches && h.onActiveBranch !== false) continue;
       let s = found.get(h.sessionPath);
       if (!s) {
         s = { hits: [], more: false };
@@ -228,6 +245,18 @@ export function snippet(hit, width = 160) {
   return `${from > 0 ? "…" : ""}${body.trim()}${to < text.length ? "…" : ""}`;
 }
 
+/**
+ * A session id as `pi-session show` takes it: its shortest prefix of at least 8 characters that
+ * names one session of pi's store (the whole id when the store cannot be read).
+ */
+export function shownId(id) {
+  try {
+    return printedIds([id]).get(id) ?? id;
+  } catch {
+    return id;
+  }
+}
+
 /** A session's title: its name, else its first message, on one line. */
 export function sessionTitle(info, max = 60) {
   const t = info.name || info.firstMessage || "(no messages)";
@@ -329,26 +358,26 @@ function matchedTerms(hit) {
   return (hit?.matches ?? []).map(([a, b]) => text.slice(a, b).toLowerCase()).filter((t) => t.length > 0);
 }
 
+/** Columns for a /sessions row's text and cwd below which the cwd is left out (an 80-column terminal). */
+const NARROW = 70;
+
 /**
  * One row of the /sessions list, at most `width` columns: `N. title — snippet  cwd  date`.
  * The snippet is left out when it adds nothing: the title is the session's first message and
  * already shows every matched word. The cwd is cut at its start (its end says most).
- * @param {{ n: number, info: { name?: string, firstMessage?: string, cwd?: string, modified: Date }, hit?: { text?: string, matches?: number[][] }, width: number }} row
+ * A session that matches only off its latest branch is marked `[other branch]`.
+ * @param {{ n: number, info: { name?: string, firstMessage?: string, cwd?: string, modified: Date }, hit?: { text?: string, matches?: number[][] }, width: number, otherBranch?: boolean }} row
  */
-export function listRow({ n, info, hit, width }) {
-  const num = `${n}. `;
+export function listRow({ n, info, hit, width, otherBranch = false }) {
+  const num = `${n}. ${otherBranch ? "[other branch] " : ""}`;
   const date = shortDate(info.modified);
   const where = clean(tildify(info.cwd || "?"));
   const title = sessionTitle(info, 200);
-  // Columns for the text and the cwd (two spaces before each of cwd and date).
+  // Columns for the text and the cwd (two spaces before each of cwd and date). The text comes
+  // first: under NARROW columns the cwd goes (the hit view shows it), else it gets a fifth.
   const room = Math.max(8, width - displayWidth(num) - displayWidth(date) - 2);
-  let whereW = Math.min(displayWidth(where), Math.max(8, Math.floor(room * 0.3)));
-  let textRoom = room - whereW - 2;
-  if (textRoom < 12) {
-    // Too narrow for both: the cwd goes.
-    whereW = 0;
-    textRoom = room;
-  }
+  const whereW = room < NARROW ? 0 : Math.min(displayWidth(where), Math.max(8, Math.floor(room * 0.2)));
+  const textRoom = whereW ? room - whereW - 2 : room;
   const fullTitle = fitEnd(title, textRoom);
   const terms = matchedTerms(hit);
   const titleShows = !info.name && terms.length > 0 && terms.every((t) => fullTitle.toLowerCase().includes(t));
@@ -362,12 +391,35 @@ export function listRow({ n, info, hit, width }) {
 }
 
 /** Role names of window entries and hits as the user knows them. */
-const ROLE_LABEL = { toolCall: "tool call", toolResult: "tool result", branch_summary: "branch summary" };
+const ROLE_LABEL = {
+  toolCall: "tool call",
+  toolResult: "tool result",
+  bash: "shell command",
+  branch_summary: "branch summary",
+  compaction: "compaction summary",
+  session_info: "session name",
+};
+/** Entry types without a role (nothing of them is searched), as the user knows them. */
+const TYPE_LABEL = {
+  model_change: "model changed",
+  thinking_level_change: "thinking level changed",
+  custom: "extension data",
+  custom_message: "extension message",
+  context_edit: "context edited",
+  usage: "usage recorded",
+  message: "message",
+  session: "session start",
+};
 
-/** A window entry's role as shown: `user`, `assistant`, `tool call`, … */
+/** A window entry's role as shown: `user`, `assistant`, `tool call`, `model changed`, … */
 export function roleLabel(role, type) {
-  const r = String(role ?? type ?? "entry");
-  return ROLE_LABEL[r] ?? r;
+  if (role)
+    return (
+      ROLE_LABEL[role] ??
+      (String(role).startsWith("custom:") ? `extension message (${String(role).slice(7)})` : String(role))
+    );
+  const t = String(type ?? "entry");
+  return TYPE_LABEL[t] ?? t.replace(/_/g, " ");
 }
 
 /**
@@ -377,14 +429,50 @@ export function roleLabel(role, type) {
  */
 export function windowLines(entries, width) {
   return entries.map((e) => {
-    const head = `${e.hit ? "▶" : " "} ${roleLabel(e.role, e.type)}: `;
-    return `${head}${fitEnd(clean(e.text).replace(/ {2,}/g, " ").trim() || "(no text)", Math.max(10, width - displayWidth(head)))}`;
+    const label = roleLabel(e.role, e.type);
+    const text = clean(e.text).replace(/ {2,}/g, " ").trim();
+    // An entry with no text of its own (a model or thinking-level change, extension data) is
+    // named, not shown as an empty message.
+    if (!text) return fitEnd(`${e.hit ? "▶" : " "} (${label})`, Math.max(10, width));
+    const head = `${e.hit ? "▶" : " "} ${label}: `;
+    return `${head}${fitEnd(text, Math.max(10, width - displayWidth(head)))}`;
   });
 }
 
-/** The status line while /sessions works: index progress from the engine, else a plain note. */
-export function progressText(query, p) {
-  if (p && p.phase === "indexing" && Number.isFinite(p.done) && Number.isFinite(p.total))
-    return `Indexing sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…`;
-  return `Searching sessions for ${quoted(query, 40)}…`;
+/** Bytes as whole megabytes (one decimal under 10). */
+const megabytes = (n) => {
+  const mb = n / 1e6;
+  return mb < 10 ? mb.toFixed(1) : String(Math.round(mb));
+};
+
+/**
+ * The status line while /sessions works: the listing's or the index build's progress, else a
+ * plain note; the seconds spent once there are any (so the line moves every second while the
+ * engine is on one large file) and that large file, and how to cancel. What moves comes first
+ * (a narrow footer cuts the end).
+ * @param {string} query
+ * @param {{ phase: string, done: number, total: number } | undefined} p
+ * @param {number} [seconds]
+ * @param {boolean} [cancellable] say that Escape cancels (the TUI)
+ * @param {{ path: string, bytesDone: number, bytes: number }} [reading] a file the build has
+ *   been on for long: named by its session id, with how far it is
+ */
+export function progressText(query, p, seconds = 0, cancellable = false, reading = undefined) {
+  const time = seconds >= 1 ? `, ${seconds} s` : "";
+  const esc = cancellable ? " (Esc cancels)" : "";
+  const q = quoted(query, 40);
+  const counted = p && Number.isFinite(p.done) && Number.isFinite(p.total);
+  if (counted && (p.phase === "indexing" || p.phase === "listing")) {
+    const what = p.phase === "indexing" ? "Indexing" : "Reading";
+    const file = reading && p.phase === "indexing" ? ` (${readingText(reading)})` : "";
+    return `${what} sessions ${p.done}/${p.total}${time}${file} for /sessions ${q}…${esc}`;
+  }
+  return `Searching sessions for ${q}…${seconds >= 1 ? ` ${seconds} s` : ""}${esc}`;
+}
+
+/** `reading session 019d0001: 97/125 MB` (the id from pi's file name `<time>_<id>.jsonl`). */
+function readingText({ path, bytesDone, bytes }) {
+  const name = basename(path);
+  const id = /_([0-9a-f-]{8,})\.jsonl$/i.exec(name)?.[1]?.slice(0, 8) ?? fitStart(name, 24);
+  return `reading session ${clean(id)}: ${megabytes(Math.min(bytesDone, bytes))}/${megabytes(bytes)} MB`;
 }

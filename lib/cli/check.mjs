@@ -1,11 +1,13 @@
 import { readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
+import { isIdArgument, resolveSession } from "./ids.mjs";
 import { CliError, errLine, fileKind, fsErrorMessage, makeOut, parse, paths, readRegularFile } from "./util.mjs";
 
-export const help = `Usage: pi-session check FILE|DIR... [--json] [--quiet]
+export const help = `Usage: pi-session check FILE|DIR|ID... [--json] [--quiet] [--dir STORE]
 
-Validate session files (DIR: every *.jsonl in it and in its sub-directories).
+Validate session files (DIR: every *.jsonl in it and in its sub-directories; ID: a session
+id or id prefix, as ls and search print them, looked up in pi's store or --dir STORE).
 
 Problems (kind: meaning), each with its 1-based line number:
   torn-tail              last line has no newline and does not parse (interrupted write)
@@ -28,6 +30,8 @@ Notes (not problems): blank-line, legacy-version (migrated by pi on load), heade
   --json    [{file, ok, unreadable, lines, entries, problems: [{kind, line, message, id?}],
              notes: [{kind, line, message}]}]
   --quiet   only print files with problems
+  --dir STORE  where IDs are looked up (a session directory or a sessions root;
+               default: pi's store, every project)
 
 The line pass (decoding, JSON.parse of every line) runs in Rust, in parallel over files
 (crates/core/src/check/scan.rs); PI_SESSION_CHECK_ENGINE=js forces the JS implementation.
@@ -397,18 +401,37 @@ function collect(target) {
   return { files, error: null };
 }
 
+/** An ID argument: the one session file it names, or why none (like collect). */
+async function byId(arg, dir) {
+  try {
+    return { files: [await resolveSession(arg, { dir })], error: null };
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    return { files: [], error: err.message };
+  }
+}
+
 export async function run(argv) {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" }, quiet: { type: "boolean", short: "q" } });
+  const { values, positionals } = parse(
+    argv,
+    {
+      json: { type: "boolean" },
+      quiet: { type: "boolean", short: "q" },
+      dir: { type: "string" },
+    },
+    { command: "check" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);
     return 0;
   }
-  if (positionals.length === 0) throw new CliError("check: expected FILE or DIR (see pi-session check --help)");
+  if (positionals.length === 0)
+    throw new CliError("check: expected FILE, DIR or session ID (see pi-session check --help)");
   const results = [];
   let unreadable = false;
   for (const t of positionals) {
-    const { files, error } = collect(t);
+    const { files, error } = isIdArgument(t) ? await byId(t, values.dir) : collect(t);
     if (error) {
       unreadable = true;
       results.push({ file: t, ok: false, unreadable: error, lines: 0, entries: 0, problems: [], notes: [] });

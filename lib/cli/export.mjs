@@ -10,8 +10,8 @@ import {
   makeOut,
   parse,
   paths,
-  resolveSession,
 } from "./util.mjs";
+import { resolveSession } from "./ids.mjs";
 
 export const help = `Usage: pi-session export FILE|ID --format md|jsonl-branch [-o OUT] [--leaf ID] [--dir DIR]
 
@@ -104,12 +104,16 @@ export function branchMarkdown(sm, header, leafId) {
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    format: { type: "string", short: "f" },
-    output: { type: "string", short: "o" },
-    leaf: { type: "string" },
-    dir: { type: "string" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      format: { type: "string", short: "f" },
+      output: { type: "string", short: "o" },
+      leaf: { type: "string" },
+      dir: { type: "string" },
+    },
+    { command: "export" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);

@@ -1,7 +1,7 @@
 // Fitting text to a terminal's columns: display width (wide CJK and emoji count two columns,
 // combining marks none), cutting at either end with an ellipsis. Text is made visible first
 // (sanitize: control characters as `\e`, `<U+202E>`), so what is measured is what is drawn.
-import { sanitize } from "./sanitize.mjs";
+import { MARK, sanitize } from "./sanitize.mjs";
 
 // East Asian Wide/Fullwidth blocks and emoji presentation: two columns each. A hand-kept list
 // (no dependency for one regular expression); rare ambiguous-width characters count as one.
@@ -88,15 +88,27 @@ export function fitMarked(snippet, width) {
     last = m.index + m[0].length;
   }
   if (last < raw.length) pieces.push([raw.slice(last), false]);
-  /** @type {[string, boolean][]} */
-  const clean = pieces.map(([t, hit]) => [sanitize(t), hit]);
+  return fitPieces(pieces, width).map(([t, hit]) => [t, Boolean(hit)]);
+}
+
+/**
+ * Runs of text (`[text, tag]`, a tag such as a style or a match flag) cut together to `width`
+ * visible columns at the end, `…` (untagged) where cut; each text made visible (sanitize) first.
+ * @template T
+ * @param {[string, T][]} pieces
+ * @param {number} width  Infinity: no cut
+ * @returns {[string, T | undefined][]}
+ */
+export function fitPieces(pieces, width) {
+  /** @type {[string, T][]} */
+  const clean = pieces.map(([t, tag]) => [sanitize(t), tag]);
   const total = clean.reduce((n, [t]) => n + displayWidth(t), 0);
   if (!Number.isFinite(width) || total <= width) return clean;
   // Keep code points up to width - 1 columns, then the ellipsis.
-  /** @type {[string, boolean][]} */
+  /** @type {[string, T | undefined][]} */
   const out = [];
   let left = Math.max(0, width - 1);
-  for (const [t, hit] of clean) {
+  for (const [t, tag] of clean) {
     let kept = "";
     for (const ch of t) {
       const cw = cpWidth(ch);
@@ -104,9 +116,42 @@ export function fitMarked(snippet, width) {
       kept += ch;
       left -= cw;
     }
-    if (kept) out.push([kept, hit]);
+    if (kept) out.push([kept, tag]);
     if (kept.length < t.length) break;
   }
-  out.push(["…", false]);
+  out.push(["…", undefined]);
+  return out;
+}
+
+/** The CLI's colour marks (sanitize.mjs MARK + `[…m`), which take no columns. */
+const COLOUR = new RegExp(`(${MARK}\\[[0-9;]*m)`);
+
+/**
+ * A line that may hold the CLI's colour marks cut to `width` columns at the end (`…` where cut,
+ * colours reset after it); the marks are kept and count no columns. Text is made visible first.
+ * @param {string} s
+ * @param {number} width  Infinity or undefined: no cut
+ */
+export function fitLine(s, width) {
+  if (!(width >= 1) || !Number.isFinite(width)) return s;
+  const parts = String(s).split(COLOUR);
+  const plain = parts.filter((p) => !p.startsWith(MARK)).join("");
+  if (displayWidth(plain.replace(/[\t\n\r]/g, " ")) <= width) return s;
+  let left = width - 1;
+  let out = "";
+  let coloured = false;
+  for (const part of parts) {
+    if (part.startsWith(MARK)) {
+      out += part;
+      coloured = true;
+      continue;
+    }
+    for (const ch of sanitize(part.replace(/[\t\n\r]/g, " "))) {
+      const cw = cpWidth(ch);
+      if (cw > left) return `${out}…${coloured ? `${MARK}[0m` : ""}`;
+      out += ch;
+      left -= cw;
+    }
+  }
   return out;
 }

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { displayWidth, fitEnd, fitStart, padTo } from "./layout.mjs";
+import { MIN_ID, printedIds } from "./ids.mjs";
 import { allHint, plural, resolveScope } from "./scope.mjs";
 import {
   CliError,
@@ -18,7 +19,8 @@ import {
 export const help = `Usage: pi-session ls [DIR] [--all] [--cwd PATH] [--json] [--limit N]
 
 List sessions, newest first: name (or first message), id, cwd, message count, size,
-last activity.
+last activity. IDs are prefixes (at least 8 characters on a terminal, 13 otherwise, longer
+where sessions share them) that name one session: show, export and check take them.
 
   DIR           a session directory (holding *.jsonl) or a sessions root such as
                 ~/.pi/agent/sessions (then: the project dir for --cwd, or all with --all).
@@ -36,12 +38,16 @@ last activity.
 Exit: 0 ok (also when nothing is found), 2 usage or read error.`;
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    all: { type: "boolean", short: "a" },
-    cwd: { type: "string" },
-    json: { type: "boolean" },
-    limit: { type: "string", short: "n" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      all: { type: "boolean", short: "a" },
+      cwd: { type: "string" },
+      json: { type: "boolean" },
+      limit: { type: "string", short: "n" },
+    },
+    { command: "ls" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);
@@ -99,12 +105,17 @@ export async function run(argv) {
     note.line(`no sessions found${scope.kind === "project" ? " here" : ""}${hint ? `; ${hint}` : ""}`);
     return 0;
   }
+  // Ids as prefixes that name one session of the store show/export/check look them up in: on a
+  // terminal at least 8 characters, else 13 (more where sessions share them).
+  const ids = printedIds(
+    rows.map((r) => r.info.id),
+    { dir: positionals[0], min: out.columns ? MIN_ID : 13 },
+  );
   const table = rows.map(({ info: s, size }) => ({
     modified: formatDate(s.modified),
     msgs: String(s.messageCount),
     size: size === null ? "-" : formatBytes(size),
-    // On a terminal the first 8 characters (enough for FILE|ID prefixes), else 13.
-    id: s.id.slice(0, out.columns ? 8 : 13),
+    id: ids.get(s.id) ?? s.id,
     cwd: shortenHome(s.cwd || "-"),
     title: s.name ? s.name : oneLine(s.firstMessage, out.columns ? 300 : 60),
     named: Boolean(s.name),

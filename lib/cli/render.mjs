@@ -1,4 +1,5 @@
 // Text renderings of a session: pi's /tree layout and the model context.
+import { displayWidth, fitPieces } from "./layout.mjs";
 import { contentText, oneLine, shortenHome } from "./util.mjs";
 
 function formatToolCall(name, args = {}) {
@@ -18,56 +19,94 @@ function formatToolCall(name, args = {}) {
   }
 }
 
-/** One-line description of an entry, as pi's tree selector shows it. */
-export function describeEntry(entry, out, toolCalls, width = 100) {
+/**
+ * @typedef {"cyan" | "green" | "red" | "dim" | "magenta" | "blue" | "yellow" | "bold" | undefined} Style
+ * @typedef {[string, Style]} Piece  a run of text and how it is drawn
+ */
+
+/**
+ * One-line description of an entry, as pi's tree selector shows it, as pieces of text with
+ * their style (so the whole row can be fitted to a terminal with its colours kept). Each text
+ * part is cut to `width` characters on its own.
+ * @returns {Piece[]}
+ */
+export function entryPieces(entry, toolCalls, width = 100) {
   const n = (s) => oneLine(s, width);
   switch (entry.type) {
     case "message": {
       const m = entry.message ?? {};
-      if (m.role === "user") return `${out.cyan("user:")} ${n(contentText(m.content, ""))}`;
+      if (m.role === "user")
+        return [
+          ["user:", "cyan"],
+          [` ${n(contentText(m.content, ""))}`, undefined],
+        ];
       if (m.role === "assistant") {
         const text = n(contentText(m.content, ""));
         const calls = Array.isArray(m.content) ? m.content.filter((b) => b && b.type === "toolCall") : [];
         const callText = calls.map((c) => formatToolCall(c.name, c.arguments)).join(" ");
-        if (text) return `${out.green("assistant:")} ${text}${callText ? ` ${out.dim(callText)}` : ""}`;
-        if (callText) return `${out.green("assistant:")} ${out.dim(callText)}`;
-        if (m.stopReason === "aborted") return `${out.green("assistant:")} ${out.dim("(aborted)")}`;
-        if (m.errorMessage) return `${out.green("assistant:")} ${out.red(oneLine(m.errorMessage, 80))}`;
-        return `${out.green("assistant:")} ${out.dim("(no content)")}`;
+        /** @type {Piece} */
+        const head = ["assistant:", "green"];
+        if (text)
+          return [
+            head,
+            [` ${text}`, undefined],
+            ...(callText ? /** @type {Piece[]} */ ([[` ${callText}`, "dim"]]) : []),
+          ];
+        if (callText) return [head, [` ${callText}`, "dim"]];
+        if (m.stopReason === "aborted") return [head, [" (aborted)", "dim"]];
+        if (m.errorMessage) return [head, [` ${oneLine(m.errorMessage, 80)}`, "red"]];
+        return [head, [" (no content)", "dim"]];
       }
       if (m.role === "toolResult") {
         const tc = m.toolCallId ? toolCalls.get(m.toolCallId) : undefined;
         const head = tc ? formatToolCall(tc.name, tc.arguments) : `[${m.toolName ?? "tool"}]`;
-        return out.dim(`${head} → ${n(contentText(m.content, " "))}`);
+        return [[`${head} → ${n(contentText(m.content, " "))}`, "dim"]];
       }
-      if (m.role === "bashExecution") return out.dim(`[bash]: ${n(m.command ?? "")}`);
-      return out.dim(`[${m.role}]`);
+      if (m.role === "bashExecution") return [[`[bash]: ${n(m.command ?? "")}`, "dim"]];
+      return [[`[${m.role}]`, "dim"]];
     }
     case "custom_message":
-      return `${out.magenta(`[${entry.customType}]:`)} ${n(contentText(entry.content, ""))}`;
+      return [
+        [`[${entry.customType}]:`, "magenta"],
+        [` ${n(contentText(entry.content, ""))}`, undefined],
+      ];
     case "compaction":
-      return (
-        out.blue(`[compaction: ${Math.round((entry.tokensBefore ?? 0) / 1000)}k tokens]`) + ` ${n(entry.summary ?? "")}`
-      );
+      return [
+        [`[compaction: ${Math.round((entry.tokensBefore ?? 0) / 1000)}k tokens]`, "blue"],
+        [` ${n(entry.summary ?? "")}`, undefined],
+      ];
     case "branch_summary":
-      return `${out.yellow("[branch summary]:")} ${n(entry.summary ?? "")}`;
+      return [
+        ["[branch summary]:", "yellow"],
+        [` ${n(entry.summary ?? "")}`, undefined],
+      ];
     case "model_change":
-      return out.dim(`[model: ${entry.modelId}]`);
+      return [[`[model: ${entry.modelId}]`, "dim"]];
     case "thinking_level_change":
-      return out.dim(`[thinking: ${entry.thinkingLevel}]`);
+      return [[`[thinking: ${entry.thinkingLevel}]`, "dim"]];
     case "custom":
-      return out.dim(`[custom: ${entry.customType}]`);
+      return [[`[custom: ${entry.customType}]`, "dim"]];
     case "context_edit":
-      return out.dim(`[context ${entry.replacement === null ? "omit" : "replace"}: ${entry.targetId}]`);
+      return [[`[context ${entry.replacement === null ? "omit" : "replace"}: ${entry.targetId}]`, "dim"]];
     case "label":
-      return out.dim(`[label: ${entry.label || "(cleared)"} → ${entry.targetId}]`);
+      return [[`[label: ${entry.label || "(cleared)"} → ${entry.targetId}]`, "dim"]];
     case "session_info":
-      return out.dim(`[title: ${entry.name || "(empty)"}]`);
+      return [[`[title: ${entry.name || "(empty)"}]`, "dim"]];
     case "usage":
-      return out.dim(`[usage: ${entry.kind ?? "?"} ${entry.model ?? ""}]`);
+      return [[`[usage: ${entry.kind ?? "?"} ${entry.model ?? ""}]`, "dim"]];
     default:
-      return out.dim(`[${entry.type}]`);
+      return [[`[${entry.type}]`, "dim"]];
   }
+}
+
+/** Pieces drawn with `out`'s colours. */
+export function drawPieces(pieces, out) {
+  return pieces.map(([t, style]) => (style ? out[style](t) : t)).join("");
+}
+
+/** One-line description of an entry, as pi's tree selector shows it. */
+export function describeEntry(entry, out, toolCalls, width = 100) {
+  return drawPieces(entryPieces(entry, toolCalls, width), out);
 }
 
 /**
@@ -162,18 +201,22 @@ export function* treeLines(sm, out, { width = 100 } = {}) {
   for (const row of rows) {
     const e = row.node.entry;
     const id = String(e.id ?? "").padEnd(8);
-    const marker = active.has(e.id) ? out.cyan("• ") : "";
-    const label = row.node.label ? out.yellow(`[${row.node.label}] `) : "";
-    const leaf = e.id === leafId ? ` ${out.bold(out.cyan("← leaf"))}` : "";
     const prefix = rowPrefix(row, multipleRoots);
-    // On a terminal, keep rows to its width (the text part is cut, the tree never).
-    const w = out.columns
-      ? Math.max(
-          16,
-          out.columns - 10 - prefix.length - (marker ? 2 : 0) - (row.node.label ? row.node.label.length + 3 : 0) - 16,
-        )
-      : width;
-    yield `${out.dim(id)}  ${out.dim(prefix)}${marker}${label}${describeEntry(e, out, toolCalls, w)}${leaf}`;
+    const head = `${out.dim(id)}  ${out.dim(prefix)}${active.has(e.id) ? out.cyan("• ") : ""}`;
+    const leaf = e.id === leafId ? ` ${out.bold(out.cyan("← leaf"))}` : "";
+    /** @type {import("./render.mjs").Piece[]} */
+    const body = [
+      ...(row.node.label ? /** @type {import("./render.mjs").Piece[]} */ ([[`[${row.node.label}] `, "yellow"]]) : []),
+      ...entryPieces(e, toolCalls, width),
+    ];
+    // On a terminal every row fits its width: the tree and the leaf mark are kept whole, the
+    // label and the entry's text (tool tags included) are cut.
+    if (!out.columns) {
+      yield `${head}${drawPieces(body, out)}${leaf}`;
+      continue;
+    }
+    const room = out.columns - displayWidth(`${id}  ${prefix}${active.has(e.id) ? "• " : ""}`) - (leaf ? 7 : 0);
+    yield `${head}${drawPieces(fitPieces(body, Math.max(8, room)), out)}${leaf}`;
   }
 }
 

@@ -145,12 +145,16 @@ export function repairFile(
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    "dry-run": { type: "boolean", short: "n" },
-    "move-malformed": { type: "boolean" },
-    backup: { type: "boolean" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      "dry-run": { type: "boolean", short: "n" },
+      "move-malformed": { type: "boolean" },
+      backup: { type: "boolean" },
+      json: { type: "boolean" },
+    },
+    { command: "repair" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);

@@ -47,7 +47,41 @@ export function jsonSafe(json) {
   return json.replace(JSON_UNSAFE, (ch) => `\\u${hex(ch.charCodeAt(0), 4).toLowerCase()}`);
 }
 
-/** One line on stderr, sanitised (colour only when stderr is a TTY). */
+/**
+ * One message on stderr, sanitised; on a terminal wrapped at spaces to its width (continuation
+ * lines indented by two), so that no line is wider than the terminal and none of it is cut.
+ */
 export function errLine(s) {
-  process.stderr.write(`${sanitize(s, false)}\n`);
+  const text = sanitize(s, false);
+  const cols = process.stderr.isTTY ? process.stderr.columns : undefined;
+  process.stderr.write(`${cols && cols > 20 ? wrapWords(text, cols).join("\n") : text}\n`);
+}
+
+/**
+ * `text` (one line, already visible) broken at spaces into lines of at most `width` characters;
+ * a word longer than a line is broken where it must be. Lines after the first are indented by two.
+ * (Counted in code points: the messages are ASCII but for quoted names.)
+ * @param {string} text
+ * @param {number} width
+ */
+export function wrapWords(text, width) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const indent = lines.length ? "  " : "";
+    const candidate = line ? `${line} ${word}` : `${indent}${word}`;
+    if ([...candidate].length <= width) {
+      line = candidate;
+      continue;
+    }
+    if (line) lines.push(line);
+    let rest = `${lines.length ? "  " : ""}${word}`;
+    while ([...rest].length > width) {
+      lines.push([...rest].slice(0, width).join(""));
+      rest = `  ${[...rest].slice(width).join("")}`;
+    }
+    line = rest;
+  }
+  lines.push(line);
+  return lines;
 }

@@ -1,6 +1,8 @@
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { displayWidth, fitEnd, fitMarked, fitStart } from "./layout.mjs";
+import { printedIds } from "./ids.mjs";
+import { didYouMean } from "./suggest.mjs";
 import { otherProjects, plural, resolveScope } from "./scope.mjs";
 import {
   CliError,
@@ -41,7 +43,8 @@ one per entry, on each session's active branch unless --all-branches.
   --all, -a          all projects (default: the current project's sessions, like ls and stats;
                      when --all would find more, a note on stderr says how much)
   --cwd PATH         the project to search
-  --all-branches     entries of abandoned branches too (marked)
+  --all-branches     entries of abandoned branches too (marked); when the active branches
+                     have no match, the "no match" note says what this would find
   --role R           only these roles: user, assistant, toolResult, toolCall, bash,
                      custom:<type>, compaction, branch_summary, label, session_info
                      (repeatable)
@@ -55,9 +58,10 @@ one per entry, on each session's active branch unless --all-branches.
                      notes, no progress
 
 Text output: hits grouped by session, sessions in the order of their best hit: one header
-line (short id, title, cwd, last activity), then one line per hit (entry id, role, snippet
-with the matches highlighted); on a terminal every line fits its width, and a cold index
-build shows its progress on stderr (erased when done).
+line (id, title, cwd, last activity; the id is the shortest prefix of at least 8 characters
+that names one session of the store: show, export and check take it), then one line per hit
+(entry id, role, snippet with the matches highlighted); on a terminal every line fits its
+width, and a cold index build shows its progress on stderr (erased when done).
 
 Scan (--literal or --regex): every matching line of every message text, in file order,
 without the index. TEXT: plain text (smart case: case-insensitive unless TEXT has an
@@ -173,23 +177,27 @@ export function searchFilesJs(files, re, limit = Infinity) {
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    all: { type: "boolean", short: "a" },
-    cwd: { type: "string" },
-    regex: { type: "boolean", short: "e" },
-    "ignore-case": { type: "boolean", short: "i" },
-    json: { type: "boolean" },
-    limit: { type: "string", short: "n" },
-    literal: { type: "boolean", short: "l" },
-    // Accepted for scripts written for the opt-in ranked mode; ranked is the default now.
-    ranked: { type: "boolean" },
-    "all-branches": { type: "boolean" },
-    role: { type: "string", multiple: true },
-    tool: { type: "string", multiple: true },
-    since: { type: "string" },
-    until: { type: "string" },
-    offset: { type: "string" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      all: { type: "boolean", short: "a" },
+      cwd: { type: "string" },
+      regex: { type: "boolean", short: "e" },
+      "ignore-case": { type: "boolean", short: "i" },
+      json: { type: "boolean" },
+      limit: { type: "string", short: "n" },
+      literal: { type: "boolean", short: "l" },
+      // Accepted for scripts written for the opt-in ranked mode; ranked is the default now.
+      ranked: { type: "boolean" },
+      "all-branches": { type: "boolean" },
+      role: { type: "string", multiple: true },
+      tool: { type: "string", multiple: true },
+      since: { type: "string" },
+      until: { type: "string" },
+      offset: { type: "string" },
+    },
+    { command: "search" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);
@@ -319,6 +327,29 @@ export function searchProgress(enabled = Boolean(process.stderr.isTTY)) {
   };
 }
 
+/** The roles of the index's rows (crates/core/src/search/extract.rs), besides `custom:<type>`. */
+export const ROLES = [
+  "user",
+  "assistant",
+  "toolResult",
+  "toolCall",
+  "bash",
+  "compaction",
+  "branch_summary",
+  "label",
+  "session_info",
+];
+
+/** A --role value as the engine knows it (any letter case), or a usage error naming the nearest. */
+function checkRole(role) {
+  if (/^custom:./.test(role)) return role;
+  const known = ROLES.find((r) => r.toLowerCase() === role.toLowerCase());
+  if (known) return known;
+  throw new CliError(
+    `search: --role ${role}: not a role${didYouMean(role, ROLES)} (roles: ${ROLES.join(", ")}, custom:<type>)`,
+  );
+}
+
 /** Hits fetched beyond the page to say how many more there are ("N more, --offset K"). */
 const MORE_PROBE = 200;
 /** Hits counted for the `--all` hint. */
@@ -351,7 +382,7 @@ async function runRanked(query, dir, values, out) {
   const offset = parseIntOption(values.offset, "offset") ?? 0;
   const filters = {
     sessionDir: scope.root,
-    roles: values.role,
+    roles: values.role?.map(checkRole),
     tools: values.tool,
     since: date(values.since, "since"),
     until: date(values.until, "until"),
@@ -387,18 +418,26 @@ async function runRanked(query, dir, values, out) {
     else groups.set(h.sessionPath, [h]);
   }
   const infos = await infosByPath([...groups.keys()]);
+  // Ids as prefixes that name one session of the store searched (show --dir DIR takes them).
+  const fullId = (path, hit) => String(hit.sessionId ?? infos.get(path)?.id ?? "?");
+  const ids = printedIds(
+    [...groups].map(([path, list]) => fullId(path, list[0])),
+    { dir },
+  );
+  const idW = Math.max(...[...ids.values()].map((id) => id.length));
   const cols = out.columns;
   let first = true;
   for (const [path, list] of groups) {
     if (!first) out.line();
     first = false;
-    out.line(sessionHeader(path, list[0], infos.get(path), out, cols));
+    out.line(sessionHeader(path, list[0], infos.get(path), out, cols, ids.get(fullId(path, list[0])).padEnd(idW)));
     for (const h of list) out.line(hitLine(h, out, cols));
   }
 
   if (!hits.length) {
     const other = scope.kind === "project" ? await allHits(query, filters, scope.cwd) : null;
-    const hint = other ? `; --all has ${other.hits} in ${other.sessions}` : "";
+    const branches = filters.branch === "active" ? await otherBranchHits(query, filters, cwd) : null;
+    const hint = `${branches ? `; --all-branches has ${branches.hits} in ${branches.sessions}` : ""}${other ? `; --all has ${other.hits} in ${other.sessions}` : ""}`;
     errLine(`no match for ${shownQuery(query)}${scope.kind === "project" ? " here" : ""}${hint}`);
     return 1;
   }
@@ -414,28 +453,34 @@ async function runRanked(query, dir, values, out) {
 }
 
 /**
- * Hits in other projects' sessions (what --all adds), as "N hits" / "M sessions" (with "+"
- * at the probe's cap), or null when there are none.
+ * The hits of a probe search (`options` over `filters`, at most HINT_PROBE) that `keep` selects,
+ * as "N hits" / "M sessions" (with "+" at the probe's cap), or null when there are none.
  */
-async function allHits(query, filters, cwd) {
+async function probeHits(query, filters, options, keep) {
   let hits;
   try {
-    hits = await pkg.searchSessions(query, { ...filters, limit: HINT_PROBE, snippetChars: 16 });
+    hits = await pkg.searchSessions(query, { ...filters, ...options, limit: HINT_PROBE, snippetChars: 16 });
   } catch {
     return null;
   }
-  const other = hits.filter((h) => !(h.cwd && paths.pathsEqual(h.cwd, cwd)));
-  if (!other.length) return null;
+  const kept = hits.filter(keep);
+  if (!kept.length) return null;
   const more = hits.length >= HINT_PROBE ? "+" : "";
   return {
-    hits: `${plural(other.length, "hit")}${more}`,
-    sessions: `${plural(new Set(other.map((h) => h.sessionPath)).size, "session")}${more}`,
+    hits: `${plural(kept.length, "hit")}${more}`,
+    sessions: `${plural(new Set(kept.map((h) => h.sessionPath)).size, "session")}${more}`,
   };
 }
 
+/** Hits in other projects' sessions (what --all adds). */
+const allHits = (query, filters, cwd) => probeHits(query, filters, {}, (h) => !(h.cwd && paths.pathsEqual(h.cwd, cwd)));
+
+/** Hits off the sessions' active branches in the same scope (what --all-branches adds). */
+const otherBranchHits = (query, filters, cwd) =>
+  probeHits(query, filters, { cwd, branch: "all" }, (h) => !h.onActiveBranch);
+
 /** One header line per session: short id, title, cwd, date, fitted to `cols` columns. */
-function sessionHeader(path, hit, info, out, cols) {
-  const id = String(hit.sessionId ?? info?.id ?? "?").slice(0, 8);
+function sessionHeader(path, hit, info, out, cols, id) {
   const title = info ? info.name || oneLine(info.firstMessage, 200) || "(no messages)" : shortenHome(path);
   const where = shortenHome(hit.cwd ?? info?.cwd ?? "?");
   const when = info ? formatDate(info.modified) : String(hit.timestamp ?? "");

@@ -7,9 +7,10 @@ import {
   makeOut,
   oneLine,
   parse,
-  resolveSession,
   shortenHome,
 } from "./util.mjs";
+import { resolveSession } from "./ids.mjs";
+import { fitStart } from "./layout.mjs";
 import { renderContext, treeLines } from "./render.mjs";
 import { usageOf } from "./stats.mjs";
 
@@ -81,13 +82,17 @@ function treeJson(roots) {
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    tree: { type: "boolean", short: "t" },
-    context: { type: "boolean", short: "c" },
-    full: { type: "boolean" },
-    json: { type: "boolean" },
-    dir: { type: "string" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      tree: { type: "boolean", short: "t" },
+      context: { type: "boolean", short: "c" },
+      full: { type: "boolean" },
+      json: { type: "boolean" },
+      dir: { type: "string" },
+    },
+    { command: "show" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);
@@ -106,13 +111,16 @@ export async function run(argv) {
     out.json(j);
     return 0;
   }
-  const kv = (k, v) => out.line(`${out.dim(k.padEnd(9))}${v}`);
+  // On a terminal every line fits its width (out.row).
+  const kv = (k, v) => out.row(`${out.dim(k.padEnd(9))}${v}`);
+  // paths cut at their start (their end says most)
+  const path = (p) => (out.columns ? fitStart(p, Math.max(16, out.columns - 9)) : p);
   kv("Session", out.bold(header.id));
   if (name) kv("Name", out.bold(name));
-  kv("File", file);
-  kv("Cwd", shortenHome(String(header.cwd ?? "")));
+  kv("File", path(file));
+  kv("Cwd", path(shortenHome(String(header.cwd ?? ""))));
   kv("Created", `${formatDate(header.timestamp)}  (${isoOrNull(header.timestamp) ?? String(header.timestamp)})`);
-  if (header.parentSession) kv("Parent", String(header.parentSession));
+  if (header.parentSession) kv("Parent", path(String(header.parentSession)));
   kv(
     "Version",
     fileVersion < 3
@@ -152,12 +160,12 @@ export async function run(argv) {
   if (values.tree) {
     out.line();
     out.line(out.bold("Tree"));
-    for (const l of treeLines(sm, out)) out.line(l);
+    for (const l of treeLines(sm, out)) out.row(l);
   }
   if (values.context) {
     out.line();
     out.line(out.bold("Context"));
-    for (const l of renderContext(sm, out, { full: values.full })) out.line(l);
+    for (const l of renderContext(sm, out, { full: values.full })) out.row(l);
   }
   return 0;
 }

@@ -78,11 +78,15 @@ export async function computeStats(infos) {
 }
 
 export async function run(argv) {
-  const { values, positionals } = parse(argv, {
-    all: { type: "boolean", short: "a" },
-    cwd: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parse(
+    argv,
+    {
+      all: { type: "boolean", short: "a" },
+      cwd: { type: "string" },
+      json: { type: "boolean" },
+    },
+    { command: "stats" },
+  );
   const out = makeOut();
   if (values.help) {
     out.line(help);
@@ -108,7 +112,7 @@ export async function run(argv) {
     return 0;
   }
 
-  const kv = (k, v) => out.line(`${out.dim(k.padEnd(10))}${v}`);
+  const kv = (k, v) => out.row(`${out.dim(k.padEnd(10))}${v}`);
   kv("Sessions", String(t.sessions));
   kv("Bytes", `${formatBytes(t.bytes)} (${t.bytes})`);
   kv("Entries", String(t.entries));

@@ -3,7 +3,9 @@ import { createRequire } from "node:module";
 import { closeSync, constants as fsc, existsSync, fstatSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { fitLine } from "./layout.mjs";
 import { MARK, errLine, jsonSafe, sanitize } from "./sanitize.mjs";
+import { didYouMean } from "./suggest.mjs";
 
 export { errLine, sanitize };
 
@@ -11,7 +13,6 @@ const require = createRequire(import.meta.url);
 export const pkg = require("../../index.js");
 export const paths = require("../paths.js");
 export const { SessionManager } = pkg;
-const discovery = require("../discovery/index.js");
 
 /** Exit codes (documented in `pi-session --help`). */
 export const EXIT = { OK: 0, PROBLEMS: 1, ERROR: 2 };
@@ -112,11 +113,14 @@ export function makeOut(stream = process.stdout, env = process.env) {
   const color = Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
   // Our colours are written as MARK (sanitize() turns it into ESC); every sink sanitises.
   const wrap = (open, close) => (s) => (color ? `${MARK}[${open}m${s}${MARK}[${close}m` : String(s));
+  const columns = stream.isTTY && stream.columns > 0 ? stream.columns : undefined;
   return {
     color,
-    columns: stream.isTTY && stream.columns > 0 ? stream.columns : undefined,
+    columns,
     write: (s) => stream.write(sanitize(s, color)),
     line: (s = "") => stream.write(`${sanitize(s, color)}\n`),
+    /** A line fitted to the terminal's width (layout.mjs fitLine), as is elsewhere. */
+    row: (s = "") => stream.write(`${sanitize(columns ? fitLine(s, columns) : s, color)}\n`),
     /** `--json` output: JSON.stringify, with every C0/C1/bidi control \u-escaped. */
     json: (v) => stream.write(`${jsonSafe(JSON.stringify(v, null, 2))}\n`),
     bold: wrap(1, 22),
@@ -131,22 +135,36 @@ export function makeOut(stream = process.stdout, env = process.env) {
 }
 
 /**
- * util.parseArgs with CLI-friendly errors.
+ * util.parseArgs with CLI-friendly errors: one line naming the command, and for an unknown
+ * long option the nearest known one.
  * @param {string[]} argv
  * @param {import("node:util").ParseArgsOptionsConfig} options
- * @param {{ allowPositionals?: boolean }} [config]
+ * @param {{ allowPositionals?: boolean, command?: string }} [config]
  * @returns {{ values: Record<string, any>, positionals: string[] }}
  */
-export function parse(argv, options, { allowPositionals = true } = {}) {
+export function parse(argv, options, { allowPositionals = true, command } = {}) {
+  const all = { help: { type: /** @type {const} */ ("boolean"), short: "h" }, ...options };
   try {
-    return parseArgs({
-      args: argv,
-      options: { help: { type: "boolean", short: "h" }, ...options },
-      allowPositionals,
-      strict: true,
-    });
+    return parseArgs({ args: argv, options: all, allowPositionals, strict: true });
   } catch (err) {
-    throw new CliError(String(err.message).split("\n")[0]);
+    const who = command ? `${command}: ` : "";
+    const see = command ? ` (see pi-session ${command} --help)` : "";
+    const msg = String(err.message).split("\n")[0];
+    if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      const opt = /'([^']+)'/.exec(msg)?.[1] ?? msg;
+      const hint = opt.startsWith("--")
+        ? didYouMean(
+            opt.split("=")[0],
+            Object.keys(all).map((n) => `--${n}`),
+          )
+        : "";
+      throw new CliError(`${who}unknown option ${opt}${hint}${see}`);
+    }
+    const missing = /^Option '(?:-\w, )?(--[^ ']+) <value>' argument missing/.exec(msg);
+    if (missing) throw new CliError(`${who}${missing[1]} needs a value${see}`);
+    const noValue = /^Option '(?:-\w, )?(--[^ ']+)' does not take an argument/.exec(msg);
+    if (noValue) throw new CliError(`${who}${noValue[1]} takes no value${see}`);
+    throw new CliError(`${who}${msg}`);
   }
 }
 
@@ -305,72 +323,6 @@ export function progress(label) {
       if (shown) process.stderr.write("\r\x1b[K");
     },
   };
-}
-
-/** Session files of a store, like listAll's candidates (no content read). */
-export function storeFiles(dir) {
-  const base = dir !== undefined ? resolve(paths.normalizePath(dir)) : paths.getSessionsDir();
-  const jsonl = (d) => {
-    try {
-      return readdirSync(d)
-        .filter((f) => f.endsWith(".jsonl"))
-        .map((f) => join(d, f));
-    } catch {
-      return [];
-    }
-  };
-  if (!isDir(base)) return [];
-  if (dir !== undefined && hasJsonl(base)) return jsonl(base);
-  let subdirs = [];
-  try {
-    subdirs = readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory() || e.isSymbolicLink());
-  } catch {
-    return [];
-  }
-  return subdirs.flatMap((e) => jsonl(join(base, e.name)));
-}
-
-/**
- * FILE|ID: an existing path is used as is; otherwise the store (`dir`, or pi's store,
- * every project) is searched for a session whose header id starts with the argument
- * (headers only, with the discovery layer's bounded header read).
- * @param {string} arg
- * @param {{ dir?: string }} [options]
- */
-export async function resolveSession(arg, { dir } = {}) {
-  const p = resolve(paths.normalizePath(arg));
-  if (existsSync(p)) {
-    if (isDir(p)) throw new CliError(`${arg}: is a directory`);
-    return p;
-  }
-  if (arg.includes("/") || arg.endsWith(".jsonl") || arg === "")
-    throw new CliError(`${arg}: no such file or directory`);
-  if (dir !== undefined && !isDir(resolve(paths.normalizePath(dir)))) throw new CliError(`${dir}: not a directory`);
-  const hits = [];
-  for (const f of storeFiles(dir)) {
-    let h = null;
-    try {
-      h = discovery.readSessionHeader(f);
-    } catch {
-      // unreadable or oversized header: not a candidate
-    }
-    if (h && typeof h.id === "string" && h.id.startsWith(arg)) hits.push({ path: f, id: h.id });
-  }
-  if (hits.length === 0) {
-    const where = dir ?? paths.getSessionsDir();
-    throw new CliError(`${arg}: no such file, and no session id starting with it in ${where}`);
-  }
-  const exact = hits.filter((h) => h.id === arg);
-  const pick = exact.length === 1 ? exact : hits;
-  if (pick.length > 1) {
-    throw new CliError(
-      `${arg}: ambiguous session id prefix (${pick.length} sessions: ${pick
-        .slice(0, 3)
-        .map((s) => s.id)
-        .join(", ")}${pick.length > 3 ? ", …" : ""})`,
-    );
-  }
-  return pick[0].path;
 }
 
 /** Open a session file read-only in spirit (SessionManager.open; no writes unless appended to). */

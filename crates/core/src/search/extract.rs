@@ -223,16 +223,37 @@ fn cut_utf8(s: &mut String, max: usize) {
     }
 }
 
+/// Bytes parsed between two calls of [`parse_watched`]'s `keep_going`.
+pub const WATCH_EVERY: usize = 256 << 10;
+
 /// Parse the lines of `bytes` (the file from offset `base`). Only complete lines are taken
 /// (ending in `\n`), plus a last unterminated line when `take_tail` (a file that stopped
 /// changing) and it parses. The header (`type: "session"`) gives the session id and cwd.
 pub fn parse(bytes: &[u8], base: u64, take_tail: bool) -> Parsed {
+    parse_watched(bytes, base, take_tail, &|_| true).unwrap_or_default()
+}
+
+/// [`parse`], calling `keep_going(bytes parsed so far)` every [`WATCH_EVERY`] bytes: a large
+/// file reports how far it is, and stops (None) as soon as `keep_going` says so.
+pub fn parse_watched(
+    bytes: &[u8],
+    base: u64,
+    take_tail: bool,
+    keep_going: &dyn Fn(usize) -> bool,
+) -> Option<Parsed> {
     let mut p = Parsed {
         end: base,
         ..Parsed::default()
     };
     let mut pos = 0usize;
+    let mut next_watch = WATCH_EVERY;
     while pos < bytes.len() {
+        if pos >= next_watch {
+            if !keep_going(pos) {
+                return None;
+            }
+            next_watch = pos + WATCH_EVERY;
+        }
         let (line, next, complete) = match memchr::memchr(b'\n', &bytes[pos..]) {
             Some(i) => (&bytes[pos..pos + i], pos + i + 1, true),
             None => (&bytes[pos..], bytes.len(), false),
@@ -296,7 +317,7 @@ pub fn parse(bytes: &[u8], base: u64, take_tail: bool) -> Parsed {
             });
         }
     }
-    p
+    Some(p)
 }
 
 /// The full searchable texts of one entry line ([`entry_texts`]), for snippets and windows.

@@ -56,6 +56,72 @@ pub enum Load {
     Background,
 }
 
+/// A file a worker of an index refresh is parsing, and how far it is (the "reading <file>" of a
+/// progress line when one file takes long). Registered while it is parsed ([`Reading::start`]).
+#[derive(Debug)]
+pub struct ReadingFile {
+    pub path: String,
+    /// Bytes of it read and parsed so far (updated every [`extract::WATCH_EVERY`] bytes).
+    pub done: std::sync::atomic::AtomicU64,
+    pub size: u64,
+    pub since: std::time::Instant,
+}
+
+/// The files being parsed by index refreshes in this process.
+static READING: std::sync::Mutex<Vec<Arc<ReadingFile>>> = std::sync::Mutex::new(Vec::new());
+
+/// A file registered in [`READING`] while it is parsed; unregistered on drop.
+struct Reading(Arc<ReadingFile>);
+
+impl Reading {
+    fn start(path: &Path, size: u64) -> Reading {
+        let r = Arc::new(ReadingFile {
+            path: path.to_string_lossy().into_owned(),
+            done: std::sync::atomic::AtomicU64::new(0),
+            size,
+            since: std::time::Instant::now(),
+        });
+        if let Ok(mut v) = READING.lock() {
+            v.push(Arc::clone(&r));
+        }
+        Reading(r)
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if let Ok(mut v) = READING.lock() {
+            v.retain(|x| !Arc::ptr_eq(x, &self.0));
+        }
+    }
+}
+
+/// The files index refreshes in this process are parsing: path, bytes parsed so far, size, and
+/// how long each has taken until now; the longest first.
+pub fn reading_files() -> Vec<(String, u64, u64, std::time::Duration)> {
+    let Ok(v) = READING.lock() else {
+        return Vec::new();
+    };
+    let mut out: Vec<_> = v
+        .iter()
+        .map(|r| {
+            (
+                r.path.clone(),
+                r.done.load(Ordering::Relaxed),
+                r.size,
+                r.since.elapsed(),
+            )
+        })
+        .collect();
+    out.sort_by_key(|r| std::cmp::Reverse(r.3));
+    out
+}
+
+/// The file index refreshes in this process have been parsing the longest, if any.
+pub fn reading_now() -> Option<(String, u64, u64, std::time::Duration)> {
+    reading_files().into_iter().next()
+}
+
 /// Receives `(done, total)`: files of a refresh parsed so far, of those it has to index.
 pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
@@ -848,8 +914,9 @@ fn lower_this_threads_priority() {
 }
 
 /// Parse the files of a chunk on `threads` worker threads. Each worker checks `abort` before
-/// each file, so an abort waits for the files being parsed only. Per file: `None` when not
-/// parsed (aborted first), `Some(None)` when it could not be read.
+/// each file and, inside a large file, every [`extract::WATCH_EVERY`] bytes, so an abort waits
+/// for about a quarter megabyte of parsing per worker. Per file: `None` when not parsed (aborted),
+/// `Some(None)` when it could not be read.
 fn parse_files(
     chunk: &[(String, Stamp, Option<FileRow>)],
     start_ns: i128,
@@ -871,7 +938,11 @@ fn parse_files(
                     let Some((path, stamp, old)) = chunk.get(i) else {
                         break;
                     };
-                    let up = parse_one(Path::new(path), stamp, old.as_ref(), start_ns);
+                    let Ok(up) = parse_one(Path::new(path), stamp, old.as_ref(), start_ns, abort)
+                    else {
+                        // aborted inside the file: its slot stays None
+                        break;
+                    };
                     if let Ok(mut slot) = slots[i].lock() {
                         *slot = Some(up);
                     }
@@ -899,13 +970,61 @@ fn folded(mut p: extract::Parsed) -> extract::Parsed {
     p
 }
 
-fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) -> Option<Update> {
-    use std::io::Read;
-    let o = crate::safefs::open_regular(path, true).ok()?;
+/// Parsing a file stopped because the refresh was aborted.
+struct Aborted;
+
+/// Parses a part of a file: `(bytes, base offset, take a last unterminated line)`.
+type ParsePart<'a> = &'a dyn Fn(&[u8], u64, bool) -> std::result::Result<extract::Parsed, Aborted>;
+
+/// One file's update: `Ok(None)` when it cannot be read, `Err(Aborted)` when `abort` was set
+/// while it was parsed (checked every [`extract::WATCH_EVERY`] bytes, which also tell
+/// [`reading_now`] how far it is).
+fn parse_one(
+    path: &Path,
+    stamp: &Stamp,
+    old: Option<&FileRow>,
+    start_ns: i128,
+    abort: &AtomicBool,
+) -> std::result::Result<Option<Update>, Aborted> {
+    let Some(o) = crate::safefs::open_regular(path, true).ok() else {
+        return Ok(None);
+    };
+    let reading = Reading::start(path, o.size);
+    let reading = &reading;
+    let watch = |base: u64| {
+        move |pos: usize| {
+            reading.0.done.store(base + pos as u64, Ordering::Relaxed);
+            !abort.load(Ordering::Relaxed)
+        }
+    };
+    let parse = |bytes: &[u8], base: u64, stable: bool| {
+        extract::parse_watched(bytes, base, stable, &watch(base))
+            .map(folded)
+            .ok_or(Aborted)
+    };
+    parse_file(&o, stamp, old, start_ns, &parse)
+}
+
+/// The body of [`parse_one`] on an opened file: `parse(bytes, base, stable)` parses a part of it.
+fn parse_file(
+    o: &crate::safefs::Opened,
+    stamp: &Stamp,
+    old: Option<&FileRow>,
+    start_ns: i128,
+    parse: ParsePart,
+) -> std::result::Result<Option<Update>, Aborted> {
+    use std::io::{Read, Seek};
     let now = Stamp::of(&o.meta);
     let size = o.size;
     let stable = cacheable(&now, start_ns);
     let _ = stamp;
+    // The bytes `from`..size of the file, or None when they cannot be read.
+    let read_from = |from: u64| -> Option<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(usize::try_from(size - from).ok()?.saturating_add(1));
+        (&o.file).seek(std::io::SeekFrom::Start(from)).ok()?;
+        (&o.file).take(size - from).read_to_end(&mut bytes).ok()?;
+        Some(bytes)
+    };
     // Resume from where the index left off when that prefix is unchanged.
     if let Some(old) = old
         && old.stamp.ino == now.ino
@@ -914,12 +1033,10 @@ fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) 
         && old.fp.is_some()
         && crate::discovery::resume::fingerprint(&o.file, old.indexed_to) == old.fp
     {
-        let mut bytes = Vec::new();
-        let mut f = &o.file;
-        use std::io::Seek;
-        f.seek(std::io::SeekFrom::Start(old.indexed_to)).ok()?;
-        f.take(size - old.indexed_to).read_to_end(&mut bytes).ok()?;
-        let parsed = folded(extract::parse(&bytes, old.indexed_to, stable));
+        let Some(bytes) = read_from(old.indexed_to) else {
+            return Ok(None);
+        };
+        let parsed = parse(&bytes, old.indexed_to, stable)?;
         // Appends must extend the old leaf, one after the other.
         let mut leaf = old.leaf.clone();
         let mut linear = true;
@@ -932,27 +1049,26 @@ fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) 
         }
         if linear {
             let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
-            return Some(Update {
+            return Ok(Some(Update {
                 parsed,
                 append: true,
                 fp,
                 exact: stable,
-            });
+            }));
         }
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?.saturating_add(1));
     // From the start (a resume attempt above may have moved the position).
-    use std::io::Seek;
-    (&o.file).seek(std::io::SeekFrom::Start(0)).ok()?;
-    (&o.file).take(size).read_to_end(&mut bytes).ok()?;
-    let parsed = folded(extract::parse(&bytes, 0, stable));
+    let Some(bytes) = read_from(0) else {
+        return Ok(None);
+    };
+    let parsed = parse(&bytes, 0, stable)?;
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
-    Some(Update {
+    Ok(Some(Update {
         parsed,
         append: false,
         fp,
         exact: stable,
-    })
+    }))
 }
 
 /// Search options (see `searchSessions` in index.d.ts).
@@ -1679,6 +1795,68 @@ mod tests {
             parsed >= d && parsed < d + parse_threads(),
             "{parsed} parsed, {d} at the abort, {} workers",
             parse_threads()
+        );
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A large file tells how far its parse is (reading_files), and an abort stops the parse
+    /// inside it, within a quarter megabyte: nothing of it is written.
+    #[test]
+    fn a_large_file_reports_its_progress_and_stops_inside_on_abort() {
+        let root = std::env::temp_dir().join(format!("psn-search-large-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let file = root.join("big.jsonl");
+        let mut body = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        );
+        body.push('\n');
+        let mut parent: Option<String> = None;
+        // ~14 MB: parsing takes long enough to be seen (and stopped) part-way
+        for j in 0..40_000 {
+            let id = format!("m{j}");
+            body.push_str(&line(
+                &id,
+                parent.as_deref(),
+                &format!(
+                    "line {j} of the large session about ledgers and {}",
+                    "rounding ".repeat(20)
+                ),
+            ));
+            parent = Some(id);
+        }
+        fs::write(&file, &body).unwrap();
+        let size = body.len() as u64;
+        let abort = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (root, abort) = (root.clone(), Arc::clone(&abort));
+            std::thread::spawn(move || {
+                let mut ix = Index::open(&root).unwrap();
+                let r = ix.refresh_with(&abort, None, Load::Interactive);
+                (r.err().map(|e| e.0), ix.parsed_by_last_refresh())
+            })
+        };
+        let name = file.to_string_lossy().into_owned();
+        let seen = loop {
+            let ours = reading_files().into_iter().find(|r| r.0 == name);
+            if let Some(r) = ours.filter(|r| r.1 >= extract::WATCH_EVERY as u64) {
+                break r;
+            }
+            assert!(!worker.is_finished(), "the parse ended before it was seen");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        assert_eq!(seen.2, size);
+        assert!(seen.1 < size, "{} of {size}", seen.1);
+        let t = std::time::Instant::now();
+        abort.store(true, Ordering::Relaxed);
+        let (err, parsed) = worker.join().unwrap();
+        let took = t.elapsed();
+        assert_eq!(err.as_deref(), Some("aborted"));
+        assert_eq!(parsed, 0);
+        assert!(reading_files().iter().all(|r| r.0 != name));
+        eprintln!(
+            "large file: seen at {} of {size} bytes; abort took {took:?}",
+            seen.1
         );
         let _ = fs::remove_dir_all(&root);
     }
