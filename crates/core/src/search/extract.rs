@@ -51,8 +51,8 @@ pub struct Row {
     pub timestamp: Option<String>,
     pub ts_ms: Option<i64>,
     pub text: String,
-    /// The camelCase parts of `text`'s tokens (set by the indexer with `text`'s folding).
-    pub parts: String,
+    /// Tokens in `text` (set by the indexer when it replaces `text` by its index text).
+    pub count: usize,
 }
 
 /// The lines of a file from some offset on.
@@ -292,7 +292,7 @@ pub fn parse(bytes: &[u8], base: u64, take_tail: bool) -> Parsed {
                 timestamp: timestamp.clone(),
                 ts_ms,
                 text,
-                parts: String::new(),
+                count: 0,
             });
         }
     }

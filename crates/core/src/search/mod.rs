@@ -39,9 +39,16 @@ const APP_ID: i32 = 0x5053_5248;
 /// FTS5's `ascii` tokenizer over the pre-folded tokens (1: `unicode61`, same tokens, slower).
 /// 3: tool calls, labels and session names indexed (`rows.part` names the text of the
 /// entry); camelCase parts in the `parts` column.
-const SCHEMA: i32 = 3;
-/// Files parsed per write transaction (bounds memory during a first build).
-const BATCH: usize = 128;
+/// 4: `detail=none` over each text's distinct tokens and parts (one column, no positions:
+/// phrases are checked on the texts read back), `rows.ntok` (the text's length, for
+/// ranking); a third of schema 3's bytes, built in a third of its time (issue 43).
+const SCHEMA: i32 = 4;
+/// Files per write transaction of an interactive refresh. FTS5 writes what a transaction
+/// added as one new segment when it commits (and merges segments as they pile up): larger
+/// transactions make fewer, larger segments; an abort loses at most this many files.
+const BATCH: usize = 256;
+/// Files a parsing thread may be ahead of the writer (bounds the memory of parsed files).
+const AHEAD: usize = 8;
 /// Files per write transaction of a background refresh: an abort waits for at most this
 /// many inserts, and loses at most this many parsed files.
 const BACKGROUND_BATCH: usize = 16;
@@ -174,10 +181,11 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEG
 CREATE INDEX files_session ON files(session_id);
 CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
   tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
-  part INTEGER NOT NULL);
+  part INTEGER NOT NULL, ntok INTEGER NOT NULL);
 CREATE INDEX rows_file ON rows(file);
-CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', contentless_delete=1,
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none,
   tokenize='ascii');
+INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
 ";
 
 #[cfg(unix)]
@@ -571,24 +579,11 @@ impl Index {
             Some(f) if !work.is_empty() => Some(Progress::start(f, work.len())),
             _ => None,
         };
-        let (batch, threads) = match load {
+        let (batch, workers) = match load {
             Load::Interactive => (BATCH, parse_threads()),
-            Load::Background => (BACKGROUND_BATCH, 1),
+            Load::Background => (BACKGROUND_BATCH, 0),
         };
-        for chunk in work.chunks(batch) {
-            if abort.load(Ordering::Relaxed) {
-                return Err(RefreshError::Other(aborted()));
-            }
-            let parsed = parse_files(chunk, start, report.as_ref(), threads, abort);
-            self.parsed += parsed.iter().filter(|p| p.is_some()).count();
-            // Aborted while parsing: the chunk is not written (its unparsed files would
-            // read as unreadable ones).
-            let parsed: Option<Vec<Option<Update>>> = parsed.into_iter().collect();
-            let Some(parsed) = parsed else {
-                return Err(RefreshError::Other(aborted()));
-            };
-            self.write(chunk, parsed)?;
-        }
+        self.index_files(&work, start, report.as_ref(), batch, workers, abort)?;
         if !gone.is_empty() {
             let tx = self.conn.unchecked_transaction()?;
             for (p, id) in &gone {
@@ -606,37 +601,146 @@ impl Index {
         Ok(())
     }
 
-    fn write(
+    /// Parse and write the files of `work` in its order (rowids follow it), one write
+    /// transaction per `batch` files. With `workers`, that many threads parse ahead of the
+    /// writer (this thread), at most [`AHEAD`] files per worker beyond the file being
+    /// written; with none, this thread parses each file itself before writing it (the
+    /// background refresh: one thread). An abort stops the parsing at the next file and
+    /// rolls the open transaction back: the files of the batch being written are not
+    /// written (a file not parsed would read as an unreadable one).
+    fn index_files(
         &mut self,
-        chunk: &[(String, Stamp, Option<FileRow>)],
-        parsed: Vec<Option<Update>>,
+        work: &[(String, Stamp, Option<FileRow>)],
+        start_ns: i128,
+        progress: Option<&Progress>,
+        batch: usize,
+        workers: usize,
+        abort: &AtomicBool,
     ) -> std::result::Result<(), RefreshError> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let r = self.write_in_tx(chunk, parsed);
-        match r {
-            Ok(()) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(())
+        let parsed = std::sync::atomic::AtomicUsize::new(0);
+        let parse = |i: usize| -> Option<Update> {
+            let (path, stamp, old) = &work[i];
+            let up = parse_one(Path::new(path), stamp, old.as_ref(), start_ns, progress);
+            parsed.fetch_add(1, Ordering::Relaxed);
+            if let Some(p) = progress {
+                p.step();
             }
+            up
+        };
+        let mut writer = Writer::new(batch);
+        let r = if workers == 0 {
+            (|| {
+                for (i, item) in work.iter().enumerate() {
+                    if abort.load(Ordering::Relaxed) {
+                        return Err(RefreshError::Other(aborted()));
+                    }
+                    let up = parse(i);
+                    writer.write(self, item, up)?;
+                }
+                Ok(())
+            })()
+        } else {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            // Files written so far, and whether the writer stopped (error or abort).
+            let written = std::sync::Mutex::new((0usize, false));
+            let moved = std::sync::Condvar::new();
+            let ahead = AHEAD * workers;
+            std::thread::scope(|s| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Option<Update>)>(ahead);
+                for _ in 0..workers {
+                    let tx = tx.clone();
+                    let (next, written, moved, parse) = (&next, &written, &moved, &parse);
+                    s.spawn(move || {
+                        loop {
+                            if abort.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= work.len() {
+                                break;
+                            }
+                            // Not too far ahead of the writer (bounds memory).
+                            let Ok(mut w) = written.lock() else { break };
+                            while !w.1 && i >= w.0 + ahead && !abort.load(Ordering::Relaxed) {
+                                let Ok((g, _)) =
+                                    moved.wait_timeout(w, std::time::Duration::from_millis(50))
+                                else {
+                                    return;
+                                };
+                                w = g;
+                            }
+                            let stop = w.1;
+                            drop(w);
+                            if stop || abort.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            if tx.send((i, parse(i))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(tx);
+                let mut waiting: std::collections::BTreeMap<usize, Option<Update>> =
+                    std::collections::BTreeMap::new();
+                let mut done = 0usize;
+                let r = (|| {
+                    for (i, up) in rx.iter() {
+                        waiting.insert(i, up);
+                        while let Some(up) = waiting.remove(&done) {
+                            if abort.load(Ordering::Relaxed) {
+                                return Err(RefreshError::Other(aborted()));
+                            }
+                            writer.write(self, &work[done], up)?;
+                            done += 1;
+                            if let Ok(mut w) = written.lock() {
+                                w.0 = done;
+                            }
+                            moved.notify_all();
+                        }
+                    }
+                    // The workers stopped early: aborted.
+                    if done < work.len() {
+                        return Err(RefreshError::Other(aborted()));
+                    }
+                    Ok(())
+                })();
+                if let Ok(mut w) = written.lock() {
+                    w.1 = true;
+                }
+                moved.notify_all();
+                // Unblock the workers' sends; they see the stop flag next.
+                drop(rx);
+                r
+            })
+        };
+        self.parsed = parsed.load(Ordering::Relaxed);
+        match r {
+            Ok(()) => writer.finish(self),
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                // The in-memory view may be ahead of the file now.
-                let _ = self.load_files();
+                writer.cancel(self);
                 Err(e)
             }
         }
     }
 
-    fn write_in_tx(
-        &mut self,
-        chunk: &[(String, Stamp, Option<FileRow>)],
-        parsed: Vec<Option<Update>>,
-    ) -> std::result::Result<(), RefreshError> {
+    fn begin(&mut self) -> std::result::Result<(), RefreshError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
         // Another process may have written since our view was loaded.
         if self.data_version()? != self.data_version {
             self.load_files()?;
         }
-        for ((path, stamp, old), up) in chunk.iter().zip(parsed) {
+        Ok(())
+    }
+
+    /// Write one parsed file (in the open transaction).
+    fn write_file(
+        &mut self,
+        item: &(String, Stamp, Option<FileRow>),
+        up: Option<Update>,
+    ) -> std::result::Result<(), RefreshError> {
+        let (path, stamp, old) = item;
+        {
             let current = self.files.get(path).cloned();
             if current.as_ref().map(|c| (c.stamp, c.exact))
                 != old.as_ref().map(|o| (o.stamp, o.exact))
@@ -646,7 +750,7 @@ impl Index {
                     .as_ref()
                     .is_some_and(|c| c.exact && c.stamp == *stamp)
                 {
-                    continue;
+                    return Ok(());
                 }
             }
             let Some(up) = up else {
@@ -657,13 +761,13 @@ impl Index {
                         .execute("DELETE FROM files WHERE id = ?1", params![c.id])?;
                     self.files.remove(path);
                 }
-                continue;
+                return Ok(());
             };
             let (file_id, full) = match (&current, up.append) {
                 (Some(c), true) => {
                     // The appended lines continue the rows as we saw them, or nothing.
                     if old.as_ref().map(|o| (o.id, o.indexed_to)) != Some((c.id, c.indexed_to)) {
-                        continue;
+                        return Ok(());
                     }
                     (c.id, false)
                 }
@@ -671,7 +775,7 @@ impl Index {
                     delete_file_rows(&self.conn, c.id)?;
                     (c.id, true)
                 }
-                (None, true) => continue,
+                (None, true) => return Ok(()),
                 (None, false) => {
                     self.conn.execute(
                         "INSERT INTO files(path, size, mtime, ctime, ino, indexed_to, exact) VALUES (?1, 0, 0, 0, 0, 0, 0)",
@@ -684,11 +788,11 @@ impl Index {
             let active = if full { active_set(&p.entries) } else { None };
             {
                 let mut ins_row = self.conn.prepare_cached(
-                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part, ntok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?;
                 let mut ins_fts = self
                     .conn
-                    .prepare_cached("INSERT INTO fts(rowid, body, parts) VALUES (?1, ?2, ?3)")?;
+                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
                 for r in &p.rows {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
@@ -706,11 +810,12 @@ impl Index {
                         e.off as i64,
                         e.len as i64,
                         on as i64,
-                        r.part as i64
+                        r.part as i64,
+                        r.count as i64
                     ])?;
                     let rowid = self.conn.last_insert_rowid();
-                    // `r.text` and `r.parts` are already the index text (see `folded`).
-                    ins_fts.execute(params![rowid, r.text, r.parts])?;
+                    // `r.text` is already the index text (see `folded`).
+                    ins_fts.execute(params![rowid, r.text])?;
                 }
             }
             let prev = if full { None } else { current.as_ref() };
@@ -753,6 +858,59 @@ impl Index {
             self.files.insert(path.clone(), row);
         }
         Ok(())
+    }
+}
+
+/// The write transactions of one refresh: one opened at the first file written, committed
+/// every `batch` files and at the end, rolled back on an error or an abort.
+struct Writer {
+    batch: usize,
+    in_tx: usize,
+    open: bool,
+}
+
+impl Writer {
+    fn new(batch: usize) -> Writer {
+        Writer {
+            batch: batch.max(1),
+            in_tx: 0,
+            open: false,
+        }
+    }
+
+    fn write(
+        &mut self,
+        ix: &mut Index,
+        item: &(String, Stamp, Option<FileRow>),
+        up: Option<Update>,
+    ) -> std::result::Result<(), RefreshError> {
+        if !self.open {
+            ix.begin()?;
+            self.open = true;
+        }
+        ix.write_file(item, up)?;
+        self.in_tx += 1;
+        if self.in_tx >= self.batch {
+            ix.conn.execute_batch("COMMIT")?;
+            self.open = false;
+            self.in_tx = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(self, ix: &mut Index) -> std::result::Result<(), RefreshError> {
+        if self.open {
+            ix.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
+    }
+
+    fn cancel(self, ix: &mut Index) {
+        if self.open {
+            let _ = ix.conn.execute_batch("ROLLBACK");
+            // The in-memory view may be ahead of the file now.
+            let _ = ix.load_files();
+        }
     }
 }
 
@@ -825,12 +983,13 @@ struct Update {
     exact: bool,
 }
 
-/// Worker threads of an interactive refresh: the cores, 4 at most.
+/// Parsing threads of an interactive refresh: one per core (the writer, the calling thread,
+/// takes about a fifth of the work and shares them).
 fn parse_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
-        .clamp(1, 4)
+        .clamp(1, 64)
 }
 
 /// Lower the OS priority (raise the nice value by 10, to 19 at most) of the calling thread
@@ -847,59 +1006,25 @@ fn lower_this_threads_priority() {
     }
 }
 
-/// Parse the files of a chunk on `threads` worker threads. Each worker checks `abort` before
-/// each file, so an abort waits for the files being parsed only. Per file: `None` when not
-/// parsed (aborted first), `Some(None)` when it could not be read.
-fn parse_files(
-    chunk: &[(String, Stamp, Option<FileRow>)],
-    start_ns: i128,
-    progress: Option<&Progress>,
-    threads: usize,
-    abort: &AtomicBool,
-) -> Vec<Option<Option<Update>>> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Option<Update>>>> =
-        chunk.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, chunk.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    if abort.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, stamp, old)) = chunk.get(i) else {
-                        break;
-                    };
-                    let up = parse_one(Path::new(path), stamp, old.as_ref(), start_ns);
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(up);
-                    }
-                    if let Some(p) = progress {
-                        p.step();
-                    }
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or(None))
-        .collect()
-}
-
 /// The rows' texts replaced by their index text (folded tokens), on the worker thread: the
 /// writer, which runs alone, only inserts.
 fn folded(mut p: extract::Parsed) -> extract::Parsed {
     for r in &mut p.rows {
         let t = text::index_text(&r.text);
-        r.text = t.body;
-        r.parts = t.parts;
+        r.text = t.tokens;
+        r.count = t.count;
     }
     p
 }
 
-fn parse_one(path: &Path, stamp: &Stamp, old: Option<&FileRow>, start_ns: i128) -> Option<Update> {
+fn parse_one(
+    path: &Path,
+    stamp: &Stamp,
+    old: Option<&FileRow>,
+    start_ns: i128,
+    progress: Option<&Progress>,
+) -> Option<Update> {
+    let _ = progress;
     use std::io::Read;
     let o = crate::safefs::open_regular(path, true).ok()?;
     let now = Stamp::of(&o.meta);
@@ -1055,6 +1180,7 @@ impl Index {
         abort: &Arc<AtomicBool>,
     ) -> std::result::Result<Vec<Hit>, QueryError> {
         let q = text::parse_query(query);
+        let check = q.needs_check();
         let a = Arc::clone(abort);
         self.conn
             .progress_handler(10_000, Some(move || a.load(Ordering::Relaxed)));
@@ -1128,15 +1254,21 @@ impl Index {
             else {
                 return false;
             };
+            // The index knows which tokens a text holds, not where: a term of several
+            // tokens in a row is checked here, on the text.
+            let toks = text::tokens(t);
+            if c.matched == "text" && check && !q.matches(t, &toks) {
+                return false;
+            }
             *per.entry(c.file).or_insert(0) += 1;
             if skipped < opts.offset {
                 skipped += 1;
                 return true;
             }
             let snippet = if c.matched == "sessionId" {
-                text::snippet(t, &text::Query::default(), opts.snippet_chars)
+                text::snippet_of(t, &toks, &text::Query::default(), opts.snippet_chars)
             } else {
-                text::snippet(t, &q, opts.snippet_chars)
+                text::snippet_of(t, &toks, &q, opts.snippet_chars)
             };
             out.push(Hit {
                 session_path: path.to_string(),
@@ -1198,11 +1330,13 @@ impl Index {
             self.conn.progress_handler(0, None::<fn() -> bool>);
             return Ok(out);
         };
-        // BM25 scores every matching text before the best can be chosen: a word found in
-        // most sessions would cost a pass over most of the index. When more than
-        // RANK_WINDOW texts match, the newest RANK_WINDOW of them (rowids follow indexing
-        // order, oldest files first) are ranked first, and the older ones only when those
-        // did not give enough hits.
+        // Ranking: BM25 with every term counted once per text (the index keeps no
+        // frequencies, and every candidate holds every term): shorter texts first, newer
+        // first among equally long ones. All matching texts are sorted before the best can
+        // be chosen: a word found in most sessions would cost a pass over most of the
+        // index. When more than RANK_WINDOW texts match, the newest RANK_WINDOW of them
+        // (rowids follow indexing order, oldest files first) are ranked first, and the
+        // older ones only when those did not give enough hits.
         let cut: Option<i64> = self
             .conn
             .query_row(
@@ -1234,8 +1368,8 @@ impl Index {
                 _ => String::new(),
             };
             let sql = format!(
-                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, r.part, bm25(fts) AS rank \
-                 FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY rank"
+                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, r.part, r.ntok \
+                 FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY r.ntok, r.id DESC"
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
@@ -1244,7 +1378,7 @@ impl Index {
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
                 }
-                let c = Candidate::from_row(r, -r.get::<_, f64>(8)?, "text")?;
+                let c = Candidate::from_row(r, score(r.get::<_, i64>(8)?), "text")?;
                 accept(c, &mut out);
             }
         }
@@ -1261,6 +1395,13 @@ impl Index {
             .map(|m| m.len())
             .unwrap_or(0)
     }
+}
+
+/// The score of a text of `ntok` tokens holding every term: BM25's length part (k1 = 1.2,
+/// b = 0.75, against an average text of 100 tokens) with each term counted once.
+fn score(ntok: i64) -> f64 {
+    let (k1, b, avg) = (1.2, 0.75, 100.0);
+    (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * ntok.max(0) as f64 / avg))
 }
 
 enum QueryError {
