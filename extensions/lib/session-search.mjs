@@ -85,7 +85,7 @@ export function engineHit(h) {
  * @template {{ path: string }} F
  * @param {F[]} files
  * @param {string} query
- * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
+ * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number, bytesDone?: number, bytesTotal?: number }) => void }} [options]
  * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
  */
 export async function searchSessionsIndexed(
@@ -384,7 +384,11 @@ export function windowLines(entries, width) {
 
 /** The status line while /sessions works: index progress from the engine, else a plain note. */
 export function progressText(query, p) {
-  if (p && p.phase === "indexing" && Number.isFinite(p.done) && Number.isFinite(p.total))
-    return `Indexing sessions ${p.done}/${p.total} for /sessions ${quoted(query, 40)}…`;
+  if (p && p.phase === "indexing" && Number.isFinite(p.done) && Number.isFinite(p.total)) {
+    // The share of bytes read moves while one large session is read (engines that report it).
+    const share =
+      Number.isFinite(p.bytesDone) && p.bytesTotal > 0 ? ` (${Math.floor((100 * p.bytesDone) / p.bytesTotal)}%)` : "";
+    return `Indexing sessions ${p.done}/${p.total}${share} for /sessions ${quoted(query, 40)}…`;
+  }
   return `Searching sessions for ${quoted(query, 40)}…`;
 }

@@ -66,6 +66,23 @@ pub struct Parsed {
     pub end: u64,
 }
 
+impl Parsed {
+    /// Append the lines parsed after these (the header's id and cwd: the first one's).
+    pub fn extend(&mut self, next: Parsed) {
+        let base = self.entries.len();
+        if self.session_id.is_none() && next.session_id.is_some() {
+            self.session_id = next.session_id;
+            self.cwd = next.cwd;
+        }
+        self.entries.extend(next.entries);
+        self.rows.extend(next.rows.into_iter().map(|mut r| {
+            r.entry += base;
+            r
+        }));
+        self.end = next.end;
+    }
+}
+
 fn str_of(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_js_string)
         .map(JsString::to_string_lossy)

@@ -63,52 +63,107 @@ pub enum Load {
     Background,
 }
 
-/// Receives `(done, total)`: files of a refresh parsed so far, of those it has to index.
-pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
+/// One progress report of a refresh: files parsed so far of those it has to index, and the
+/// bytes of those files read and parsed so far (a file resumed where the index left off
+/// counts its indexed prefix as done once it is through).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub done: usize,
+    pub total: usize,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+/// Receives the [`Report`]s of a refresh.
+pub type ProgressFn<'a> = &'a (dyn Fn(Report) + Sync);
 
 /// Least time between two progress reports of one refresh (the first and last are always
 /// made).
 pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// The progress of one refresh that has files to index: `(0, total)` first, then at most
-/// every [`PROGRESS_EVERY`] as worker threads finish files (`done` only grows: a report is
-/// made under the lock and only for a count above the last one), then `(total, total)`
-/// once everything is written.
+/// Bytes of a session file read and parsed at a time: a report can follow each (a file of
+/// any size is reported on as it is read), and a file's raw lines in memory are this much
+/// (or its longest line).
+const READ_CHUNK: u64 = 4 << 20;
+
+/// The progress of one refresh that has files to index: first `done = 0`, then at most
+/// every [`PROGRESS_EVERY`] as worker threads finish files or read chunks of them (`done`
+/// and `bytes_done` only grow: a report is made under the lock and only when one of them is
+/// above the last report's), then everything done once everything is written.
 struct Progress<'a> {
     f: ProgressFn<'a>,
     total: usize,
+    bytes_total: u64,
+    every: std::time::Duration,
     done: std::sync::atomic::AtomicUsize,
-    /// When the last report was made, and its `done`.
-    last: std::sync::Mutex<(std::time::Instant, usize)>,
+    bytes: std::sync::atomic::AtomicU64,
+    /// When the last report was made, and its `done` and `bytes_done`.
+    last: std::sync::Mutex<(std::time::Instant, usize, u64)>,
 }
 
 impl<'a> Progress<'a> {
-    fn start(f: ProgressFn<'a>, total: usize) -> Progress<'a> {
-        f(0, total);
+    fn start(
+        f: ProgressFn<'a>,
+        total: usize,
+        bytes_total: u64,
+        every: std::time::Duration,
+    ) -> Progress<'a> {
+        f(Report {
+            done: 0,
+            total,
+            bytes_done: 0,
+            bytes_total,
+        });
         Progress {
             f,
             total,
+            bytes_total,
+            every,
             done: std::sync::atomic::AtomicUsize::new(0),
-            last: std::sync::Mutex::new((std::time::Instant::now(), 0)),
+            bytes: std::sync::atomic::AtomicU64::new(0),
+            last: std::sync::Mutex::new((std::time::Instant::now(), 0, 0)),
         }
     }
 
-    /// One more file parsed (any thread).
-    fn step(&self) {
+    /// `n` more bytes read and parsed (any thread).
+    fn read(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+        self.maybe_report();
+    }
+
+    /// One more file parsed (any thread), `rest` of its bytes not reported by `read`.
+    fn step(&self, rest: u64) {
+        self.bytes.fetch_add(rest, Ordering::Relaxed);
         self.done.fetch_add(1, Ordering::Relaxed);
+        self.maybe_report();
+    }
+
+    fn maybe_report(&self) {
         let Ok(mut last) = self.last.try_lock() else {
             // Another thread is reporting right now: this count goes with a later report.
             return;
         };
-        let d = self.done.load(Ordering::Relaxed);
-        if last.0.elapsed() >= PROGRESS_EVERY && d > last.1 && d < self.total {
-            (self.f)(d, self.total);
-            *last = (std::time::Instant::now(), d);
+        let d = self.done.load(Ordering::Relaxed).min(self.total);
+        let b = self.bytes.load(Ordering::Relaxed).min(self.bytes_total);
+        let grew = d > last.1 || b > last.2;
+        if last.0.elapsed() >= self.every && grew && d < self.total {
+            (self.f)(Report {
+                done: d,
+                total: self.total,
+                bytes_done: b,
+                bytes_total: self.bytes_total,
+            });
+            *last = (std::time::Instant::now(), d, b);
         }
     }
 
     fn finish(&self) {
-        (self.f)(self.total, self.total);
+        (self.f)(Report {
+            done: self.total,
+            total: self.total,
+            bytes_done: self.bytes_total,
+            bytes_total: self.bytes_total,
+        });
     }
 }
 
@@ -171,6 +226,8 @@ pub struct Index {
     indexed: usize,
     /// Files the last refresh parsed (fewer than `indexed` when it was aborted).
     parsed: usize,
+    /// Least time between two progress reports ([`PROGRESS_EVERY`]; tests set less).
+    progress_every: std::time::Duration,
 }
 
 const SCHEMA_SQL: &str = "
@@ -316,6 +373,7 @@ impl Index {
             links: Vec::new(),
             indexed: 0,
             parsed: 0,
+            progress_every: PROGRESS_EVERY,
         };
         ix.load_files()?;
         Ok(ix)
@@ -576,7 +634,12 @@ impl Index {
         }
         self.indexed = work.len();
         let report = match progress {
-            Some(f) if !work.is_empty() => Some(Progress::start(f, work.len())),
+            Some(f) if !work.is_empty() => Some(Progress::start(
+                f,
+                work.len(),
+                work.iter().map(|(_, st, _)| st.size).sum(),
+                self.progress_every,
+            )),
             _ => None,
         };
         let (batch, workers) = match load {
@@ -618,14 +681,26 @@ impl Index {
         abort: &AtomicBool,
     ) -> std::result::Result<(), RefreshError> {
         let parsed = std::sync::atomic::AtomicUsize::new(0);
-        let parse = |i: usize| -> Option<Update> {
+        // `None`: aborted while parsing (the file is not written, nor counted as parsed).
+        let parse = |i: usize| -> Option<Option<Update>> {
             let (path, stamp, old) = &work[i];
-            let up = parse_one(Path::new(path), stamp, old.as_ref(), start_ns, progress);
+            let mut read = 0u64;
+            let mut on_read = |n: u64| {
+                read += n;
+                if let Some(p) = progress {
+                    p.read(n);
+                }
+            };
+            let up = parse_one(Path::new(path), old.as_ref(), start_ns, &mut on_read, abort)?;
+            // Aborted while this file was read (a report it made may have set the flag).
+            if abort.load(Ordering::Relaxed) {
+                return None;
+            }
             parsed.fetch_add(1, Ordering::Relaxed);
             if let Some(p) = progress {
-                p.step();
+                p.step(stamp.size.saturating_sub(read));
             }
-            up
+            Some(up)
         };
         let mut writer = Writer::new(batch);
         let r = if workers == 0 {
@@ -634,7 +709,11 @@ impl Index {
                     if abort.load(Ordering::Relaxed) {
                         return Err(RefreshError::Other(aborted()));
                     }
-                    let up = parse(i);
+                    // Aborted while parsing, or since: this file is not written.
+                    let up = parse(i).filter(|_| !abort.load(Ordering::Relaxed));
+                    let Some(up) = up else {
+                        return Err(RefreshError::Other(aborted()));
+                    };
                     writer.write(self, item, up)?;
                 }
                 Ok(())
@@ -646,7 +725,8 @@ impl Index {
             let moved = std::sync::Condvar::new();
             let ahead = AHEAD * workers;
             std::thread::scope(|s| {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Option<Update>)>(ahead);
+                let (tx, rx) =
+                    std::sync::mpsc::sync_channel::<(usize, Option<Option<Update>>)>(ahead);
                 for _ in 0..workers {
                     let tx = tx.clone();
                     let (next, written, moved, parse) = (&next, &written, &moved, &parse);
@@ -681,16 +761,16 @@ impl Index {
                     });
                 }
                 drop(tx);
-                let mut waiting: std::collections::BTreeMap<usize, Option<Update>> =
+                let mut waiting: std::collections::BTreeMap<usize, Option<Option<Update>>> =
                     std::collections::BTreeMap::new();
                 let mut done = 0usize;
                 let r = (|| {
                     for (i, up) in rx.iter() {
                         waiting.insert(i, up);
                         while let Some(up) = waiting.remove(&done) {
-                            if abort.load(Ordering::Relaxed) {
+                            let Some(up) = up.filter(|_| !abort.load(Ordering::Relaxed)) else {
                                 return Err(RefreshError::Other(aborted()));
-                            }
+                            };
                             writer.write(self, &work[done], up)?;
                             done += 1;
                             if let Ok(mut w) = written.lock() {
@@ -1017,20 +1097,21 @@ fn folded(mut p: extract::Parsed) -> extract::Parsed {
     p
 }
 
+/// Parse a file for the index: `Some(None)` when it cannot be read (or changed while read),
+/// `None` when `abort` was set while it was read.
 fn parse_one(
     path: &Path,
-    stamp: &Stamp,
     old: Option<&FileRow>,
     start_ns: i128,
-    progress: Option<&Progress>,
-) -> Option<Update> {
-    let _ = progress;
-    use std::io::Read;
-    let o = crate::safefs::open_regular(path, true).ok()?;
+    on_read: &mut dyn FnMut(u64),
+    abort: &AtomicBool,
+) -> Option<Option<Update>> {
+    let Ok(o) = crate::safefs::open_regular(path, true) else {
+        return Some(None);
+    };
     let now = Stamp::of(&o.meta);
     let size = o.size;
     let stable = cacheable(&now, start_ns);
-    let _ = stamp;
     // Resume from where the index left off when that prefix is unchanged.
     if let Some(old) = old
         && old.stamp.ino == now.ino
@@ -1039,12 +1120,18 @@ fn parse_one(
         && old.fp.is_some()
         && crate::discovery::resume::fingerprint(&o.file, old.indexed_to) == old.fp
     {
-        let mut bytes = Vec::new();
-        let mut f = &o.file;
-        use std::io::Seek;
-        f.seek(std::io::SeekFrom::Start(old.indexed_to)).ok()?;
-        f.take(size - old.indexed_to).read_to_end(&mut bytes).ok()?;
-        let parsed = folded(extract::parse(&bytes, old.indexed_to, stable));
+        let parsed = match read_parsed(
+            &o.file,
+            old.indexed_to,
+            size - old.indexed_to,
+            stable,
+            on_read,
+            abort,
+        ) {
+            Read::Parsed(p) => p,
+            Read::Failed => return Some(None),
+            Read::Aborted => return None,
+        };
         // Appends must extend the old leaf, one after the other.
         let mut leaf = old.leaf.clone();
         let mut linear = true;
@@ -1057,27 +1144,93 @@ fn parse_one(
         }
         if linear {
             let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
-            return Some(Update {
+            return Some(Some(Update {
                 parsed,
                 append: true,
                 fp,
                 exact: stable,
-            });
+            }));
         }
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?.saturating_add(1));
-    // From the start (a resume attempt above may have moved the position).
-    use std::io::Seek;
-    (&o.file).seek(std::io::SeekFrom::Start(0)).ok()?;
-    (&o.file).take(size).read_to_end(&mut bytes).ok()?;
-    let parsed = folded(extract::parse(&bytes, 0, stable));
+    let parsed = match read_parsed(&o.file, 0, size, stable, on_read, abort) {
+        Read::Parsed(p) => p,
+        Read::Failed => return Some(None),
+        Read::Aborted => return None,
+    };
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
-    Some(Update {
+    Some(Some(Update {
         parsed,
         append: false,
         fp,
         exact: stable,
-    })
+    }))
+}
+
+/// What [`read_parsed`] got.
+enum Read {
+    Parsed(extract::Parsed),
+    /// A read failed.
+    Failed,
+    /// `abort` was set between two chunks.
+    Aborted,
+}
+
+/// The lines of `len` bytes of `file` from `from`, parsed and folded ([`folded`]) a chunk
+/// of [`READ_CHUNK`] bytes at a time as they are read (`on_read` hears of each): a file of
+/// any size is reported on as it goes, and its raw lines take one chunk of memory (or its
+/// longest line), not the whole file. The unterminated last line is taken when `stable`
+/// (see [`extract::parse`]).
+fn read_parsed(
+    file: &fs::File,
+    from: u64,
+    len: u64,
+    stable: bool,
+    on_read: &mut dyn FnMut(u64),
+    abort: &AtomicBool,
+) -> Read {
+    use std::io::{Read as _, Seek};
+    let mut f = file;
+    if f.seek(std::io::SeekFrom::Start(from)).is_err() {
+        return Read::Failed;
+    }
+    let mut out = extract::Parsed {
+        end: from,
+        ..extract::Parsed::default()
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    // File offset of `buf[0]`, bytes of `len` not read yet.
+    let (mut at, mut left) = (from, len);
+    loop {
+        if abort.load(Ordering::Relaxed) {
+            return Read::Aborted;
+        }
+        if left > 0 {
+            let Ok(n) = f.take(READ_CHUNK.min(left)).read_to_end(&mut buf) else {
+                return Read::Failed;
+            };
+            let n = n as u64;
+            // A file that shrank meanwhile ends here.
+            left = if n == 0 { 0 } else { left - n };
+        }
+        let eof = left == 0;
+        let cut = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                // A line longer than a chunk: read on.
+                None => continue,
+            }
+        };
+        let part = folded(extract::parse(&buf[..cut], at, eof && stable));
+        out.extend(part);
+        on_read(cut as u64);
+        buf.drain(..cut);
+        at += cut as u64;
+        if eof {
+            return Read::Parsed(out);
+        }
+    }
 }
 
 /// Search options (see `searchSessions` in index.d.ts).
@@ -1674,7 +1827,7 @@ mod tests {
             session_with_tools(&root, &format!("s{i}.jsonl"));
         }
         let calls = std::sync::Mutex::new(Vec::new());
-        let record = |d: usize, t: usize| calls.lock().unwrap().push((d, t));
+        let record = |r: Report| calls.lock().unwrap().push((r.done, r.total));
         let mut ix = Index::open(&root).unwrap();
         let abort = AtomicBool::new(false);
         ix.refresh(&abort, Some(&record)).unwrap();
@@ -1682,7 +1835,7 @@ mod tests {
         assert_eq!(got.first(), Some(&(0, n)));
         assert_eq!(got.last(), Some(&(n, n)));
         assert!(
-            got.windows(2).all(|w| w[0].0 < w[1].0 && w[1].1 == n),
+            got.windows(2).all(|w| w[0].0 <= w[1].0 && w[1].1 == n),
             "{got:?}"
         );
         // Files changed within the last second are looked at again once settled; wait.
@@ -1700,6 +1853,56 @@ mod tests {
         drop(a);
         ix.refresh(&abort, Some(&record)).unwrap();
         assert_eq!(*calls.lock().unwrap(), [(0, 1), (1, 1)]);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A file of several read chunks is reported on as it is read (bytes grow while `done`
+    /// is 0), whatever its size; `done` and `bytes_done` never go back.
+    #[test]
+    fn a_big_file_is_reported_on_as_it_is_read() {
+        let root = std::env::temp_dir().join(format!("psn-search-big-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let mut body = String::new();
+        let mut parent: Option<String> = None;
+        let mut j = 0;
+        while (body.len() as u64) < 3 * READ_CHUNK + 1000 {
+            let id = format!("m{j}");
+            let text = format!("line {j} of the big one {}", "filler words ".repeat(200));
+            body.push_str(&line(&id, parent.as_deref(), &text));
+            parent = Some(id);
+            j += 1;
+        }
+        fs::write(root.join("big.jsonl"), &body).unwrap();
+        let calls = std::sync::Mutex::new(Vec::new());
+        let record = |r: Report| calls.lock().unwrap().push(r);
+        for load in [Load::Interactive, Load::Background] {
+            let _ = fs::remove_file(root.join(INDEX_FILE));
+            let mut ix2 = Index::open(&root).unwrap();
+            ix2.progress_every = std::time::Duration::ZERO;
+            calls.lock().unwrap().clear();
+            ix2.refresh_with(&AtomicBool::new(false), Some(&record), load)
+                .unwrap();
+            let got = std::mem::take(&mut *calls.lock().unwrap());
+            let size = body.len() as u64;
+            let within: Vec<u64> = got
+                .iter()
+                .filter(|r| r.done == 0 && r.bytes_done > 0 && r.bytes_done < size)
+                .map(|r| r.bytes_done)
+                .collect();
+            assert!(within.len() >= 3, "{load:?}: {got:?}");
+            assert!(
+                got.windows(2)
+                    .all(|w| w[0].done <= w[1].done && w[0].bytes_done <= w[1].bytes_done),
+                "{got:?}"
+            );
+            assert_eq!(
+                got.last()
+                    .map(|r| (r.done, r.total, r.bytes_done, r.bytes_total)),
+                Some((1, 1, size, size))
+            );
+            assert_eq!(hits(&mut ix2, "big").len(), 100.min(j));
+        }
         let _ = fs::remove_dir_all(&root);
     }
 
@@ -1733,7 +1936,8 @@ mod tests {
     }
 
     impl AbortAtFirstReport {
-        fn report(&self, done: usize, total: usize) {
+        fn report(&self, r: Report) {
+            let (done, total) = (r.done, r.total);
             if done > 0 && done < total {
                 let mut at = self.at.lock().unwrap();
                 if at.is_none() {
@@ -1767,7 +1971,7 @@ mod tests {
             )
         });
         let stop = AbortAtFirstReport::default();
-        let record = |d: usize, t: usize| stop.report(d, t);
+        let record = |r: Report| stop.report(r);
         let mut ix = Index::open(&root).unwrap();
         let r = ix.refresh_with(&stop.abort, Some(&record), Load::Background);
         let d = stop.done_at_abort();
@@ -1810,7 +2014,7 @@ mod tests {
             format!("session {i} line {j} okapi{j} grazes by the session manager")
         });
         let stop = AbortAtFirstReport::default();
-        let record = |d: usize, t: usize| stop.report(d, t);
+        let record = |r: Report| stop.report(r);
         let mut ix = Index::open(&root).unwrap();
         let r = ix.refresh_with(&stop.abort, Some(&record), Load::Interactive);
         let d = stop.done_at_abort();
