@@ -1,0 +1,30 @@
+//! Times FTS5 expressions on an existing index file, not a test:
+//! `cargo run --release --example search_query_time -- <index.sqlite> <match expr>...`.
+use rusqlite::{Connection, OpenFlags};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let conn =
+        Connection::open_with_flags(&args[0], OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open");
+    for q in &args[1..] {
+        for sql in [
+            "SELECT count(*) FROM fts WHERE fts MATCH ?1",
+            "SELECT count(*) FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1 AND r.active = 1",
+            "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET 19999)",
+            "SELECT count(*) FROM (SELECT r.file, r.ntok FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1 AND r.active = 1 ORDER BY r.ntok, r.id DESC)",
+        ] {
+            let mut best = f64::MAX;
+            let mut n = 0i64;
+            for _ in 0..5 {
+                let t = Instant::now();
+                n = conn.query_row(sql, [q], |r| r.get(0)).expect("query");
+                best = best.min(t.elapsed().as_secs_f64() * 1000.0);
+            }
+            println!(
+                "{best:8.2} ms  {n:8} rows  {q}  [{}]",
+                &sql[..sql.len().min(60)]
+            );
+        }
+    }
+}
