@@ -60,7 +60,7 @@ fn secs(t: Instant) -> f64 {
 }
 
 fn mb(b: u64) -> String {
-    format!("{:.1}", b as f64 / 1048576.0)
+    format!("{:.2}", b as f64 / 1048576.0)
 }
 
 fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::Result<f64> {

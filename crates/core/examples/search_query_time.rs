@@ -7,6 +7,28 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let conn =
         Connection::open_with_flags(&args[0], OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open");
+    // Where the file's pages go: per table and index, and free.
+    let mut st = conn
+        .prepare("SELECT name, sum(pgsize), count(*) FROM dbstat GROUP BY name ORDER BY 2 DESC")
+        .expect("dbstat");
+    let rows: Vec<(String, i64, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("dbstat")
+        .collect::<rusqlite::Result<_>>()
+        .expect("dbstat");
+    for (n, b, c) in rows {
+        println!("{n:<14} {:>9.2} MB {c:>8} pages", b as f64 / 1048576.0);
+    }
+    let free: i64 = conn
+        .pragma_query_value(None, "freelist_count", |r| r.get(0))
+        .expect("freelist");
+    let size: i64 = conn
+        .pragma_query_value(None, "page_size", |r| r.get(0))
+        .expect("page_size");
+    println!(
+        "free pages     {:>9.2} MB {free:>8} pages",
+        (free * size) as f64 / 1048576.0
+    );
     for q in &args[1..] {
         for sql in [
             "SELECT count(*) FROM fts WHERE fts MATCH ?1",

@@ -41,12 +41,12 @@ const APP_ID: i32 = 0x5053_5248;
 /// entry); camelCase parts in the `parts` column.
 /// 4: `detail=none` over each text's distinct tokens and parts (one column, no positions:
 /// phrases are checked on the texts read back), `rows.ntok` (the text's length, for
-/// ranking); a third of schema 3's bytes, built in a third of its time (issue 43).
+/// ranking), `rows.role` and `rows.tools` ids of `names` (issue 43).
 const SCHEMA: i32 = 4;
 /// Files per write transaction of an interactive refresh. FTS5 writes what a transaction
 /// added as one new segment when it commits (and merges segments as they pile up): larger
 /// transactions make fewer, larger segments; an abort loses at most this many files.
-const BATCH: usize = 256;
+const BATCH: usize = 1024;
 /// Files a parsing thread may be ahead of the writer (bounds the memory of parsed files).
 const AHEAD: usize = 8;
 /// Files per write transaction of a background refresh: an abort waits for at most this
@@ -228,6 +228,8 @@ pub struct Index {
     parsed: usize,
     /// Least time between two progress reports ([`PROGRESS_EVERY`]; tests set less).
     progress_every: std::time::Duration,
+    /// Ids of the `names` table (roles and tool lists of rows) this connection has seen.
+    names: HashMap<String, i64>,
 }
 
 const SCHEMA_SQL: &str = "
@@ -236,13 +238,14 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEG
   indexed_to INTEGER NOT NULL, fp INTEGER, exact INTEGER NOT NULL,
   session_id TEXT, cwd TEXT, leaf TEXT);
 CREATE INDEX files_session ON files(session_id);
-CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
-  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
+CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role INTEGER NOT NULL,
+  tools INTEGER NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
   part INTEGER NOT NULL, ntok INTEGER NOT NULL);
 CREATE INDEX rows_file ON rows(file);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none,
   tokenize='ascii');
-INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 ";
 
 #[cfg(unix)]
@@ -374,6 +377,7 @@ impl Index {
             indexed: 0,
             parsed: 0,
             progress_every: PROGRESS_EVERY,
+            names: HashMap::new(),
         };
         ix.load_files()?;
         Ok(ix)
@@ -444,8 +448,26 @@ impl Index {
         }
         drop(st);
         self.files = files;
+        // Another writer may have added names, or a rollback dropped ours: read them anew.
+        self.names.clear();
         self.data_version = self.data_version()?;
         Ok(())
+    }
+
+    /// The id of `name` in the `names` table, added there when new (in the open transaction).
+    fn name_id(&mut self, name: &str) -> rusqlite::Result<i64> {
+        if let Some(&id) = self.names.get(name) {
+            return Ok(id);
+        }
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO names(name) VALUES (?1)")?
+            .execute(params![name])?;
+        let id: i64 = self
+            .conn
+            .prepare_cached("SELECT id FROM names WHERE name = ?1")?
+            .query_row(params![name], |r| r.get(0))?;
+        self.names.insert(name.to_string(), id);
+        Ok(id)
     }
 
     /// The session files of the directory: `*.jsonl` in it and in its subdirectories
@@ -866,6 +888,10 @@ impl Index {
             };
             let p = &up.parsed;
             let active = if full { active_set(&p.entries) } else { None };
+            let mut ids = Vec::with_capacity(p.rows.len());
+            for r in &p.rows {
+                ids.push((self.name_id(&r.role)?, self.name_id(&r.tools)?));
+            }
             {
                 let mut ins_row = self.conn.prepare_cached(
                     "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part, ntok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -873,7 +899,7 @@ impl Index {
                 let mut ins_fts = self
                     .conn
                     .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
-                for r in &p.rows {
+                for (r, (role, tools)) in p.rows.iter().zip(ids) {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
                     };
@@ -884,8 +910,8 @@ impl Index {
                     ins_row.execute(params![
                         file_id,
                         e.id,
-                        r.role,
-                        r.tools,
+                        role,
+                        tools,
                         r.ts_ms,
                         e.off as i64,
                         e.len as i64,
@@ -1281,9 +1307,13 @@ struct Candidate {
     matched: &'static str,
 }
 
+/// The columns of a [`Candidate`] from `rows r` joined with [`NAMES`].
+const CANDIDATE: &str = "r.file, r.entry_id, nr.name, nt.name, r.off, r.len, r.active, r.part";
+/// The names of the role (`nr`) and tools (`nt`) of `rows r`.
+const NAMES: &str = "JOIN names nr ON nr.id = r.role JOIN names nt ON nt.id = r.tools";
+
 impl Candidate {
-    /// A candidate from a row whose first eight columns are
-    /// `file, entry_id, role, tools, off, len, active, part`.
+    /// A candidate from a row whose first eight columns are [`CANDIDATE`].
     fn from_row(
         r: &rusqlite::Row<'_>,
         score: f64,
@@ -1456,7 +1486,10 @@ impl Index {
                 args.push(r.clone().into());
                 list.push(format!("?{}", args.len() + 1));
             }
-            filters.push_str(&format!(" AND r.role IN ({})", list.join(",")));
+            filters.push_str(&format!(
+                " AND r.role IN (SELECT id FROM names WHERE name IN ({}))",
+                list.join(",")
+            ));
         }
         // A session id or id prefix: the session's first text, ahead of text hits.
         if let Some(idp) = &q.id_prefix {
@@ -1472,7 +1505,7 @@ impl Index {
                 }
                 let Some(row) = row else { continue };
                 let c = self.conn.query_row(
-                    "SELECT file, entry_id, role, tools, off, len, active, part FROM rows WHERE id = ?1",
+                    &format!("SELECT {CANDIDATE} FROM rows r {NAMES} WHERE r.id = ?1"),
                     params![row],
                     |r| Candidate::from_row(r, 1e9, "sessionId"),
                 )?;
@@ -1530,8 +1563,8 @@ impl Index {
                 _ => String::new(),
             };
             let sql = format!(
-                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, r.part, r.ntok \
-                 FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY r.ntok, r.id DESC"
+                "SELECT {CANDIDATE}, r.ntok FROM fts JOIN rows r ON r.id = fts.rowid {NAMES} \
+                 WHERE fts MATCH ?1{filters}{window} ORDER BY r.ntok, r.id DESC"
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
@@ -1932,7 +1965,17 @@ mod tests {
                 body.push_str(&line(&id, parent.as_deref(), &text(i, j)));
                 parent = Some(id);
             }
-            fs::write(root.join(format!("s{i}.jsonl")), body).unwrap();
+            let f = root.join(format!("s{i}.jsonl"));
+            fs::write(&f, body).unwrap();
+            // Settled (not "changed within the last second", whose rows a refresh takes
+            // as provisional and looks at again): the counts below do not hang on the clock.
+            let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+            fs::File::options()
+                .write(true)
+                .open(&f)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
         }
     }
 
