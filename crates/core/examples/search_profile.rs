@@ -110,6 +110,12 @@ fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::R
             true,
             false,
         ),
+        "none-files" | "none-files-ins" | "none-files-upd" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none, tokenize='ascii')",
+            false,
+            true,
+            false,
+        ),
         "rows" => ("", false, false, false),
         v => panic!("unknown variant {v}"),
     };
@@ -121,7 +127,10 @@ fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::R
             "INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864); INSERT INTO fts(fts, rank) VALUES('automerge', 0); INSERT INTO fts(fts, rank) VALUES('crisismerge', 64);",
         )?;
     }
-    if variant.starts_with("none-hash") {
+    conn.execute_batch("CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL)")?;
+    let files_ins = variant == "none-files" || variant == "none-files-ins";
+    let files_upd = variant == "none-files" || variant == "none-files-upd";
+    if variant.starts_with("none-hash") || variant.starts_with("none-files") {
         conn.execute_batch("INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);")?;
     }
     let per_tx = if variant == "none-hash-big" {
@@ -148,6 +157,18 @@ fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::R
         for r in rows {
             if r.file != last_file {
                 last_file = r.file;
+                if files_ins {
+                    conn.execute(
+                        "INSERT INTO files(id, path, size) VALUES (?1, ?2, 0)",
+                        params![r.file, format!("p{}", r.file)],
+                    )?;
+                }
+                if files_upd {
+                    conn.execute(
+                        "UPDATE files SET size = ?2 WHERE id = ?1",
+                        params![r.file - 1, 5],
+                    )?;
+                }
                 files_in_tx += 1;
                 if files_in_tx > per_tx {
                     conn.execute_batch("COMMIT; BEGIN")?;

@@ -30,6 +30,11 @@ fn main() {
         (free * size) as f64 / 1048576.0
     );
     for q in &args[1..] {
+        if let Some(sql) = q.strip_prefix("SQL:") {
+            let v: i64 = conn.query_row(sql, [], |r| r.get(0)).expect("sql");
+            println!("{v}  {sql}");
+            continue;
+        }
         for sql in [
             "SELECT count(*) FROM fts WHERE fts MATCH ?1",
             "SELECT count(*) FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1 AND r.active = 1",

@@ -230,6 +230,13 @@ pub struct Index {
     progress_every: std::time::Duration,
     /// Ids of the `names` table (roles and tool lists of rows) this connection has seen.
     names: HashMap<String, i64>,
+    /// The `files` rows of the open write transaction, written just before it commits (and
+    /// whether each is new): a statement on `files` (two b-trees) opens a statement
+    /// savepoint, at which FTS5 writes what it holds as a segment of its own; written
+    /// last, a transaction makes one segment, not one per file.
+    pending: Vec<(String, FileRow, bool)>,
+    /// The id the next new file of the open write transaction gets.
+    next_id: i64,
 }
 
 const SCHEMA_SQL: &str = "
@@ -378,6 +385,8 @@ impl Index {
             parsed: 0,
             progress_every: PROGRESS_EVERY,
             names: HashMap::new(),
+            pending: Vec::new(),
+            next_id: 1,
         };
         ix.load_files()?;
         Ok(ix)
@@ -832,6 +841,38 @@ impl Index {
         if self.data_version()? != self.data_version {
             self.load_files()?;
         }
+        self.pending.clear();
+        self.next_id =
+            self.conn
+                .query_row("SELECT coalesce(max(id), 0) + 1 FROM files", [], |r| {
+                    r.get(0)
+                })?;
+        Ok(())
+    }
+
+    /// Write the `files` rows of the open transaction (see [`Index::pending`]).
+    fn write_pending(&mut self) -> rusqlite::Result<()> {
+        for (path, row, new) in std::mem::take(&mut self.pending) {
+            let sql = if new {
+                "INSERT INTO files(id, size, mtime, ctime, ino, indexed_to, fp, exact, session_id, cwd, leaf, path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            } else {
+                "UPDATE files SET size=?2, mtime=?3, ctime=?4, ino=?5, indexed_to=?6, fp=?7, exact=?8, session_id=?9, cwd=?10, leaf=?11 WHERE id=?1 AND path=?12"
+            };
+            self.conn.prepare_cached(sql)?.execute(params![
+                row.id,
+                row.stamp.size as i64,
+                row.stamp.mtime_ns as i64,
+                row.stamp.ctime_ns as i64,
+                row.stamp.ino as i64,
+                row.indexed_to as i64,
+                row.fp.map(|v| v as i64),
+                row.exact as i64,
+                row.session_id,
+                row.cwd,
+                row.leaf,
+                path
+            ])?;
+        }
         Ok(())
     }
 
@@ -879,13 +920,12 @@ impl Index {
                 }
                 (None, true) => return Ok(()),
                 (None, false) => {
-                    self.conn.execute(
-                        "INSERT INTO files(path, size, mtime, ctime, ino, indexed_to, exact) VALUES (?1, 0, 0, 0, 0, 0, 0)",
-                        params![path],
-                    )?;
-                    (self.conn.last_insert_rowid(), true)
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    (id, true)
                 }
             };
+            let new = current.is_none();
             let p = &up.parsed;
             let active = if full { active_set(&p.entries) } else { None };
             let mut ids = Vec::with_capacity(p.rows.len());
@@ -945,22 +985,7 @@ impl Index {
                 cwd,
                 leaf,
             };
-            self.conn.execute(
-                "UPDATE files SET size=?2, mtime=?3, ctime=?4, ino=?5, indexed_to=?6, fp=?7, exact=?8, session_id=?9, cwd=?10, leaf=?11 WHERE id=?1",
-                params![
-                    row.id,
-                    row.stamp.size as i64,
-                    row.stamp.mtime_ns as i64,
-                    row.stamp.ctime_ns as i64,
-                    row.stamp.ino as i64,
-                    row.indexed_to as i64,
-                    row.fp.map(|v| v as i64),
-                    row.exact as i64,
-                    row.session_id,
-                    row.cwd,
-                    row.leaf
-                ],
-            )?;
+            self.pending.push((path.clone(), row.clone(), new));
             self.files.insert(path.clone(), row);
         }
         Ok(())
@@ -997,6 +1022,7 @@ impl Writer {
         ix.write_file(item, up)?;
         self.in_tx += 1;
         if self.in_tx >= self.batch {
+            ix.write_pending()?;
             ix.conn.execute_batch("COMMIT")?;
             self.open = false;
             self.in_tx = 0;
@@ -1006,12 +1032,14 @@ impl Writer {
 
     fn finish(self, ix: &mut Index) -> std::result::Result<(), RefreshError> {
         if self.open {
+            ix.write_pending()?;
             ix.conn.execute_batch("COMMIT")?;
         }
         Ok(())
     }
 
     fn cancel(self, ix: &mut Index) {
+        ix.pending.clear();
         if self.open {
             let _ = ix.conn.execute_batch("ROLLBACK");
             // The in-memory view may be ahead of the file now.
