@@ -49,9 +49,10 @@ const SCHEMA: i32 = 4;
 const BATCH: usize = 1024;
 /// Files a parsing thread may be ahead of the writer (bounds the memory of parsed files).
 const AHEAD: usize = 8;
-/// Files per write transaction of a background refresh: an abort waits for at most this
-/// many inserts, and loses at most this many parsed files.
-const BACKGROUND_BATCH: usize = 16;
+/// Files per write transaction of a background refresh: an abort loses at most this many
+/// parsed files (a rollback: it waits for no insert); each transaction is one FTS5
+/// segment until segments are merged.
+const BACKGROUND_BATCH: usize = 64;
 
 /// How much of the machine a refresh may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
