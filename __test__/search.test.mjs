@@ -618,12 +618,20 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     const d = tmp("psn-search-big-");
     // ~24 MB: six of the engine's 4 MB read chunks.
     const filler = "the quick brown fox jumps over the lazy dog ".repeat(500);
-    const lines = [JSON.stringify({ type: "session", version: 3, id: "big-1", timestamp: new Date().toISOString(), cwd: "/big" })];
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: "big-1", timestamp: new Date().toISOString(), cwd: "/big" }),
+    ];
     let parent = null;
     for (let i = 0; i < 1100; i++) {
       const id = `b${i}`;
       lines.push(
-        JSON.stringify({ type: "message", id, parentId: parent, timestamp: new Date().toISOString(), message: user(`turn ${i} bigfact${i}q ${filler}`) }),
+        JSON.stringify({
+          type: "message",
+          id,
+          parentId: parent,
+          timestamp: new Date().toISOString(),
+          message: user(`turn ${i} bigfact${i}q ${filler}`),
+        }),
       );
       parent = id;
     }

@@ -41,7 +41,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
 import { num, parseOptions, percentile } from "./lib.mjs";
@@ -57,11 +57,16 @@ const { values: opts, positionals: args } = parseOptions(
     "gen-part": { type: "boolean" },
     before: { type: "string" },
     measure: { type: "string" },
+    store: { type: "string" },
   },
-  "usage: node bench/search.mjs [N] [--regen] [--clean] [--before=<checkout>]",
+  "usage: node bench/search.mjs [N] [--regen] [--clean] [--before=<checkout>] [--store=<agent dir>]",
 );
+// `--store=<dir>`: an existing store instead of the generated one (`<dir>/sessions/<project>/
+// *.jsonl`, e.g. copies of real sessions): no planted facts there, so no planted queries and
+// no brute-force scan; everything else is measured the same way.
+const STORE = opts.store ? resolve(opts.store) : undefined;
 const N = opts["gen-part"] ? Number(args[2]) : num(args[0], 1000, "N");
-const root = join(DEFAULT_DATA_DIR, `search-${N}`);
+const root = STORE ?? join(DEFAULT_DATA_DIR, `search-${N}`);
 const dir = join(root, "sessions");
 const manifestPath = join(root, "manifest.json");
 
@@ -229,7 +234,12 @@ const load = () =>
     .join(" ");
 
 const files = [];
-for (let i = 0; i < N; i++) files.push(jobOf(i).path);
+if (STORE)
+  for (const d of readdirSync(dir, { withFileTypes: true }))
+    if (d.isDirectory())
+      for (const f of readdirSync(join(dir, d.name)).sort()) if (f.endsWith(".jsonl")) files.push(join(dir, d.name, f));
+if (!STORE) for (let i = 0; i < N; i++) files.push(jobOf(i).path);
+const NF = files.length;
 
 // Remove both indexes: the listing sidecars and the search index.
 function removeIndexes() {
@@ -273,7 +283,7 @@ async function measure(checkout) {
   const bytes = indexSize();
   const rnd = rng(42);
   const rows = [];
-  for (const [kind, q] of Object.entries(planted)) {
+  for (const [kind, q] of Object.entries(STORE ? {} : planted)) {
     const lat = [];
     let found = 0;
     const missed = [];
@@ -297,7 +307,7 @@ async function measure(checkout) {
   const appended = [];
   let appendedFound = 0;
   for (let j = 0; j < ROUNDS; j++) {
-    const i = rnd(N);
+    const i = rnd(NF);
     const p = files[i];
     const leaf = lastLine(p);
     const word = `zebracorn${j}q`;
@@ -341,7 +351,13 @@ let manifest = null;
 try {
   manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 } catch {}
-if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
+if (STORE)
+  manifest = {
+    n: NF,
+    bytes: files.reduce((n, p) => n + statSync(p).size, 0),
+    text: files.reduce((n, p) => n + textBytes(p), 0),
+  };
+else if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const parts = Math.max(1, Math.min(2, cpus().length));
@@ -372,7 +388,7 @@ if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
 }
 
 const distinct = new Set(files).size;
-if (distinct !== N || !files.every((p) => existsSync(p)))
+if (!STORE && (distinct !== N || !files.every((p) => existsSync(p))))
   throw new Error(`store incomplete: ${distinct} distinct paths, N = ${N}; run with --regen`);
 
 // The appended turns of a measure are cut off again (the store stays as generated).
@@ -425,10 +441,14 @@ await new Promise((r) => setTimeout(r, 1100));
 /** One build's measures, in a child process (no index before it; the store restored after). */
 function measureIn(checkout) {
   removeIndexes();
-  const r = spawnSync(process.execPath, [SELF, String(N), `--measure=${checkout}`], {
-    encoding: "utf8",
-    maxBuffer: 1 << 26,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [SELF, String(N), `--measure=${checkout}`, ...(STORE ? [`--store=${STORE}`] : [])],
+    {
+      encoding: "utf8",
+      maxBuffer: 1 << 26,
+    },
+  );
   restore();
   if (r.status !== 0) throw new Error(`measure of ${checkout} failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
@@ -451,7 +471,7 @@ const literal = {
   prefix: (i) => `authz${i}olo`,
 };
 const SCANS = N >= 5000 ? 3 : 10;
-for (const [kind, q] of Object.entries(literal)) {
+for (const [kind, q] of Object.entries(STORE ? {} : literal)) {
   const lat = [];
   let found = 0;
   for (let j = 0; j < SCANS; j++) {
@@ -469,7 +489,7 @@ const loadAfter = load();
 const lines = [];
 const out = (l) => lines.push(l);
 out(
-  `Search benchmark: ${N} sessions, ${PROJECTS} projects, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`,
+  `Search benchmark: ${NF} sessions${STORE ? ` of ${STORE}` : `, ${PROJECTS} projects`}, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`,
 );
 out(
   `(load average 1/5/15 min before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs; Node ${process.version})`,

@@ -241,7 +241,7 @@ pub fn index_text(text: &str) -> IndexText {
         if word.is_ascii() {
             // Fast path, same parts as `indexed_parts` (checked by a test).
             let n = ascii_camel_bounds(word.as_bytes(), &mut bounds);
-            if n < 2 || n > MAX_CAMEL_PARTS || word.len() > MAX_CAMEL_TOKEN {
+            if !(2..=MAX_CAMEL_PARTS).contains(&n) || word.len() > MAX_CAMEL_TOKEN {
                 return;
             }
             for &(s, e) in &bounds[..n] {
