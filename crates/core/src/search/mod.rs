@@ -1664,6 +1664,18 @@ mod tests {
         )
     }
 
+    /// Set the file's mtime an hour back: not "changed within the last second" (rows a
+    /// refresh takes as provisional and looks at again), and older than what is written now.
+    fn modified_an_hour_ago(f: &Path) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(f)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
     fn hits(ix: &mut Index, q: &str) -> Vec<String> {
         let opts = Options {
             limit: 100,
@@ -1693,13 +1705,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
+        modified_an_hour_ago(&old);
         let mut body = String::from(
             "{\"type\":\"session\",\"version\":3,\"id\":\"new-1\",\"timestamp\":\"t\",\"cwd\":\"/new\"}\n",
         );
@@ -1996,15 +2002,8 @@ mod tests {
             }
             let f = root.join(format!("s{i}.jsonl"));
             fs::write(&f, body).unwrap();
-            // Settled (not "changed within the last second", whose rows a refresh takes
-            // as provisional and looks at again): the counts below do not hang on the clock.
-            let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-            fs::File::options()
-                .write(true)
-                .open(&f)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
+            // Settled: the counts of the tests do not hang on the clock.
+            modified_an_hour_ago(&f);
         }
     }
 
