@@ -30,6 +30,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Matching texts ranked together at most (see `Index::query`): the newest this many first.
 pub const RANK_WINDOW: usize = 20_000;
+/// Candidate texts a query's phrase check may turn down before the query stops with the
+/// hits it has: the index knows which texts hold a phrase's tokens, not whether they are in
+/// a row, and a phrase of common words that are rarely in a row (`"the of"`) would otherwise
+/// read back most of the store's texts (~0.1 ms each). Past this many, such a query answers
+/// with fewer hits than it might have (the best-ranked ones of those checked, newest first).
+pub const MAX_TURNED_DOWN: usize = 20_000;
 /// Name of the index file in a sessions directory.
 pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
@@ -1402,6 +1408,8 @@ impl Index {
         let mut skipped = 0usize;
         let mut per: HashMap<i64, usize> = HashMap::new();
         let mut readers: HashMap<i64, Option<fs::File>> = HashMap::new();
+        // Candidates a phrase check turned down (see MAX_TURNED_DOWN).
+        let turned_down = std::cell::Cell::new(0usize);
         let mut accept = |c: Candidate, out: &mut Vec<Hit>| -> bool {
             let Some((path, f)) = by_id.get(&c.file) else {
                 return false;
@@ -1470,6 +1478,7 @@ impl Index {
             // tokens in a row is checked here, on the text.
             let toks = text::tokens(t);
             if c.matched == "text" && check && !q.matches(t, &toks) {
+                turned_down.set(turned_down.get() + 1);
                 return false;
             }
             *per.entry(c.file).or_insert(0) += 1;
@@ -1575,7 +1584,7 @@ impl Index {
             &[None]
         };
         for newer in passes {
-            if out.len() >= opts.limit {
+            if out.len() >= opts.limit || turned_down.get() >= MAX_TURNED_DOWN {
                 break;
             }
             let mut all: Vec<rusqlite::types::Value> = vec![m.clone().into()];
@@ -1597,7 +1606,7 @@ impl Index {
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
-            while out.len() < opts.limit {
+            while out.len() < opts.limit && turned_down.get() < MAX_TURNED_DOWN {
                 let Some(r) = rows.next()? else { break };
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
@@ -1980,6 +1989,56 @@ mod tests {
             );
             assert_eq!(hits(&mut ix2, "big").len(), 100.min(j));
         }
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A phrase whose words are in many texts but never in a row stops after
+    /// MAX_TURNED_DOWN candidates turned down: a text holding it that ranks after them (the
+    /// oldest one) is not reached, one among them is.
+    #[test]
+    fn a_phrase_check_is_bounded() {
+        let root = std::env::temp_dir().join(format!("psn-search-bound-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let n = MAX_TURNED_DOWN / 200 + 5;
+        write_chains(&root, n, true, |i, j| {
+            format!("walrus {i} of the {j} tundra")
+        });
+        // The oldest session, whose texts rank last: the phrase in a row, same length.
+        let old = root.join("old.jsonl");
+        fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+        let mut ix = Index::open(&root).unwrap();
+        let abort = Arc::new(AtomicBool::new(false));
+        let opts = Options {
+            limit: 5,
+            snippet_chars: 40,
+            ..Options::default()
+        };
+        assert!(
+            ix.search("\"tundra walrus\"", &opts, &abort, None)
+                .unwrap()
+                .is_empty()
+        );
+        // Found when it is within the bound (here: the only candidate).
+        assert_eq!(
+            ix.search("\"x tundra walrus\"", &opts, &abort, None)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            ix.search("\"the 7 tundra\"", &opts, &abort, None)
+                .unwrap()
+                .len(),
+            5
+        );
         let _ = fs::remove_dir_all(&root);
     }
 
