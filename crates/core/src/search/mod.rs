@@ -55,6 +55,9 @@ const SCHEMA: i32 = 4;
 const BATCH: usize = 1024;
 /// Files a parsing thread may be ahead of the writer (bounds the memory of parsed files).
 const AHEAD: usize = 8;
+/// Bytes of session files the parsing threads may be ahead of the writer (a few large
+/// sessions, not `AHEAD` per thread of them); the file the writer waits for is always parsed.
+const AHEAD_BYTES: u64 = 256 << 20;
 /// Files per write transaction of a background refresh: an abort loses at most this many
 /// parsed files (a rollback: it waits for no insert); each transaction is one FTS5
 /// segment until segments are merged.
@@ -759,7 +762,9 @@ impl Index {
         } else {
             let next = std::sync::atomic::AtomicUsize::new(0);
             // Files written so far, and whether the writer stopped (error or abort).
-            let written = std::sync::Mutex::new((0usize, false));
+            // Files written so far, whether the writer stopped (error or abort), and the
+            // bytes of the files parsing or parsed and not written yet.
+            let written = std::sync::Mutex::new((0usize, false, 0u64));
             let moved = std::sync::Condvar::new();
             let ahead = AHEAD * workers;
             std::thread::scope(|s| {
@@ -777,9 +782,15 @@ impl Index {
                             if i >= work.len() {
                                 break;
                             }
-                            // Not too far ahead of the writer (bounds memory).
+                            // Not too far ahead of the writer (bounds memory): at most
+                            // `ahead` files and AHEAD_BYTES, unless it is the next to write.
+                            let size = work[i].1.size;
                             let Ok(mut w) = written.lock() else { break };
-                            while !w.1 && i >= w.0 + ahead && !abort.load(Ordering::Relaxed) {
+                            while !w.1
+                                && i > w.0
+                                && (i >= w.0 + ahead || w.2 + size > AHEAD_BYTES)
+                                && !abort.load(Ordering::Relaxed)
+                            {
                                 let Ok((g, _)) =
                                     moved.wait_timeout(w, std::time::Duration::from_millis(50))
                                 else {
@@ -788,6 +799,7 @@ impl Index {
                                 w = g;
                             }
                             let stop = w.1;
+                            w.2 += size;
                             drop(w);
                             if stop || abort.load(Ordering::Relaxed) {
                                 break;
@@ -813,6 +825,7 @@ impl Index {
                             done += 1;
                             if let Ok(mut w) = written.lock() {
                                 w.0 = done;
+                                w.2 = w.2.saturating_sub(work[done - 1].1.size);
                             }
                             moved.notify_all();
                         }
