@@ -30,6 +30,9 @@ fn main() {
         (free * size) as f64 / 1048576.0
     );
     for q in &args[1..] {
+        if q.starts_with("EXEC:") {
+            continue;
+        }
         if let Some(sql) = q.strip_prefix("SQL:") {
             let v: i64 = conn.query_row(sql, [], |r| r.get(0)).expect("sql");
             println!("{v}  {sql}");
