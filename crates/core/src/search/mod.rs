@@ -1688,8 +1688,20 @@ mod tests {
 
     /// Set the file's mtime an hour back: not "changed within the last second" (rows a
     /// refresh takes as provisional and looks at again), and older than what is written now.
+    /// An empty directory of its own under the temp dir for one test.
+    fn fresh_root(name: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("psn-search-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        root
+    }
+
     fn modified_an_hour_ago(f: &Path) {
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        modified_ago(f, 3600);
+    }
+
+    fn modified_ago(f: &Path, secs: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
         fs::File::options()
             .write(true)
             .open(f)
@@ -1715,9 +1727,7 @@ mod tests {
     /// texts are still found when the window gives too few hits (here: a filter excludes it).
     #[test]
     fn common_words_rank_the_newest_window_first_and_still_find_older_texts() {
-        let root = std::env::temp_dir().join(format!("psn-search-window-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("window");
         let old = root.join("old.jsonl");
         fs::write(
             &old,
@@ -1832,9 +1842,7 @@ mod tests {
     /// parts, and the role and tool filters pick tool calls and their results.
     #[test]
     fn tool_calls_are_found_by_paths_commands_and_identifiers() {
-        let root = std::env::temp_dir().join(format!("psn-search-tools-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("tools");
         session_with_tools(&root, "s.jsonl");
         let mut ix = Index::open(&root).unwrap();
         let opts = Options {
@@ -1918,9 +1926,7 @@ mod tests {
     /// nothing; an append reports its one file.
     #[test]
     fn progress_reports_real_indexing_work_only() {
-        let root = std::env::temp_dir().join(format!("psn-search-progress-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("progress");
         let n = 300;
         for i in 0..n {
             session_with_tools(&root, &format!("s{i}.jsonl"));
@@ -1959,9 +1965,7 @@ mod tests {
     /// is 0), whatever its size; `done` and `bytes_done` never go back.
     #[test]
     fn a_big_file_is_reported_on_as_it_is_read() {
-        let root = std::env::temp_dir().join(format!("psn-search-big-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("big");
         let mut body = String::new();
         let mut parent: Option<String> = None;
         let mut j = 0;
@@ -2010,9 +2014,7 @@ mod tests {
     /// oldest one) is not reached, one among them is.
     #[test]
     fn a_phrase_check_is_bounded() {
-        let root = std::env::temp_dir().join(format!("psn-search-bound-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("bound");
         let n = MAX_TURNED_DOWN / 200 + 5;
         write_chains(&root, n, true, |i, j| {
             format!("walrus {i} of the {j} tundra")
@@ -2020,13 +2022,7 @@ mod tests {
         // The oldest session, whose texts rank last: the phrase in a row, same length.
         let old = root.join("old.jsonl");
         fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-        fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
+        modified_ago(&old, 7200);
         let mut ix = Index::open(&root).unwrap();
         let abort = Arc::new(AtomicBool::new(false));
         let opts = Options {
@@ -2112,9 +2108,7 @@ mod tests {
     /// being parsed is written, and the next refresh indexes the rest.
     #[test]
     fn an_aborted_background_build_stops_at_the_next_file() {
-        let root = std::env::temp_dir().join(format!("psn-search-abort-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("abort");
         // Sessions big enough that one worker takes well over one progress interval.
         let n = 300;
         write_chains(&root, n, true, |i, j| {
@@ -2157,9 +2151,7 @@ mod tests {
     /// per other worker (each finishes the file it is on).
     #[test]
     fn an_aborted_interactive_build_stops_within_a_file_per_worker() {
-        let root = std::env::temp_dir().join(format!("psn-search-abort-i-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("abort-i");
         // More sessions than the background test: up to 4 workers must outlast 100 ms.
         let n = 500;
         write_chains(&root, n, false, |i, j| {
@@ -2183,9 +2175,7 @@ mod tests {
     /// An index of schema 2 (no tool calls in it) is replaced by a new one.
     #[test]
     fn an_older_schema_is_rebuilt() {
-        let root = std::env::temp_dir().join(format!("psn-search-schema-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("schema");
         session_with_tools(&root, "s.jsonl");
         let path = root.join(INDEX_FILE);
         {
