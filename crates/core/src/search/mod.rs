@@ -47,8 +47,9 @@ const APP_ID: i32 = 0x5053_5248;
 /// entry); camelCase parts in the `parts` column.
 /// 4: `detail=none` over each text's distinct tokens and parts (one column, no positions:
 /// phrases are checked on the texts read back), `rows.ntok` (the text's length, for
-/// ranking), `rows.role` and `rows.tools` ids of `names` (issue 43).
-const SCHEMA: i32 = 4;
+/// ranking) (intermediate commits of issue 43's branch, without `names`).
+/// 5: schema 4 with `rows.role` and `rows.tools` as ids of a `names` table (issue 43).
+const SCHEMA: i32 = 5;
 /// Files per write transaction of an interactive refresh. FTS5 writes what a transaction
 /// added as one new segment when it commits (and merges segments as they pile up): larger
 /// transactions make fewer, larger segments; an abort loses at most this many files.
