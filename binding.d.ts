@@ -401,10 +401,11 @@ export declare function searchIndexReadingNative(): NativeIndexReading | null
 
 /**
  * Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts).
- * `onProgress(done, total)`: files indexed so far, when the index has files to bring up
- * to date (`(0, total)` first, then at most every 100 ms, then `(total, total)`).
+ * `onProgress(done, total, bytesDone, bytesTotal)`: files indexed so far, and their bytes
+ * read, when the index has files to bring up to date (`(0, total, 0, bytesTotal)` first,
+ * then at most every 100 ms as files and chunks of them are parsed, then everything done).
  */
-export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null): Promise<NativeSearchResult>
+export declare function searchSessionsNative(dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag, onProgress?: ((done: number, total: number, bytesDone: number, bytesTotal: number) => unknown) | undefined | null): Promise<NativeSearchResult>
 
 /** `shapesText().forms[k]` of an entry built from a shape (the other forms are `TextForm`s). */
 export declare const SHAPED: number
@@ -450,4 +451,4 @@ export declare function uuidv7(): string
  * Bring the search index of `dir` up to date without a query (progress as
  * [`search_sessions_native`]); resolves to the number of files indexed.
  */
-export declare function warmSearchIndexNative(dir: string, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null): Promise<number>
+export declare function warmSearchIndexNative(dir: string, abort: AbortFlag, onProgress?: ((done: number, total: number, bytesDone: number, bytesTotal: number) => unknown) | undefined | null): Promise<number>

@@ -653,8 +653,10 @@ export interface SearchSessionsOptions {
  * Progress of the index refresh that runs before a query ({@link searchSessions}) or in
  * {@link warmSearchIndex}. Made only when there are files to index (a first build, new or
  * changed sessions; never on an index that is up to date): first `{ done: 0, total }`,
- * then at most every ~100 ms as files are parsed, then `{ done: total, total }` before the
- * promise settles. `done` only grows, `total` stays the same. An append to one session is
+ * then at most every ~100 ms as files are parsed and as chunks of a large file are read
+ * (`bytesDone` grows then), then `{ done: total, total }` before the promise settles.
+ * `done` and `bytesDone` only grow (each report grows one of them), `total` and
+ * `bytesTotal` stay the same. An append to one session is
  * work too (`0/1`, `1/1`): show a progress line only when a build lasts (e.g. after
  * 200 ms). A call that waits for another call's build of the same directory (see
  * {@link searchSessions}) reports that build, from where it is when the call starts. A
@@ -669,6 +671,14 @@ export interface SearchProgress {
   done: number;
   /** Session files this refresh indexes. */
   total: number;
+  /**
+   * Bytes of those files read and parsed so far: grows while a large file is read (a
+   * report at least every ~100 ms while bytes are read, whatever the size of the file),
+   * `bytesTotal` once `done === total`.
+   */
+  bytesDone: number;
+  /** Bytes of the session files this refresh indexes (their sizes). */
+  bytesTotal: number;
 }
 
 /** One hit of {@link searchSessions}. */
@@ -692,7 +702,11 @@ export interface SearchHit {
   timestamp: string | null;
   /** At most `snippetChars` characters of the entry's text around the first match, every matching word marked `«…»`, `…` where cut, line breaks as spaces. Raw session text: sanitise before printing to a terminal. */
   snippet: string;
-  /** Relevance, higher is better (BM25; a session-id match scores 1e9). */
+  /**
+   * Relevance, higher is better: BM25's length part with every query term counted once per
+   * text (the index keeps which texts hold a token, not how often): shorter texts first,
+   * newer first among equally long ones; a session-id match scores 1e9.
+   */
   score: number;
   /** The entry is on the path from the session's last entry (its leaf) to the root. */
   onActiveBranch: boolean;

@@ -520,9 +520,16 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     const hits = await searchSessions("quokka7", { sessionDir: d, onProgress: (p) => calls.push(p) });
     expect(hits.length).toBe(1);
     expect(calls.length).toBeGreaterThan(0);
-    expect(calls.every((p) => p.phase === "indexing" && p.total === 150)).toBe(true);
-    for (let k = 1; k < calls.length; k++) expect(calls[k].done).toBeGreaterThan(calls[k - 1].done);
-    expect(calls.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
+    const bytes = calls[0].bytesTotal;
+    expect(bytes).toBeGreaterThan(150 * 1000);
+    expect(calls.every((p) => p.phase === "indexing" && p.total === 150 && p.bytesTotal === bytes)).toBe(true);
+    // Each report grows `done` or `bytesDone`, neither ever goes back.
+    for (let k = 1; k < calls.length; k++) {
+      expect(calls[k].done).toBeGreaterThanOrEqual(calls[k - 1].done);
+      expect(calls[k].bytesDone).toBeGreaterThanOrEqual(calls[k - 1].bytesDone);
+      expect(calls[k].done + calls[k].bytesDone).toBeGreaterThan(calls[k - 1].done + calls[k - 1].bytesDone);
+    }
+    expect(calls.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150, bytesDone: bytes, bytesTotal: bytes });
     // Files changed within the last second are looked at once more when they settle.
     await new Promise((r) => setTimeout(r, 1100));
     await searchSessions("quokka7", { sessionDir: d });
@@ -535,7 +542,7 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     const d = store(60);
     const calls = [];
     await expect(warmSearchIndex({ sessionDir: d, onProgress: (p) => calls.push(p) })).resolves.toBeUndefined();
-    expect(calls.at(-1)).toEqual({ phase: "indexing", done: 60, total: 60 });
+    expect(calls.at(-1)).toMatchObject({ phase: "indexing", done: 60, total: 60 });
     await new Promise((r) => setTimeout(r, 1100));
     await warmSearchIndex({ sessionDir: d });
     calls.length = 0;
@@ -555,8 +562,8 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     });
     expect((await search.started)?.length).toBe(1);
     expect(seen.length).toBeGreaterThan(0);
-    for (let k = 1; k < seen.length; k++) expect(seen[k].done).toBeGreaterThan(seen[k - 1].done);
-    expect(seen.at(-1)).toEqual({ phase: "indexing", done: 150, total: 150 });
+    for (let k = 1; k < seen.length; k++) expect(seen[k].done).toBeGreaterThanOrEqual(seen[k - 1].done);
+    expect(seen.at(-1)).toMatchObject({ phase: "indexing", done: 150, total: 150 });
     await expect(warmSearchIndex({ sessionDir: d2, onProgress: 5 })).rejects.toThrow(TypeError);
   });
 
@@ -622,13 +629,54 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     const file = join(d, INDEX);
     // `PRAGMA user_version` is the big-endian integer at offset 60 of a SQLite file.
     const buf = readFileSync(file);
-    expect(buf.readUInt32BE(60)).toBe(3);
-    buf.writeUInt32BE(2, 60);
+    expect(buf.readUInt32BE(60)).toBe(5);
+    // Schema 3: positions, two columns (issue 33): read with schema 5's queries it would
+    // answer wrong, so it is rebuilt.
+    buf.writeUInt32BE(3, 60);
     // Put in place as another program would: a new file renamed over the index.
     writeFileSync(`${file}.tmp`, buf, { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
     expect((await searchSessions("fooWidget2Helper", { sessionDir: d })).length).toBe(1);
-    expect(readFileSync(file).readUInt32BE(60)).toBe(3);
+    expect(readFileSync(file).readUInt32BE(60)).toBe(5);
+  });
+
+  it("reports a large session's bytes as it is read, before the file is done", async () => {
+    const d = tmp("psn-search-big-");
+    // ~24 MB: six of the engine's 4 MB read chunks.
+    const filler = "the quick brown fox jumps over the lazy dog ".repeat(500);
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: "big-1", timestamp: new Date().toISOString(), cwd: "/big" }),
+    ];
+    let parent = null;
+    for (let i = 0; i < 1100; i++) {
+      const id = `b${i}`;
+      lines.push(
+        JSON.stringify({
+          type: "message",
+          id,
+          parentId: parent,
+          timestamp: new Date().toISOString(),
+          message: user(`turn ${i} bigfact${i}q ${filler}`),
+        }),
+      );
+      parent = id;
+    }
+    writeFileSync(join(d, "big.jsonl"), `${lines.join("\n")}\n`);
+    const calls = [];
+    const t0 = performance.now();
+    const hits = await searchSessions("bigfact777q", { sessionDir: d, onProgress: (p) => calls.push(p) });
+    const took = performance.now() - t0;
+    expect(hits.length).toBe(1);
+    const size = calls[0].bytesTotal;
+    expect(size).toBeGreaterThan(20e6);
+    expect(calls.at(-1)).toEqual({ phase: "indexing", done: 1, total: 1, bytesDone: size, bytesTotal: size });
+    // Reports are at most every ~100 ms, each after a chunk is read: a build that lasts
+    // more than 400 ms (six chunks) reports from inside the file. (Rust's
+    // `a_big_file_is_reported_on_as_it_is_read` checks every chunk, without the clock.)
+    const within = calls.filter((p) => p.done === 0 && p.bytesDone > 0 && p.bytesDone < size);
+    if (took > 400) expect(within.length).toBeGreaterThan(0);
+    for (let k = 1; k < calls.length; k++)
+      expect(calls[k].done + calls[k].bytesDone).toBeGreaterThan(calls[k - 1].done + calls[k - 1].bytesDone);
   });
 });
 

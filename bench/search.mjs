@@ -10,9 +10,11 @@
 //   an edit's path and old text (`src/plant<i>x/session-manager.ts`, `idPlant<i>xSummaryTree`)
 //   and a bash command (`npm run check-<i>x`); kept in bench/data/search-<N> (gitignored) and
 //   reused by later runs (`--regen` writes it again, `--clean` removes it afterwards);
-// - with `--before=<checkout>` (another build of this package, e.g. the main branch before
-//   tool calls were indexed): that build's first index build of the same store, in a child
-//   process, for its time and index size beside this one's;
+// - with `--before=<checkout>` (another build of this package, e.g. a worktree of the main
+//   branch with its addon built): every measure of the search index below made by that
+//   build too, on the same store with the same queries, each build in a child process of its
+//   own (`--measure=<checkout>`), one after the other in this run, printed side by side with
+//   the ratio this / before;
 // - the first listing of the same store (`SessionManager.listAll`, listing sidecars removed
 //   first, in a child process) against the first build of the search index;
 // - query latency p50 / p95 (warm, freshness check included) for words, phrases and prefixes
@@ -20,7 +22,8 @@
 // - the same planted queries through the brute-force literal scan of every file (the Rust
 //   scan of `pi-session search --literal`);
 // - appended turns: each one appended to a session, then the next query times and checks it;
-// - index size against the store's bytes and against its searchable text; peak RSS.
+// - index size against the store's bytes and against its searchable text; peak RSS of the
+//   process that built the index and queried it (after the build, at the end).
 import { spawn, spawnSync } from "node:child_process";
 import {
   closeSync,
@@ -38,7 +41,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_DATA_DIR, benchSessionName, rng, writeSession } from "./gen.mjs";
 import { num, parseOptions, percentile } from "./lib.mjs";
@@ -48,11 +51,22 @@ const GEN = 3; // version of this store layout (3: planted tool calls)
 const PROJECTS = 20;
 const BASE_MS = Date.UTC(2026, 0, 1);
 const { values: opts, positionals: args } = parseOptions(
-  { regen: { type: "boolean" }, clean: { type: "boolean" }, "gen-part": { type: "boolean" } },
-  "usage: node bench/search.mjs [N] [--regen] [--clean]",
+  {
+    regen: { type: "boolean" },
+    clean: { type: "boolean" },
+    "gen-part": { type: "boolean" },
+    before: { type: "string" },
+    measure: { type: "string" },
+    store: { type: "string" },
+  },
+  "usage: node bench/search.mjs [N] [--regen] [--clean] [--before=<checkout>] [--store=<agent dir>]",
 );
+// `--store=<dir>`: an existing store instead of the generated one (`<dir>/sessions/<project>/
+// *.jsonl`, e.g. copies of real sessions): no planted facts there, so no planted queries and
+// no brute-force scan; everything else is measured the same way.
+const STORE = opts.store ? resolve(opts.store) : undefined;
 const N = opts["gen-part"] ? Number(args[2]) : num(args[0], 1000, "N");
-const root = join(DEFAULT_DATA_DIR, `search-${N}`);
+const root = STORE ?? join(DEFAULT_DATA_DIR, `search-${N}`);
 const dir = join(root, "sessions");
 const manifestPath = join(root, "manifest.json");
 
@@ -219,12 +233,131 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(" ");
 
+const files = [];
+if (STORE)
+  for (const d of readdirSync(dir, { withFileTypes: true }))
+    if (d.isDirectory())
+      for (const f of readdirSync(join(dir, d.name)).sort()) if (f.endsWith(".jsonl")) files.push(join(dir, d.name, f));
+if (!STORE) for (let i = 0; i < N; i++) files.push(jobOf(i).path);
+const NF = files.length;
+
+// Remove both indexes: the listing sidecars and the search index.
+function removeIndexes() {
+  for (const d of [dir, ...readdirSync(dir).map((n) => join(dir, n))]) {
+    for (const n of [".pi-session-index", ".pi-session-search.sqlite", ".pi-session-search.sqlite-journal"])
+      rmSync(join(d, n), { force: true });
+  }
+}
+
+const indexSize = () =>
+  readdirSync(dir)
+    .filter((f) => f.startsWith(".pi-session-search.sqlite"))
+    .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+
+// The planted queries: the same sessions, in the same order, for every build measured.
+const planted = {
+  words: (i) => `fact${i}x walrus`,
+  phrase: (i) => `"purple walrus number ${i}"`,
+  prefix: (i) => `authz${i}olo*`,
+  "tool path": (i) => `src/plant${i}x/session-manager.ts`,
+  "tool identifier part": (i) => `plant${i}xSummary`,
+  "tool command": (i) => `"npm run check-${i}x"`,
+};
+const SAMPLES = 200;
+// Common words of the generated text: every session matches; ranked over all of them.
+const COMMON = ["session", "error handling", "the test*", '"the session"', "function return", "file", "update the"];
+const ROUNDS = 20;
+
+/**
+ * `--measure=<checkout>` (a child process): that checkout's first build of the store's
+ * search index (no index there before), its size, the query latencies, appended turns, cold
+ * queries and peak RSS, as JSON on stdout.
+ */
+async function measure(checkout) {
+  const entry = new URL(`file://${join(checkout, "index.mjs")}`).href;
+  const { searchSessions } = await import(entry);
+  const t0 = process.hrtime.bigint();
+  await searchSessions("warmup", { sessionDir: dir });
+  const build = ms(t0);
+  const rssAfterBuild = process.resourceUsage().maxRSS * 1024;
+  const bytes = indexSize();
+  const rnd = rng(42);
+  const rows = [];
+  for (const [kind, q] of Object.entries(STORE ? {} : planted)) {
+    const lat = [];
+    let found = 0;
+    const missed = [];
+    for (let j = 0; j < SAMPLES; j++) {
+      const i = rnd(N);
+      const s = process.hrtime.bigint();
+      const hits = await searchSessions(q(i), { sessionDir: dir, limit: 20 });
+      lat.push(ms(s));
+      if (hits.some((h) => h.sessionPath === files[i] && h.onActiveBranch)) found++;
+      else missed.push(i);
+    }
+    rows.push({ kind, lat, found, missed });
+  }
+  const common = [];
+  for (let j = 0; j < 70; j++) {
+    const s = process.hrtime.bigint();
+    await searchSessions(COMMON[j % COMMON.length], { sessionDir: dir, limit: 20 });
+    common.push(ms(s));
+  }
+  // Appended turns: append, then the next query must find it.
+  const appended = [];
+  let appendedFound = 0;
+  for (let j = 0; j < ROUNDS; j++) {
+    const i = rnd(NF);
+    const p = files[i];
+    const leaf = lastLine(p);
+    const word = `zebracorn${j}q`;
+    appendFileSync(
+      p,
+      `${JSON.stringify({ type: "message", id: `e${j.toString(16).padStart(7, "0")}`, parentId: leaf.id, timestamp: new Date().toISOString(), message: { role: "user", content: `freshly appended ${word}`, timestamp: 0 } })}\n`,
+    );
+    const s = process.hrtime.bigint();
+    const hits = await searchSessions(word, { sessionDir: dir });
+    appended.push(ms(s));
+    if (hits.length === 1 && hits[0].sessionPath === p && hits[0].onActiveBranch) appendedFound++;
+  }
+  const rss = process.resourceUsage().maxRSS * 1024;
+  // A query in a new process (as each `pi-session search` is): load the addon, open and
+  // check the index, load its file table, stat every file (no watch yet), query.
+  const cold = [];
+  for (let j = 0; j < 5; j++) {
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const t0 = performance.now(); const { searchSessions } = await import(${JSON.stringify(entry)});
+         const t1 = performance.now(); await searchSessions("fact${j}x walrus", { sessionDir: ${JSON.stringify(dir)} });
+         console.log(JSON.stringify({ load: t1 - t0, query: performance.now() - t1 }));`,
+      ],
+      { encoding: "utf8" },
+    );
+    if (r.status === 0) cold.push(JSON.parse(r.stdout));
+  }
+  return { build, bytes, rows, common, appended, appendedFound, cold, rssAfterBuild, rss };
+}
+
+if (opts.measure) {
+  process.stdout.write(JSON.stringify(await measure(opts.measure)));
+  process.exit(0);
+}
+
 // --- store
 let manifest = null;
 try {
   manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 } catch {}
-if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
+if (STORE)
+  manifest = {
+    n: NF,
+    bytes: files.reduce((n, p) => n + statSync(p).size, 0),
+    text: files.reduce((n, p) => n + textBytes(p), 0),
+  };
+else if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const parts = Math.max(1, Math.min(2, cpus().length));
@@ -254,23 +387,17 @@ if (opts.regen || manifest?.gen !== GEN || manifest?.n !== N) {
   writeFileSync(manifestPath, JSON.stringify(manifest));
 }
 
-const files = [];
-for (let i = 0; i < N; i++) files.push(jobOf(i).path);
 const distinct = new Set(files).size;
-if (distinct !== N || !files.every((p) => existsSync(p)))
+if (!STORE && (distinct !== N || !files.every((p) => existsSync(p))))
   throw new Error(`store incomplete: ${distinct} distinct paths, N = ${N}; run with --regen`);
 
-// The appended turns of an earlier run are cut off again (the store stays as generated).
+// The appended turns of a measure are cut off again (the store stays as generated).
 const sizes = new Map();
 for (const p of files) sizes.set(p, statSync(p).size);
-
-// Remove both indexes: the listing sidecars and the search index.
-function removeIndexes() {
-  for (const d of [dir, ...readdirSync(dir).map((n) => join(dir, n))]) {
-    for (const n of [".pi-session-index", ".pi-session-search.sqlite", ".pi-session-search.sqlite-journal"])
-      rmSync(join(d, n), { force: true });
-  }
-}
+const restore = () => {
+  for (const [p, size] of sizes) if (statSync(p).size !== size) truncateSync(p, size);
+};
+restore();
 removeIndexes();
 const loadBefore = load();
 
@@ -290,6 +417,7 @@ const listing = spawnSync(
 );
 if (listing.status !== 0) throw new Error(listing.stderr);
 const list = JSON.parse(listing.stdout);
+removeIndexes();
 
 // The same first listing by pi's own SessionManager (the reference, pi 1.6.0), for scale.
 const REF = new URL("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js", import.meta.url)
@@ -307,79 +435,34 @@ const refListing = spawnSync(
 );
 const ref = refListing.status === 0 ? JSON.parse(refListing.stdout) : null;
 
-const { searchSessions } = await import("../index.mjs");
-const { searchFiles } = await import("../lib/cli/search.mjs");
 // Settle past the index's one-second "recently modified" window (files written just now).
 await new Promise((r) => setTimeout(r, 1100));
 
-// --- another build's first index build of the same store (`--before=<checkout>`)
-const beforeArg = args.find((a) => a.startsWith("--before="));
-let before = null;
-if (beforeArg) {
-  const entry = new URL(`file://${join(beforeArg.slice("--before=".length), "index.mjs")}`).href;
+/** One build's measures, in a child process (no index before it; the store restored after). */
+function measureIn(checkout) {
+  removeIndexes();
   const r = spawnSync(
     process.execPath,
-    [
-      "--input-type=module",
-      "-e",
-      `const { searchSessions } = await import(${JSON.stringify(entry)});
-       const t = performance.now(); await searchSessions("warmup", { sessionDir: ${JSON.stringify(dir)} });
-       console.log(JSON.stringify({ ms: performance.now() - t }));`,
-    ],
-    { encoding: "utf8" },
+    [SELF, String(N), `--measure=${checkout}`, ...(STORE ? [`--store=${STORE}`] : [])],
+    {
+      encoding: "utf8",
+      maxBuffer: 1 << 26,
+    },
   );
-  if (r.status !== 0) throw new Error(`--before build failed: ${r.stderr}`);
-  before = JSON.parse(r.stdout);
-  before.bytes = readdirSync(dir)
-    .filter((f) => f.startsWith(".pi-session-search.sqlite"))
-    .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
-  removeIndexes();
+  restore();
+  if (r.status !== 0) throw new Error(`measure of ${checkout} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
-// --- first build
-const t0 = process.hrtime.bigint();
-await searchSessions("warmup", { sessionDir: dir });
-const build = ms(t0);
-const rssAfterBuild = process.resourceUsage().maxRSS * 1024;
-const indexBytes = readdirSync(dir)
-  .filter((f) => f.startsWith(".pi-session-search.sqlite"))
-  .reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+const self = fileURLToPath(new URL("..", import.meta.url));
+const before = opts.before ? measureIn(opts.before) : null;
+// The listing's page cache is warm for both builds (the listing read every file).
+const after = measureIn(self);
+removeIndexes();
 
-// --- queries
-const rnd = rng(42);
-const planted = {
-  words: (i) => `fact${i}x walrus`,
-  phrase: (i) => `"purple walrus number ${i}"`,
-  prefix: (i) => `authz${i}olo*`,
-  "tool path": (i) => `src/plant${i}x/session-manager.ts`,
-  "tool identifier part": (i) => `plant${i}xSummary`,
-  "tool command": (i) => `"npm run check-${i}x"`,
-};
-const SAMPLES = 200;
-const rows = [];
-for (const [kind, q] of Object.entries(planted)) {
-  const lat = [];
-  let found = 0;
-  const missed = [];
-  for (let j = 0; j < SAMPLES; j++) {
-    const i = rnd(N);
-    const s = process.hrtime.bigint();
-    const hits = await searchSessions(q(i), { sessionDir: dir, limit: 20 });
-    lat.push(ms(s));
-    if (hits.some((h) => h.sessionPath === files[i] && h.onActiveBranch)) found++;
-    else missed.push(i);
-  }
-  rows.push({ kind, lat, found, missed });
-}
-// Common words of the generated text: every session matches; ranked over all of them.
-const COMMON = ["session", "error handling", "the test*", '"the session"', "function return", "file", "update the"];
-const common = [];
-for (let j = 0; j < 70; j++) {
-  const s = process.hrtime.bigint();
-  await searchSessions(COMMON[j % COMMON.length], { sessionDir: dir, limit: 20 });
-  common.push(ms(s));
-}
 // Brute force: the literal scan of every file, same planted facts.
+const { searchFiles } = await import("../lib/cli/search.mjs");
+const rnd = rng(7);
 const scan = [];
 const scanList = files.map((path) => ({ path, id: "" }));
 const literal = {
@@ -388,7 +471,7 @@ const literal = {
   prefix: (i) => `authz${i}olo`,
 };
 const SCANS = N >= 5000 ? 3 : 10;
-for (const [kind, q] of Object.entries(literal)) {
+for (const [kind, q] of Object.entries(STORE ? {} : literal)) {
   const lat = [];
   let found = 0;
   for (let j = 0; j < SCANS; j++) {
@@ -400,114 +483,87 @@ for (const [kind, q] of Object.entries(literal)) {
   }
   scan.push({ kind, lat, found });
 }
-
-// --- appended turns: append, then the next query must find it.
-const appended = [];
-let appendedFound = 0;
-const ROUNDS = 20;
-for (let j = 0; j < ROUNDS; j++) {
-  const i = rnd(N);
-  const p = files[i];
-  const leaf = lastLine(p);
-  const word = `zebracorn${j}q`;
-  appendFileSync(
-    p,
-    `${JSON.stringify({ type: "message", id: `e${j.toString(16).padStart(7, "0")}`, parentId: leaf.id, timestamp: new Date().toISOString(), message: { role: "user", content: `freshly appended ${word}`, timestamp: 0 } })}\n`,
-  );
-  const s = process.hrtime.bigint();
-  const hits = await searchSessions(word, { sessionDir: dir });
-  appended.push(ms(s));
-  if (hits.length === 1 && hits[0].sessionPath === p && hits[0].onActiveBranch) appendedFound++;
-}
-const rss = process.resourceUsage().maxRSS * 1024;
-// A query in a new process (as each `pi-session search` is): load the addon, open and check
-// the index, load its file table, stat every file (no watch yet), query.
-const cold = [];
-for (let j = 0; j < 5; j++) {
-  const r = spawnSync(
-    process.execPath,
-    [
-      "--input-type=module",
-      "-e",
-      `const t0 = performance.now(); const { searchSessions } = await import(${JSON.stringify(new URL("../index.mjs", import.meta.url).href)});
-       const t1 = performance.now(); await searchSessions("fact${j}x walrus", { sessionDir: ${JSON.stringify(dir)} });
-       console.log(JSON.stringify({ load: t1 - t0, query: performance.now() - t1 }));`,
-    ],
-    { encoding: "utf8" },
-  );
-  if (r.status === 0) cold.push(JSON.parse(r.stdout));
-}
 const loadAfter = load();
-// Restore the generated store: cut the appended turns off (the index reindexes those files next run).
-for (const [p, size] of sizes) if (statSync(p).size !== size) truncateSync(p, size);
 
 // --- report
 const lines = [];
 const out = (l) => lines.push(l);
 out(
-  `Search benchmark: ${N} sessions, ${PROJECTS} projects, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`,
+  `Search benchmark: ${NF} sessions${STORE ? ` of ${STORE}` : `, ${PROJECTS} projects`}, store ${mb(manifest.bytes)} MB of which searchable text ${mb(manifest.text)} MB`,
 );
 out(
-  `(generated by 2 processes in ${f1(manifest.genMs / 1000)} s; load average 1/5/15 min before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs)`,
+  `(load average 1/5/15 min before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs; Node ${process.version})`,
 );
 out("");
-out("| measure | value |");
-out("|---|---|");
-out(`| first listing, \`SessionManager.listAll\` (no sidecar) | ${f1(list.ms)} ms (${list.n} sessions) |`);
-if (ref)
-  out(
-    `| first listing by pi 1.6.0's own \`SessionManager.listAll\` (reference) | ${f1(ref.ms)} ms (${ref.n} sessions) |`,
-  );
 out(
-  `| first index build | ${f1(build)} ms (${f2(build / list.ms)}× the first listing${ref ? `, ${f2(build / ref.ms)}× pi's own` : ""}) |`,
+  `| measure | ${before ? `before (${opts.before}) | ` : ""}this build (${self}) |${before ? " this / before |" : ""}`,
 );
-if (before) {
-  const other = beforeArg.slice("--before=".length);
+out(`|---|${before ? "---|---|" : ""}---|`);
+const row = (name, b, a, ratio) =>
   out(
-    `| first index build by ${other} / this build | ${f1(before.ms)} / ${f1(build)} ms (${f2(build / before.ms)}×) |`,
+    `| ${name} | ${before ? `${b} | ` : ""}${a} |${before ? ` ${ratio === undefined ? "" : `${f2(ratio)}×`} |` : ""}`,
   );
-  out(
-    `| index size by ${other} / this build | ${mb(before.bytes)} / ${mb(indexBytes)} MB (${f2(indexBytes / before.bytes)}×) |`,
+const both = (f) => [before ? f(before) : "", f(after)];
+row(`first listing, \`SessionManager.listAll\` (no sidecar)`, `${f1(list.ms)} ms`, `${f1(list.ms)} ms`);
+if (ref) row("first listing by pi 1.6.0's own `SessionManager.listAll`", `${f1(ref.ms)} ms`, `${f1(ref.ms)} ms`);
+row("first index build", ...both((m) => `${f1(m.build)} ms`), before && after.build / before.build);
+row("first index build / first listing", ...both((m) => `${f2(m.build / list.ms)}×`));
+row("index size", ...both((m) => `${mb(m.bytes)} MB`), before && after.bytes / before.bytes);
+row("index size / store bytes", ...both((m) => `${((100 * m.bytes) / manifest.bytes).toFixed(1)}%`));
+row("index size / store's searchable text", ...both((m) => `${((100 * m.bytes) / manifest.text).toFixed(1)}%`));
+for (const [k, r] of after.rows.entries()) {
+  const fmt = (x) =>
+    `${f2(pct(x.lat, 50))} / ${f2(pct(x.lat, 95))} / ${f2(Math.max(...x.lat))} ms (found ${x.found}/${SAMPLES})`;
+  row(
+    `query ${r.kind} (planted), p50 / p95 / max`,
+    before ? fmt(before.rows[k]) : "",
+    fmt(r),
+    before && pct(r.lat, 95) / pct(before.rows[k].lat, 95),
   );
 }
-out(
-  `| index size / store bytes | ${mb(indexBytes)} MB / ${mb(manifest.bytes)} MB = ${((100 * indexBytes) / manifest.bytes).toFixed(1)}% |`,
+const fmtLat = (x) => `${f2(pct(x, 50))} / ${f2(pct(x, 95))} / ${f2(Math.max(...x))} ms`;
+row(
+  `query common words (${COMMON.length} queries matching most sessions), p50 / p95 / max`,
+  ...both((m) => fmtLat(m.common)),
+  before && pct(after.common, 95) / pct(before.common, 95),
+);
+const coldFmt = (m) =>
+  m.cold.length
+    ? `${f1(
+        pct(
+          m.cold.map((c) => c.query),
+          50,
+        ),
+      )} / ${f1(Math.max(...m.cold.map((c) => c.query)))} ms`
+    : "n/a";
+row("cold query (new process: open the index, stat every file, query), p50 / max", ...both(coldFmt));
+row(
+  "appended turn → next query finds it, p50 / p95 / max",
+  ...both(
+    (m) =>
+      `${f1(pct(m.appended, 50))} / ${f1(pct(m.appended, 95))} / ${f1(Math.max(...m.appended))} ms (found ${m.appendedFound}/${ROUNDS})`,
+  ),
+);
+row(
+  "peak RSS of the indexing process: after the build / at the end",
+  ...both((m) => `${mb(m.rssAfterBuild)} / ${mb(m.rss)} MB`),
+  before && after.rssAfterBuild / before.rssAfterBuild,
 );
 out(
-  `| index size / store's searchable text | ${mb(indexBytes)} MB / ${mb(manifest.text)} MB = ${((100 * indexBytes) / manifest.text).toFixed(1)}% |`,
-);
-for (const r of rows)
-  out(
-    `| query ${r.kind} (planted), p50 / p95 / max | ${f2(pct(r.lat, 50))} / ${f2(pct(r.lat, 95))} / ${f2(Math.max(...r.lat))} ms (found ${r.found}/${SAMPLES}) |`,
-  );
-out(
-  `| query common words (${COMMON.length} queries matching most sessions), p50 / p95 / max | ${f2(pct(common, 50))} / ${f2(pct(common, 95))} / ${f2(Math.max(...common))} ms |`,
+  `| peak RSS of the first listing (child) | ${before ? `${mb(list.rss)} MB | ` : ""}${mb(list.rss)} MB |${before ? " |" : ""}`,
 );
 for (const r of scan)
   out(
-    `| brute-force literal scan, ${r.kind}, p50 / max | ${f1(pct(r.lat, 50))} / ${f1(Math.max(...r.lat))} ms (found ${r.found}/${r.lat.length}) |`,
+    `| brute-force literal scan, ${r.kind}, p50 / max | ${before ? "| " : ""}${f1(pct(r.lat, 50))} / ${f1(Math.max(...r.lat))} ms (found ${r.found}/${r.lat.length}) |${before ? " |" : ""}`,
   );
-if (cold.length)
-  out(
-    `| cold query (new process: open the index, stat every file, query), p50 / max | ${f1(
-      pct(
-        cold.map((c) => c.query),
-        50,
-      ),
-    )} / ${f1(Math.max(...cold.map((c) => c.query)))} ms (+ ${f1(
-      pct(
-        cold.map((c) => c.load),
-        50,
-      ),
-    )} ms loading the package) |`,
-  );
-out(
-  `| appended turn → next query finds it, p50 / p95 / max | ${f1(pct(appended, 50))} / ${f1(pct(appended, 95))} / ${f1(Math.max(...appended))} ms (found ${appendedFound}/${ROUNDS}) |`,
-);
-out(
-  `| peak RSS: first listing (child) / search after build / search at end | ${mb(list.rss)} / ${mb(rssAfterBuild)} / ${mb(rss)} MB |`,
-);
-const misses = rows.filter((r) => r.missed.length).map((r) => `${r.kind}: ${r.missed.slice(0, 10).join(", ")}`);
-if (misses.length) out(`\nMISSED planted facts (session numbers): ${misses.join("; ")}`);
+for (const [name, m] of [
+  ["before", before],
+  ["this build", after],
+]) {
+  const misses = (m?.rows ?? [])
+    .filter((r) => r.missed.length)
+    .map((r) => `${r.kind}: ${r.missed.slice(0, 10).join(", ")}`);
+  if (misses.length) out(`\nMISSED planted facts by ${name} (session numbers): ${misses.join("; ")}`);
+}
 console.log(`\n${lines.join("\n")}`);
 if (opts.clean) rmSync(root, { recursive: true, force: true });

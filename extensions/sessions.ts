@@ -60,7 +60,7 @@ const WARM_IDLE_MS = 3000;
 const WARM_PROBE = "pisessionnativewarmupprobe";
 
 /** The engine's index-build progress (`searchSessions`' `onProgress`). */
-type IndexProgress = { phase: "indexing"; done: number; total: number };
+type IndexProgress = { phase: "indexing"; done: number; total: number; bytesDone?: number; bytesTotal?: number };
 /** The engine's `warmSearchIndex`, when this build of the package has it. */
 type WarmSearchIndex = (options?: {
   sessionDir?: string;

@@ -49,21 +49,23 @@ async function withSignal(signal, start) {
 }
 
 /**
- * The caller's `onProgress` fed by the native index refresh: `(done, total)` from worker
- * threads becomes `{ phase: "indexing", done, total }`. `total` is the first one seen: a
- * call that waited for another one's build, which was aborted, then indexes the rest
- * itself, and those reports (another total) are dropped. `done` only grows (a report that
- * arrives after a larger one, after the task ended or after `signal` aborted, is dropped).
- * Reports travel to JS
- * separately from the task's result and may still be queued when it resolves: `finish`
- * makes the final `done === total` call then if it has not arrived. A throwing
- * `onProgress` aborts the work and its error is the task's.
+ * The caller's `onProgress` fed by the native index refresh: `(done, total, bytesDone,
+ * bytesTotal)` from worker threads becomes `{ phase: "indexing", done, total, bytesDone,
+ * bytesTotal }`. `total` is the first one seen: a call that waited for another one's build,
+ * which was aborted, then indexes the rest itself, and those reports (another total) are
+ * dropped. `done` and `bytesDone` only grow (a report that grows neither, or arrives after
+ * the task ended or after `signal` aborted, is dropped). Reports travel to JS separately
+ * from the task's result and may still be queued when it resolves: `finish` makes the final
+ * `done === total` call then if it has not arrived. A throwing `onProgress` aborts the work
+ * and its error is the task's.
  */
 function progressRelay(onProgress, name, signal) {
   if (onProgress === undefined || onProgress === null) return undefined;
   if (typeof onProgress !== "function") throw new TypeError(`${name}: onProgress must be a function`);
   let last = -1;
+  let lastBytes = -1;
   let total;
+  let bytesTotal = 0;
   let closed = false;
   let handle;
   const relay = {
@@ -71,13 +73,18 @@ function progressRelay(onProgress, name, signal) {
     bind(h) {
       handle = h;
     },
-    report(done, of) {
-      if (closed || relay.error !== undefined || signal?.aborted || done <= last) return;
-      total ??= of;
-      if (of !== total) return;
+    report(done, of, bytesDone = 0, bytesOf = 0) {
+      if (closed || relay.error !== undefined || signal?.aborted) return;
+      if (total === undefined) {
+        total = of;
+        bytesTotal = bytesOf;
+      }
+      if (of !== total || done < last || bytesDone < lastBytes) return;
+      if (done === last && bytesDone === lastBytes) return;
       last = done;
+      lastBytes = bytesDone;
       try {
-        onProgress({ phase: "indexing", done, total });
+        onProgress({ phase: "indexing", done, total, bytesDone, bytesTotal });
       } catch (err) {
         relay.error = err;
         handle?.abort();
@@ -86,7 +93,7 @@ function progressRelay(onProgress, name, signal) {
     /** The task ended after indexing `indexed` files (0: none). */
     finish(indexed) {
       const t = total ?? indexed;
-      if (t > 0) relay.report(t, t);
+      if (t > 0) relay.report(t, t, bytesTotal, bytesTotal);
       closed = true;
       if (relay.error !== undefined) throw relay.error;
     },
@@ -104,7 +111,10 @@ async function withProgress(signal, relay, start) {
   try {
     out = await withSignal(signal, (h) => {
       relay?.bind(h);
-      return start(h, relay ? (done, total) => relay.report(done, total) : undefined);
+      return start(
+        h,
+        relay ? (done, total, bytesDone, bytesTotal) => relay.report(done, total, bytesDone, bytesTotal) : undefined,
+      );
     });
   } catch (err) {
     relay?.close();

@@ -107,9 +107,10 @@ impl Drop for DirTurn {
     }
 }
 
-/// `onProgress(done, total)` of an indexing run, called from worker threads.
-type ProgressTsfn =
-    ThreadsafeFunction<FnArgs<(u32, u32)>, Unknown<'static>, FnArgs<(u32, u32)>, Status, false>;
+/// `onProgress(done, total, bytesDone, bytesTotal)` of an indexing run, called from worker
+/// threads (bytes as doubles: a store passes 4 GiB).
+type ProgressArgs = FnArgs<(u32, u32, f64, f64)>;
+type ProgressTsfn = ThreadsafeFunction<ProgressArgs, Unknown<'static>, ProgressArgs, Status, false>;
 
 /// A task's `onProgress`, and the largest `total` reported to it.
 struct Listener {
@@ -118,11 +119,11 @@ struct Listener {
 }
 
 fn listener(
-    f: Option<Function<'_, FnArgs<(u32, u32)>, Unknown<'static>>>,
+    f: Option<Function<'_, ProgressArgs, Unknown<'static>>>,
 ) -> Result<Option<Arc<Listener>>> {
     match f {
         Some(f) => Ok(Some(Arc::new(Listener {
-            f: f.build_threadsafe_function::<FnArgs<(u32, u32)>>()
+            f: f.build_threadsafe_function::<ProgressArgs>()
                 .callee_handled::<false>()
                 .build()?,
             seen_total: AtomicU32::new(0),
@@ -168,8 +169,14 @@ impl Drop for Listening {
     }
 }
 
-/// Report `(done, total)` to every listener of `dir`.
-fn report_to(dir: &Path, done: usize, total: usize) {
+/// Report `r` to every listener of `dir`.
+fn report_to(dir: &Path, r: search::Report) {
+    let search::Report {
+        done,
+        total,
+        bytes_done,
+        bytes_total,
+    } = r;
     let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
     let Ok(m) = LISTENERS.lock() else { return };
     let Some(list) = m.as_ref().and_then(|m| m.get(dir)) else {
@@ -178,7 +185,7 @@ fn report_to(dir: &Path, done: usize, total: usize) {
     for l in list {
         l.seen_total.fetch_max(n(total), Ordering::Relaxed);
         let _ = l.f.call(
-            FnArgs::from((n(done), n(total))),
+            FnArgs::from((n(done), n(total), bytes_done as f64, bytes_total as f64)),
             ThreadsafeFunctionCallMode::NonBlocking,
         );
     }
@@ -197,7 +204,7 @@ fn with_index<T>(
 ) -> search::Result<(T, u32)> {
     let _listening = Listening::new(dir, progress);
     let _turn = DirTurn::take(dir, abort)?;
-    let report = |done: usize, total: usize| report_to(dir, done, total);
+    let report = |r: search::Report| report_to(dir, r);
     let report: Option<search::ProgressFn> = Some(&report);
     let mut ix = take_index(dir)?;
     let mut r = work(&mut ix, report);
@@ -302,11 +309,12 @@ impl Task for SearchTask {
 }
 
 /// Search the sessions under `dir`: resolves to a JSON array of hits (see index.d.ts).
-/// `onProgress(done, total)`: files indexed so far, when the index has files to bring up
-/// to date (`(0, total)` first, then at most every 100 ms, then `(total, total)`).
+/// `onProgress(done, total, bytesDone, bytesTotal)`: files indexed so far, and their bytes
+/// read, when the index has files to bring up to date (`(0, total, 0, bytesTotal)` first,
+/// then at most every 100 ms as files and chunks of them are parsed, then everything done).
 #[napi(
     catch_unwind,
-    ts_args_type = "dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null",
+    ts_args_type = "dir: string, query: string, options: NativeSearchOptions, abort: AbortFlag, onProgress?: ((done: number, total: number, bytesDone: number, bytesTotal: number) => unknown) | undefined | null",
     ts_return_type = "Promise<NativeSearchResult>"
 )]
 pub fn search_sessions_native(
@@ -314,7 +322,7 @@ pub fn search_sessions_native(
     query: String,
     options: NativeSearchOptions,
     abort: &super::abort::AbortFlag,
-    on_progress: Option<Function<'_, FnArgs<(u32, u32)>, Unknown<'static>>>,
+    on_progress: Option<Function<'_, ProgressArgs, Unknown<'static>>>,
 ) -> Result<AsyncTask<SearchTask>> {
     let opts = search::Options {
         cwd: options.cwd,
@@ -378,13 +386,13 @@ impl Task for WarmTask {
 /// [`search_sessions_native`]); resolves to the number of files indexed.
 #[napi(
     catch_unwind,
-    ts_args_type = "dir: string, abort: AbortFlag, onProgress?: ((done: number, total: number) => unknown) | undefined | null",
+    ts_args_type = "dir: string, abort: AbortFlag, onProgress?: ((done: number, total: number, bytesDone: number, bytesTotal: number) => unknown) | undefined | null",
     ts_return_type = "Promise<number>"
 )]
 pub fn warm_search_index_native(
     dir: String,
     abort: &super::abort::AbortFlag,
-    on_progress: Option<Function<'_, FnArgs<(u32, u32)>, Unknown<'static>>>,
+    on_progress: Option<Function<'_, ProgressArgs, Unknown<'static>>>,
 ) -> Result<AsyncTask<WarmTask>> {
     Ok(AsyncTask::new(WarmTask {
         dir: PathBuf::from(dir),

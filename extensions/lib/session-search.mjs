@@ -90,7 +90,7 @@ export function engineHit(h) {
  * @param {string} query
  * `branch: "all"` searches every branch (hits carry `onActiveBranch`), `onlyOtherBranches` then
  * keeps only hits off the active branch.
- * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], branch?: "active" | "all", onlyOtherBranches?: boolean, signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number }) => void }} [options]
+ * @param {{ perSession?: number, maxSessions?: number, sessionDirs?: (string | undefined)[], cwd?: string, exclude?: string[], branch?: "active" | "all", onlyOtherBranches?: boolean, signal?: AbortSignal, onProgress?: (p: { phase: "indexing", done: number, total: number, bytesDone?: number, bytesTotal?: number }) => void }} [options]
  * @returns {Promise<{ sessions: { file: F, hits: ReturnType<typeof engineHit>[], more: boolean }[], searched: number, complete: boolean }>}
  */
 export async function searchSessionsIndexed(
@@ -451,7 +451,7 @@ const megabytes = (n) => {
  * engine is on one large file) and that large file, and how to cancel. What moves comes first
  * (a narrow footer cuts the end).
  * @param {string} query
- * @param {{ phase: string, done: number, total: number } | undefined} p
+ * @param {{ phase: string, done: number, total: number, bytesDone?: number, bytesTotal?: number } | undefined} p
  * @param {number} [seconds]
  * @param {boolean} [cancellable] say that Escape cancels (the TUI)
  * @param {{ path: string, bytesDone: number, bytes: number }} [reading] a file the build has
@@ -464,8 +464,13 @@ export function progressText(query, p, seconds = 0, cancellable = false, reading
   const counted = p && Number.isFinite(p.done) && Number.isFinite(p.total);
   if (counted && (p.phase === "indexing" || p.phase === "listing")) {
     const what = p.phase === "indexing" ? "Indexing" : "Reading";
+    // The share of bytes read moves while one large session is read (engines that report it).
+    const share =
+      p.phase === "indexing" && Number.isFinite(p.bytesDone) && p.bytesTotal > 0
+        ? ` (${Math.floor((100 * p.bytesDone) / p.bytesTotal)}%)`
+        : "";
     const file = reading && p.phase === "indexing" ? ` (${readingText(reading)})` : "";
-    return `${what} sessions ${p.done}/${p.total}${time}${file} for /sessions ${q}…${esc}`;
+    return `${what} sessions ${p.done}/${p.total}${share}${time}${file} for /sessions ${q}…${esc}`;
   }
   return `Searching sessions for ${q}…${seconds >= 1 ? ` ${seconds} s` : ""}${esc}`;
 }

@@ -51,8 +51,8 @@ pub struct Row {
     pub timestamp: Option<String>,
     pub ts_ms: Option<i64>,
     pub text: String,
-    /// The camelCase parts of `text`'s tokens (set by the indexer with `text`'s folding).
-    pub parts: String,
+    /// Tokens in `text` (set by the indexer when it replaces `text` by its index text).
+    pub count: usize,
 }
 
 /// The lines of a file from some offset on.
@@ -64,6 +64,23 @@ pub struct Parsed {
     pub rows: Vec<Row>,
     /// Offset just after the last line taken (complete lines only, see [`parse`]).
     pub end: u64,
+}
+
+impl Parsed {
+    /// Append the lines parsed after these (the header's id and cwd: the first one's).
+    pub fn extend(&mut self, next: Parsed) {
+        let base = self.entries.len();
+        if self.session_id.is_none() && next.session_id.is_some() {
+            self.session_id = next.session_id;
+            self.cwd = next.cwd;
+        }
+        self.entries.extend(next.entries);
+        self.rows.extend(next.rows.into_iter().map(|mut r| {
+            r.entry += base;
+            r
+        }));
+        self.end = next.end;
+    }
 }
 
 fn str_of(v: Option<&Value>) -> Option<String> {
@@ -313,7 +330,7 @@ pub fn parse_watched(
                 timestamp: timestamp.clone(),
                 ts_ms,
                 text,
-                parts: String::new(),
+                count: 0,
             });
         }
     }

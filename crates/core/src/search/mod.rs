@@ -30,6 +30,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Matching texts ranked together at most (see `Index::query`): the newest this many first.
 pub const RANK_WINDOW: usize = 20_000;
+/// Candidate texts a query's phrase check may turn down before the query stops with the
+/// hits it has: the index knows which texts hold a phrase's tokens, not whether they are in
+/// a row, and a phrase of common words that are rarely in a row (`"the of"`) would otherwise
+/// read back most of the store's texts (~0.1 ms each). Past this many, such a query answers
+/// with fewer hits than it might have (the best-ranked ones of those checked, newest first).
+pub const MAX_TURNED_DOWN: usize = 20_000;
 /// Name of the index file in a sessions directory.
 pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
@@ -39,12 +45,24 @@ const APP_ID: i32 = 0x5053_5248;
 /// FTS5's `ascii` tokenizer over the pre-folded tokens (1: `unicode61`, same tokens, slower).
 /// 3: tool calls, labels and session names indexed (`rows.part` names the text of the
 /// entry); camelCase parts in the `parts` column.
-const SCHEMA: i32 = 3;
-/// Files parsed per write transaction (bounds memory during a first build).
-const BATCH: usize = 128;
-/// Files per write transaction of a background refresh: an abort waits for at most this
-/// many inserts, and loses at most this many parsed files.
-const BACKGROUND_BATCH: usize = 16;
+/// 4: `detail=none` over each text's distinct tokens and parts (one column, no positions:
+/// phrases are checked on the texts read back), `rows.ntok` (the text's length, for
+/// ranking) (intermediate commits of issue 43's branch, without `names`).
+/// 5: schema 4 with `rows.role` and `rows.tools` as ids of a `names` table (issue 43).
+const SCHEMA: i32 = 5;
+/// Files per write transaction of an interactive refresh. FTS5 writes what a transaction
+/// added as one new segment when it commits (and merges segments as they pile up): larger
+/// transactions make fewer, larger segments; an abort loses at most this many files.
+const BATCH: usize = 1024;
+/// Files a parsing thread may be ahead of the writer (bounds the memory of parsed files).
+const AHEAD: usize = 8;
+/// Bytes of session files the parsing threads may be ahead of the writer (a few large
+/// sessions, not `AHEAD` per thread of them); the file the writer waits for is always parsed.
+const AHEAD_BYTES: u64 = 256 << 20;
+/// Files per write transaction of a background refresh: an abort loses at most this many
+/// parsed files (a rollback: it waits for no insert); each transaction is one FTS5
+/// segment until segments are merged.
+const BACKGROUND_BATCH: usize = 64;
 
 /// How much of the machine a refresh may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,52 +140,107 @@ pub fn reading_now() -> Option<(String, u64, u64, std::time::Duration)> {
     reading_files().into_iter().next()
 }
 
-/// Receives `(done, total)`: files of a refresh parsed so far, of those it has to index.
-pub type ProgressFn<'a> = &'a (dyn Fn(usize, usize) + Sync);
+/// One progress report of a refresh: files parsed so far of those it has to index, and the
+/// bytes of those files read and parsed so far (a file resumed where the index left off
+/// counts its indexed prefix as done once it is through).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub done: usize,
+    pub total: usize,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+/// Receives the [`Report`]s of a refresh.
+pub type ProgressFn<'a> = &'a (dyn Fn(Report) + Sync);
 
 /// Least time between two progress reports of one refresh (the first and last are always
 /// made).
 pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// The progress of one refresh that has files to index: `(0, total)` first, then at most
-/// every [`PROGRESS_EVERY`] as worker threads finish files (`done` only grows: a report is
-/// made under the lock and only for a count above the last one), then `(total, total)`
-/// once everything is written.
+/// Bytes of a session file read and parsed at a time: a report can follow each (a file of
+/// any size is reported on as it is read), and a file's raw lines in memory are this much
+/// (or its longest line).
+const READ_CHUNK: u64 = 4 << 20;
+
+/// The progress of one refresh that has files to index: first `done = 0`, then at most
+/// every [`PROGRESS_EVERY`] as worker threads finish files or read chunks of them (`done`
+/// and `bytes_done` only grow: a report is made under the lock and only when one of them is
+/// above the last report's), then everything done once everything is written.
 struct Progress<'a> {
     f: ProgressFn<'a>,
     total: usize,
+    bytes_total: u64,
+    every: std::time::Duration,
     done: std::sync::atomic::AtomicUsize,
-    /// When the last report was made, and its `done`.
-    last: std::sync::Mutex<(std::time::Instant, usize)>,
+    bytes: std::sync::atomic::AtomicU64,
+    /// When the last report was made, and its `done` and `bytes_done`.
+    last: std::sync::Mutex<(std::time::Instant, usize, u64)>,
 }
 
 impl<'a> Progress<'a> {
-    fn start(f: ProgressFn<'a>, total: usize) -> Progress<'a> {
-        f(0, total);
+    fn start(
+        f: ProgressFn<'a>,
+        total: usize,
+        bytes_total: u64,
+        every: std::time::Duration,
+    ) -> Progress<'a> {
+        f(Report {
+            done: 0,
+            total,
+            bytes_done: 0,
+            bytes_total,
+        });
         Progress {
             f,
             total,
+            bytes_total,
+            every,
             done: std::sync::atomic::AtomicUsize::new(0),
-            last: std::sync::Mutex::new((std::time::Instant::now(), 0)),
+            bytes: std::sync::atomic::AtomicU64::new(0),
+            last: std::sync::Mutex::new((std::time::Instant::now(), 0, 0)),
         }
     }
 
-    /// One more file parsed (any thread).
-    fn step(&self) {
+    /// `n` more bytes read and parsed (any thread).
+    fn read(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+        self.maybe_report();
+    }
+
+    /// One more file parsed (any thread), `rest` of its bytes not reported by `read`.
+    fn step(&self, rest: u64) {
+        self.bytes.fetch_add(rest, Ordering::Relaxed);
         self.done.fetch_add(1, Ordering::Relaxed);
+        self.maybe_report();
+    }
+
+    fn maybe_report(&self) {
         let Ok(mut last) = self.last.try_lock() else {
             // Another thread is reporting right now: this count goes with a later report.
             return;
         };
-        let d = self.done.load(Ordering::Relaxed);
-        if last.0.elapsed() >= PROGRESS_EVERY && d > last.1 && d < self.total {
-            (self.f)(d, self.total);
-            *last = (std::time::Instant::now(), d);
+        let d = self.done.load(Ordering::Relaxed).min(self.total);
+        let b = self.bytes.load(Ordering::Relaxed).min(self.bytes_total);
+        let grew = d > last.1 || b > last.2;
+        if last.0.elapsed() >= self.every && grew && d < self.total {
+            (self.f)(Report {
+                done: d,
+                total: self.total,
+                bytes_done: b,
+                bytes_total: self.bytes_total,
+            });
+            *last = (std::time::Instant::now(), d, b);
         }
     }
 
     fn finish(&self) {
-        (self.f)(self.total, self.total);
+        (self.f)(Report {
+            done: self.total,
+            total: self.total,
+            bytes_done: self.bytes_total,
+            bytes_total: self.bytes_total,
+        });
     }
 }
 
@@ -230,6 +303,17 @@ pub struct Index {
     indexed: usize,
     /// Files the last refresh parsed (fewer than `indexed` when it was aborted).
     parsed: usize,
+    /// Least time between two progress reports ([`PROGRESS_EVERY`]; tests set less).
+    progress_every: std::time::Duration,
+    /// Ids of the `names` table (roles and tool lists of rows) this connection has seen.
+    names: HashMap<String, i64>,
+    /// The `files` rows of the open write transaction, written just before it commits (and
+    /// whether each is new): a statement on `files` (two b-trees) opens a statement
+    /// savepoint, at which FTS5 writes what it holds as a segment of its own; written
+    /// last, a transaction makes one segment, not one per file.
+    pending: Vec<(String, FileRow, bool)>,
+    /// The id the next new file of the open write transaction gets.
+    next_id: i64,
 }
 
 const SCHEMA_SQL: &str = "
@@ -238,12 +322,14 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEG
   indexed_to INTEGER NOT NULL, fp INTEGER, exact INTEGER NOT NULL,
   session_id TEXT, cwd TEXT, leaf TEXT);
 CREATE INDEX files_session ON files(session_id);
-CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
-  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
-  part INTEGER NOT NULL);
+CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role INTEGER NOT NULL,
+  tools INTEGER NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
+  part INTEGER NOT NULL, ntok INTEGER NOT NULL);
 CREATE INDEX rows_file ON rows(file);
-CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', contentless_delete=1,
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none,
   tokenize='ascii');
+INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 ";
 
 #[cfg(unix)]
@@ -374,6 +460,10 @@ impl Index {
             links: Vec::new(),
             indexed: 0,
             parsed: 0,
+            progress_every: PROGRESS_EVERY,
+            names: HashMap::new(),
+            pending: Vec::new(),
+            next_id: 1,
         };
         ix.load_files()?;
         Ok(ix)
@@ -444,8 +534,26 @@ impl Index {
         }
         drop(st);
         self.files = files;
+        // Another writer may have added names, or a rollback dropped ours: read them anew.
+        self.names.clear();
         self.data_version = self.data_version()?;
         Ok(())
+    }
+
+    /// The id of `name` in the `names` table, added there when new (in the open transaction).
+    fn name_id(&mut self, name: &str) -> rusqlite::Result<i64> {
+        if let Some(&id) = self.names.get(name) {
+            return Ok(id);
+        }
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO names(name) VALUES (?1)")?
+            .execute(params![name])?;
+        let id: i64 = self
+            .conn
+            .prepare_cached("SELECT id FROM names WHERE name = ?1")?
+            .query_row(params![name], |r| r.get(0))?;
+        self.names.insert(name.to_string(), id);
+        Ok(id)
     }
 
     /// The session files of the directory: `*.jsonl` in it and in its subdirectories
@@ -634,27 +742,19 @@ impl Index {
         }
         self.indexed = work.len();
         let report = match progress {
-            Some(f) if !work.is_empty() => Some(Progress::start(f, work.len())),
+            Some(f) if !work.is_empty() => Some(Progress::start(
+                f,
+                work.len(),
+                work.iter().map(|(_, st, _)| st.size).sum(),
+                self.progress_every,
+            )),
             _ => None,
         };
-        let (batch, threads) = match load {
+        let (batch, workers) = match load {
             Load::Interactive => (BATCH, parse_threads()),
-            Load::Background => (BACKGROUND_BATCH, 1),
+            Load::Background => (BACKGROUND_BATCH, 0),
         };
-        for chunk in work.chunks(batch) {
-            if abort.load(Ordering::Relaxed) {
-                return Err(RefreshError::Other(aborted()));
-            }
-            let parsed = parse_files(chunk, start, report.as_ref(), threads, abort);
-            self.parsed += parsed.iter().filter(|p| p.is_some()).count();
-            // Aborted while parsing: the chunk is not written (its unparsed files would
-            // read as unreadable ones).
-            let parsed: Option<Vec<Option<Update>>> = parsed.into_iter().collect();
-            let Some(parsed) = parsed else {
-                return Err(RefreshError::Other(aborted()));
-            };
-            self.write(chunk, parsed)?;
-        }
+        self.index_files(&work, start, report.as_ref(), batch, workers, abort)?;
         if !gone.is_empty() {
             let tx = self.conn.unchecked_transaction()?;
             for (p, id) in &gone {
@@ -672,37 +772,205 @@ impl Index {
         Ok(())
     }
 
-    fn write(
+    /// Parse and write the files of `work` in its order (rowids follow it), one write
+    /// transaction per `batch` files. With `workers`, that many threads parse ahead of the
+    /// writer (this thread), at most [`AHEAD`] files per worker beyond the file being
+    /// written; with none, this thread parses each file itself before writing it (the
+    /// background refresh: one thread). An abort stops the parsing at the next file and
+    /// rolls the open transaction back: the files of the batch being written are not
+    /// written (a file not parsed would read as an unreadable one).
+    fn index_files(
         &mut self,
-        chunk: &[(String, Stamp, Option<FileRow>)],
-        parsed: Vec<Option<Update>>,
+        work: &[(String, Stamp, Option<FileRow>)],
+        start_ns: i128,
+        progress: Option<&Progress>,
+        batch: usize,
+        workers: usize,
+        abort: &AtomicBool,
     ) -> std::result::Result<(), RefreshError> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let r = self.write_in_tx(chunk, parsed);
-        match r {
-            Ok(()) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(())
+        let parsed = std::sync::atomic::AtomicUsize::new(0);
+        // `None`: aborted while parsing (the file is not written, nor counted as parsed).
+        let parse = |i: usize| -> Option<Option<Update>> {
+            let (path, stamp, old) = &work[i];
+            let mut read = 0u64;
+            let mut on_read = |n: u64| {
+                read += n;
+                if let Some(p) = progress {
+                    p.read(n);
+                }
+            };
+            let up = parse_one(Path::new(path), old.as_ref(), start_ns, &mut on_read, abort)?;
+            // Aborted while this file was read (a report it made may have set the flag).
+            if abort.load(Ordering::Relaxed) {
+                return None;
             }
+            parsed.fetch_add(1, Ordering::Relaxed);
+            if let Some(p) = progress {
+                p.step(stamp.size.saturating_sub(read));
+            }
+            Some(up)
+        };
+        let mut writer = Writer::new(batch);
+        let r = if workers == 0 {
+            (|| {
+                for (i, item) in work.iter().enumerate() {
+                    if abort.load(Ordering::Relaxed) {
+                        return Err(RefreshError::Other(aborted()));
+                    }
+                    // Aborted while parsing, or since: this file is not written.
+                    let up = parse(i).filter(|_| !abort.load(Ordering::Relaxed));
+                    let Some(up) = up else {
+                        return Err(RefreshError::Other(aborted()));
+                    };
+                    writer.write(self, item, up)?;
+                }
+                Ok(())
+            })()
+        } else {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            // Files written so far, and whether the writer stopped (error or abort).
+            // Files written so far, whether the writer stopped (error or abort), and the
+            // bytes of the files parsing or parsed and not written yet.
+            let written = std::sync::Mutex::new((0usize, false, 0u64));
+            let moved = std::sync::Condvar::new();
+            let ahead = AHEAD * workers;
+            std::thread::scope(|s| {
+                let (tx, rx) =
+                    std::sync::mpsc::sync_channel::<(usize, Option<Option<Update>>)>(ahead);
+                for _ in 0..workers {
+                    let tx = tx.clone();
+                    let (next, written, moved, parse) = (&next, &written, &moved, &parse);
+                    s.spawn(move || {
+                        loop {
+                            if abort.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= work.len() {
+                                break;
+                            }
+                            // Not too far ahead of the writer (bounds memory): at most
+                            // `ahead` files and AHEAD_BYTES, unless it is the next to write.
+                            let size = work[i].1.size;
+                            let Ok(mut w) = written.lock() else { break };
+                            while !w.1
+                                && i > w.0
+                                && (i >= w.0 + ahead || w.2 + size > AHEAD_BYTES)
+                                && !abort.load(Ordering::Relaxed)
+                            {
+                                let Ok((g, _)) =
+                                    moved.wait_timeout(w, std::time::Duration::from_millis(50))
+                                else {
+                                    return;
+                                };
+                                w = g;
+                            }
+                            let stop = w.1;
+                            w.2 += size;
+                            drop(w);
+                            if stop || abort.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            if tx.send((i, parse(i))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(tx);
+                let mut waiting: std::collections::BTreeMap<usize, Option<Option<Update>>> =
+                    std::collections::BTreeMap::new();
+                let mut done = 0usize;
+                let r = (|| {
+                    for (i, up) in rx.iter() {
+                        waiting.insert(i, up);
+                        while let Some(up) = waiting.remove(&done) {
+                            let Some(up) = up.filter(|_| !abort.load(Ordering::Relaxed)) else {
+                                return Err(RefreshError::Other(aborted()));
+                            };
+                            writer.write(self, &work[done], up)?;
+                            done += 1;
+                            if let Ok(mut w) = written.lock() {
+                                w.0 = done;
+                                w.2 = w.2.saturating_sub(work[done - 1].1.size);
+                            }
+                            moved.notify_all();
+                        }
+                    }
+                    // The workers stopped early: aborted.
+                    if done < work.len() {
+                        return Err(RefreshError::Other(aborted()));
+                    }
+                    Ok(())
+                })();
+                if let Ok(mut w) = written.lock() {
+                    w.1 = true;
+                }
+                moved.notify_all();
+                // Unblock the workers' sends; they see the stop flag next.
+                drop(rx);
+                r
+            })
+        };
+        self.parsed = parsed.load(Ordering::Relaxed);
+        match r {
+            Ok(()) => writer.finish(self),
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                // The in-memory view may be ahead of the file now.
-                let _ = self.load_files();
+                writer.cancel(self);
                 Err(e)
             }
         }
     }
 
-    fn write_in_tx(
-        &mut self,
-        chunk: &[(String, Stamp, Option<FileRow>)],
-        parsed: Vec<Option<Update>>,
-    ) -> std::result::Result<(), RefreshError> {
+    fn begin(&mut self) -> std::result::Result<(), RefreshError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
         // Another process may have written since our view was loaded.
         if self.data_version()? != self.data_version {
             self.load_files()?;
         }
-        for ((path, stamp, old), up) in chunk.iter().zip(parsed) {
+        self.pending.clear();
+        self.next_id =
+            self.conn
+                .query_row("SELECT coalesce(max(id), 0) + 1 FROM files", [], |r| {
+                    r.get(0)
+                })?;
+        Ok(())
+    }
+
+    /// Write the `files` rows of the open transaction (see [`Index::pending`]).
+    fn write_pending(&mut self) -> rusqlite::Result<()> {
+        for (path, row, new) in std::mem::take(&mut self.pending) {
+            let sql = if new {
+                "INSERT INTO files(id, size, mtime, ctime, ino, indexed_to, fp, exact, session_id, cwd, leaf, path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            } else {
+                "UPDATE files SET size=?2, mtime=?3, ctime=?4, ino=?5, indexed_to=?6, fp=?7, exact=?8, session_id=?9, cwd=?10, leaf=?11 WHERE id=?1 AND path=?12"
+            };
+            self.conn.prepare_cached(sql)?.execute(params![
+                row.id,
+                row.stamp.size as i64,
+                row.stamp.mtime_ns as i64,
+                row.stamp.ctime_ns as i64,
+                row.stamp.ino as i64,
+                row.indexed_to as i64,
+                row.fp.map(|v| v as i64),
+                row.exact as i64,
+                row.session_id,
+                row.cwd,
+                row.leaf,
+                path
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Write one parsed file (in the open transaction).
+    fn write_file(
+        &mut self,
+        item: &(String, Stamp, Option<FileRow>),
+        up: Option<Update>,
+    ) -> std::result::Result<(), RefreshError> {
+        let (path, stamp, old) = item;
+        {
             let current = self.files.get(path).cloned();
             if current.as_ref().map(|c| (c.stamp, c.exact))
                 != old.as_ref().map(|o| (o.stamp, o.exact))
@@ -712,7 +980,7 @@ impl Index {
                     .as_ref()
                     .is_some_and(|c| c.exact && c.stamp == *stamp)
                 {
-                    continue;
+                    return Ok(());
                 }
             }
             let Some(up) = up else {
@@ -723,13 +991,13 @@ impl Index {
                         .execute("DELETE FROM files WHERE id = ?1", params![c.id])?;
                     self.files.remove(path);
                 }
-                continue;
+                return Ok(());
             };
             let (file_id, full) = match (&current, up.append) {
                 (Some(c), true) => {
                     // The appended lines continue the rows as we saw them, or nothing.
                     if old.as_ref().map(|o| (o.id, o.indexed_to)) != Some((c.id, c.indexed_to)) {
-                        continue;
+                        return Ok(());
                     }
                     (c.id, false)
                 }
@@ -737,25 +1005,28 @@ impl Index {
                     delete_file_rows(&self.conn, c.id)?;
                     (c.id, true)
                 }
-                (None, true) => continue,
+                (None, true) => return Ok(()),
                 (None, false) => {
-                    self.conn.execute(
-                        "INSERT INTO files(path, size, mtime, ctime, ino, indexed_to, exact) VALUES (?1, 0, 0, 0, 0, 0, 0)",
-                        params![path],
-                    )?;
-                    (self.conn.last_insert_rowid(), true)
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    (id, true)
                 }
             };
+            let new = current.is_none();
             let p = &up.parsed;
             let active = if full { active_set(&p.entries) } else { None };
+            let mut ids = Vec::with_capacity(p.rows.len());
+            for r in &p.rows {
+                ids.push((self.name_id(&r.role)?, self.name_id(&r.tools)?));
+            }
             {
                 let mut ins_row = self.conn.prepare_cached(
-                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part, ntok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?;
                 let mut ins_fts = self
                     .conn
-                    .prepare_cached("INSERT INTO fts(rowid, body, parts) VALUES (?1, ?2, ?3)")?;
-                for r in &p.rows {
+                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+                for (r, (role, tools)) in p.rows.iter().zip(ids) {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
                     };
@@ -766,17 +1037,18 @@ impl Index {
                     ins_row.execute(params![
                         file_id,
                         e.id,
-                        r.role,
-                        r.tools,
+                        role,
+                        tools,
                         r.ts_ms,
                         e.off as i64,
                         e.len as i64,
                         on as i64,
-                        r.part as i64
+                        r.part as i64,
+                        r.count as i64
                     ])?;
                     let rowid = self.conn.last_insert_rowid();
-                    // `r.text` and `r.parts` are already the index text (see `folded`).
-                    ins_fts.execute(params![rowid, r.text, r.parts])?;
+                    // `r.text` is already the index text (see `folded`).
+                    ins_fts.execute(params![rowid, r.text])?;
                 }
             }
             let prev = if full { None } else { current.as_ref() };
@@ -800,25 +1072,66 @@ impl Index {
                 cwd,
                 leaf,
             };
-            self.conn.execute(
-                "UPDATE files SET size=?2, mtime=?3, ctime=?4, ino=?5, indexed_to=?6, fp=?7, exact=?8, session_id=?9, cwd=?10, leaf=?11 WHERE id=?1",
-                params![
-                    row.id,
-                    row.stamp.size as i64,
-                    row.stamp.mtime_ns as i64,
-                    row.stamp.ctime_ns as i64,
-                    row.stamp.ino as i64,
-                    row.indexed_to as i64,
-                    row.fp.map(|v| v as i64),
-                    row.exact as i64,
-                    row.session_id,
-                    row.cwd,
-                    row.leaf
-                ],
-            )?;
+            self.pending.push((path.clone(), row.clone(), new));
             self.files.insert(path.clone(), row);
         }
         Ok(())
+    }
+}
+
+/// The write transactions of one refresh: one opened at the first file written, committed
+/// every `batch` files and at the end, rolled back on an error or an abort.
+struct Writer {
+    batch: usize,
+    in_tx: usize,
+    open: bool,
+}
+
+impl Writer {
+    fn new(batch: usize) -> Writer {
+        Writer {
+            batch: batch.max(1),
+            in_tx: 0,
+            open: false,
+        }
+    }
+
+    fn write(
+        &mut self,
+        ix: &mut Index,
+        item: &(String, Stamp, Option<FileRow>),
+        up: Option<Update>,
+    ) -> std::result::Result<(), RefreshError> {
+        if !self.open {
+            ix.begin()?;
+            self.open = true;
+        }
+        ix.write_file(item, up)?;
+        self.in_tx += 1;
+        if self.in_tx >= self.batch {
+            ix.write_pending()?;
+            ix.conn.execute_batch("COMMIT")?;
+            self.open = false;
+            self.in_tx = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(self, ix: &mut Index) -> std::result::Result<(), RefreshError> {
+        if self.open {
+            ix.write_pending()?;
+            ix.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
+    }
+
+    fn cancel(self, ix: &mut Index) {
+        ix.pending.clear();
+        if self.open {
+            let _ = ix.conn.execute_batch("ROLLBACK");
+            // The in-memory view may be ahead of the file now.
+            let _ = ix.load_files();
+        }
     }
 }
 
@@ -891,12 +1204,13 @@ struct Update {
     exact: bool,
 }
 
-/// Worker threads of an interactive refresh: the cores, 4 at most.
+/// Parsing threads of an interactive refresh: one per core (the writer, the calling thread,
+/// takes about a fifth of the work and shares them).
 fn parse_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
-        .clamp(1, 4)
+        .clamp(1, 64)
 }
 
 /// Lower the OS priority (raise the nice value by 10, to 19 at most) of the calling thread
@@ -913,118 +1227,38 @@ fn lower_this_threads_priority() {
     }
 }
 
-/// Parse the files of a chunk on `threads` worker threads. Each worker checks `abort` before
-/// each file and, inside a large file, every [`extract::WATCH_EVERY`] bytes, so an abort waits
-/// for about a quarter megabyte of parsing per worker. Per file: `None` when not parsed (aborted),
-/// `Some(None)` when it could not be read.
-fn parse_files(
-    chunk: &[(String, Stamp, Option<FileRow>)],
-    start_ns: i128,
-    progress: Option<&Progress>,
-    threads: usize,
-    abort: &AtomicBool,
-) -> Vec<Option<Option<Update>>> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Option<Update>>>> =
-        chunk.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, chunk.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    if abort.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, stamp, old)) = chunk.get(i) else {
-                        break;
-                    };
-                    let Ok(up) = parse_one(Path::new(path), stamp, old.as_ref(), start_ns, abort)
-                    else {
-                        // aborted inside the file: its slot stays None
-                        break;
-                    };
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(up);
-                    }
-                    if let Some(p) = progress {
-                        p.step();
-                    }
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or(None))
-        .collect()
-}
-
 /// The rows' texts replaced by their index text (folded tokens), on the worker thread: the
 /// writer, which runs alone, only inserts.
 fn folded(mut p: extract::Parsed) -> extract::Parsed {
     for r in &mut p.rows {
         let t = text::index_text(&r.text);
-        r.text = t.body;
-        r.parts = t.parts;
+        r.text = t.tokens;
+        r.count = t.count;
     }
     p
 }
 
-/// Parsing a file stopped because the refresh was aborted.
-struct Aborted;
-
-/// Parses a part of a file: `(bytes, base offset, take a last unterminated line)`.
-type ParsePart<'a> = &'a dyn Fn(&[u8], u64, bool) -> std::result::Result<extract::Parsed, Aborted>;
-
-/// One file's update: `Ok(None)` when it cannot be read, `Err(Aborted)` when `abort` was set
-/// while it was parsed (checked every [`extract::WATCH_EVERY`] bytes, which also tell
-/// [`reading_now`] how far it is).
+/// Parse a file for the index: `Some(None)` when it cannot be read (or changed while read),
+/// `None` when `abort` was set while it was read.
 fn parse_one(
     path: &Path,
-    stamp: &Stamp,
     old: Option<&FileRow>,
     start_ns: i128,
+    on_read: &mut dyn FnMut(u64),
     abort: &AtomicBool,
-) -> std::result::Result<Option<Update>, Aborted> {
-    let Some(o) = crate::safefs::open_regular(path, true).ok() else {
-        return Ok(None);
+) -> Option<Option<Update>> {
+    let Ok(o) = crate::safefs::open_regular(path, true) else {
+        return Some(None);
     };
-    let reading = Reading::start(path, o.size);
-    let reading = &reading;
-    let watch = |base: u64| {
-        move |pos: usize| {
-            reading.0.done.store(base + pos as u64, Ordering::Relaxed);
-            !abort.load(Ordering::Relaxed)
-        }
-    };
-    let parse = |bytes: &[u8], base: u64, stable: bool| {
-        extract::parse_watched(bytes, base, stable, &watch(base))
-            .map(folded)
-            .ok_or(Aborted)
-    };
-    parse_file(&o, stamp, old, start_ns, &parse)
-}
-
-/// The body of [`parse_one`] on an opened file: `parse(bytes, base, stable)` parses a part of it.
-fn parse_file(
-    o: &crate::safefs::Opened,
-    stamp: &Stamp,
-    old: Option<&FileRow>,
-    start_ns: i128,
-    parse: ParsePart,
-) -> std::result::Result<Option<Update>, Aborted> {
-    use std::io::{Read, Seek};
     let now = Stamp::of(&o.meta);
     let size = o.size;
-    let stable = cacheable(&now, start_ns);
-    let _ = stamp;
-    // The bytes `from`..size of the file, or None when they cannot be read.
-    let read_from = |from: u64| -> Option<Vec<u8>> {
-        let mut bytes = Vec::with_capacity(usize::try_from(size - from).ok()?.saturating_add(1));
-        (&o.file).seek(std::io::SeekFrom::Start(from)).ok()?;
-        (&o.file).take(size - from).read_to_end(&mut bytes).ok()?;
-        Some(bytes)
+    // Registered for `reading_now` while it is parsed: how far, counted as chunks are parsed.
+    let reading = Reading::start(path, size);
+    let on_read = &mut |n: u64| {
+        reading.0.done.fetch_add(n, Ordering::Relaxed);
+        on_read(n);
     };
+    let stable = cacheable(&now, start_ns);
     // Resume from where the index left off when that prefix is unchanged.
     if let Some(old) = old
         && old.stamp.ino == now.ino
@@ -1033,10 +1267,19 @@ fn parse_file(
         && old.fp.is_some()
         && crate::discovery::resume::fingerprint(&o.file, old.indexed_to) == old.fp
     {
-        let Some(bytes) = read_from(old.indexed_to) else {
-            return Ok(None);
+        reading.0.done.store(old.indexed_to, Ordering::Relaxed);
+        let parsed = match read_parsed(
+            &o.file,
+            old.indexed_to,
+            size - old.indexed_to,
+            stable,
+            on_read,
+            abort,
+        ) {
+            Read::Parsed(p) => p,
+            Read::Failed => return Some(None),
+            Read::Aborted => return None,
         };
-        let parsed = parse(&bytes, old.indexed_to, stable)?;
         // Appends must extend the old leaf, one after the other.
         let mut leaf = old.leaf.clone();
         let mut linear = true;
@@ -1049,7 +1292,7 @@ fn parse_file(
         }
         if linear {
             let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
-            return Ok(Some(Update {
+            return Some(Some(Update {
                 parsed,
                 append: true,
                 fp,
@@ -1057,18 +1300,90 @@ fn parse_file(
             }));
         }
     }
-    // From the start (a resume attempt above may have moved the position).
-    let Some(bytes) = read_from(0) else {
-        return Ok(None);
+    let parsed = match read_parsed(&o.file, 0, size, stable, on_read, abort) {
+        Read::Parsed(p) => p,
+        Read::Failed => return Some(None),
+        Read::Aborted => return None,
     };
-    let parsed = parse(&bytes, 0, stable)?;
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
-    Ok(Some(Update {
+    Some(Some(Update {
         parsed,
         append: false,
         fp,
         exact: stable,
     }))
+}
+
+/// What [`read_parsed`] got.
+enum Read {
+    Parsed(extract::Parsed),
+    /// A read failed.
+    Failed,
+    /// `abort` was set between two chunks.
+    Aborted,
+}
+
+/// The lines of `len` bytes of `file` from `from`, parsed and folded ([`folded`]) a chunk
+/// of [`READ_CHUNK`] bytes at a time as they are read (`on_read` hears of each): a file of
+/// any size is reported on as it goes, and its raw lines take one chunk of memory (or its
+/// longest line), not the whole file. The unterminated last line is taken when `stable`
+/// (see [`extract::parse`]).
+fn read_parsed(
+    file: &fs::File,
+    from: u64,
+    len: u64,
+    stable: bool,
+    on_read: &mut dyn FnMut(u64),
+    abort: &AtomicBool,
+) -> Read {
+    use std::io::{Read as _, Seek};
+    let mut f = file;
+    if f.seek(std::io::SeekFrom::Start(from)).is_err() {
+        return Read::Failed;
+    }
+    let mut out = extract::Parsed {
+        end: from,
+        ..extract::Parsed::default()
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    // File offset of `buf[0]`, bytes of `len` not read yet.
+    let (mut at, mut left) = (from, len);
+    loop {
+        if abort.load(Ordering::Relaxed) {
+            return Read::Aborted;
+        }
+        if left > 0 {
+            let Ok(n) = f.take(READ_CHUNK.min(left)).read_to_end(&mut buf) else {
+                return Read::Failed;
+            };
+            let n = n as u64;
+            // A file that shrank meanwhile ends here.
+            left = if n == 0 { 0 } else { left - n };
+        }
+        let eof = left == 0;
+        let cut = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                // A line longer than a chunk: read on.
+                None => continue,
+            }
+        };
+        // Abort is also checked every `extract::WATCH_EVERY` bytes inside a chunk: a search
+        // cancelled in the TUI stops within a quarter megabyte of parsing.
+        let keep_going = |_: usize| !abort.load(Ordering::Relaxed);
+        let Some(part) = extract::parse_watched(&buf[..cut], at, eof && stable, &keep_going) else {
+            return Read::Aborted;
+        };
+        out.extend(folded(part));
+        on_read(cut as u64);
+        buf.drain(..cut);
+        at += cut as u64;
+        if eof {
+            return Read::Parsed(out);
+        }
+    }
 }
 
 /// Search options (see `searchSessions` in index.d.ts).
@@ -1119,9 +1434,13 @@ struct Candidate {
     matched: &'static str,
 }
 
+/// The columns of a [`Candidate`] from `rows r` joined with [`NAMES`].
+const CANDIDATE: &str = "r.file, r.entry_id, nr.name, nt.name, r.off, r.len, r.active, r.part";
+/// The names of the role (`nr`) and tools (`nt`) of `rows r`.
+const NAMES: &str = "JOIN names nr ON nr.id = r.role JOIN names nt ON nt.id = r.tools";
+
 impl Candidate {
-    /// A candidate from a row whose first eight columns are
-    /// `file, entry_id, role, tools, off, len, active, part`.
+    /// A candidate from a row whose first eight columns are [`CANDIDATE`].
     fn from_row(
         r: &rusqlite::Row<'_>,
         score: f64,
@@ -1171,6 +1490,7 @@ impl Index {
         abort: &Arc<AtomicBool>,
     ) -> std::result::Result<Vec<Hit>, QueryError> {
         let q = text::parse_query(query);
+        let check = q.needs_check();
         let a = Arc::clone(abort);
         self.conn
             .progress_handler(10_000, Some(move || a.load(Ordering::Relaxed)));
@@ -1180,6 +1500,8 @@ impl Index {
         let mut skipped = 0usize;
         let mut per: HashMap<i64, usize> = HashMap::new();
         let mut readers: HashMap<i64, Option<fs::File>> = HashMap::new();
+        // Candidates a phrase check turned down (see MAX_TURNED_DOWN).
+        let turned_down = std::cell::Cell::new(0usize);
         let mut accept = |c: Candidate, out: &mut Vec<Hit>| -> bool {
             let Some((path, f)) = by_id.get(&c.file) else {
                 return false;
@@ -1244,15 +1566,22 @@ impl Index {
             else {
                 return false;
             };
+            // The index knows which tokens a text holds, not where: a term of several
+            // tokens in a row is checked here, on the text.
+            let toks = text::tokens(t);
+            if c.matched == "text" && check && !q.matches(t, &toks) {
+                turned_down.set(turned_down.get() + 1);
+                return false;
+            }
             *per.entry(c.file).or_insert(0) += 1;
             if skipped < opts.offset {
                 skipped += 1;
                 return true;
             }
             let snippet = if c.matched == "sessionId" {
-                text::snippet(t, &text::Query::default(), opts.snippet_chars)
+                text::snippet_of(t, &toks, &text::Query::default(), opts.snippet_chars)
             } else {
-                text::snippet(t, &q, opts.snippet_chars)
+                text::snippet_of(t, &toks, &q, opts.snippet_chars)
             };
             out.push(Hit {
                 session_path: path.to_string(),
@@ -1287,7 +1616,10 @@ impl Index {
                 args.push(r.clone().into());
                 list.push(format!("?{}", args.len() + 1));
             }
-            filters.push_str(&format!(" AND r.role IN ({})", list.join(",")));
+            filters.push_str(&format!(
+                " AND r.role IN (SELECT id FROM names WHERE name IN ({}))",
+                list.join(",")
+            ));
         }
         // A session id or id prefix: the session's first text, ahead of text hits.
         if let Some(idp) = &q.id_prefix {
@@ -1303,7 +1635,7 @@ impl Index {
                 }
                 let Some(row) = row else { continue };
                 let c = self.conn.query_row(
-                    "SELECT file, entry_id, role, tools, off, len, active, part FROM rows WHERE id = ?1",
+                    &format!("SELECT {CANDIDATE} FROM rows r {NAMES} WHERE r.id = ?1"),
                     params![row],
                     |r| Candidate::from_row(r, 1e9, "sessionId"),
                 )?;
@@ -1314,26 +1646,37 @@ impl Index {
             self.conn.progress_handler(0, None::<fn() -> bool>);
             return Ok(out);
         };
-        // BM25 scores every matching text before the best can be chosen: a word found in
-        // most sessions would cost a pass over most of the index. When more than
-        // RANK_WINDOW texts match, the newest RANK_WINDOW of them (rowids follow indexing
-        // order, oldest files first) are ranked first, and the older ones only when those
-        // did not give enough hits.
-        let cut: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
-                params![m, (RANK_WINDOW - 1) as i64],
-                |r| r.get(0),
-            )
-            .optional()?;
+        // Ranking: BM25 with every term counted once per text (the index keeps no
+        // frequencies, and every candidate holds every term): shorter texts first, newer
+        // first among equally long ones. All matching texts are sorted before the best can
+        // be chosen: a word found in most sessions would cost a pass over most of the
+        // index. When more than RANK_WINDOW texts match, the newest RANK_WINDOW of them
+        // (rowids follow indexing order, oldest files first) are ranked first, and the
+        // older ones only when those did not give enough hits.
+        // Whether there are that many, first: FTS5 walks an AND of common tokens in rowid
+        // order much faster forwards (it skips ahead on the rarest) than backwards.
+        let many = |order: &str| -> rusqlite::Result<Option<i64>> {
+            self.conn
+                .query_row(
+                    &format!(
+                        "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid {order} LIMIT 1 OFFSET ?2"
+                    ),
+                    params![m, (RANK_WINDOW - 1) as i64],
+                    |r| r.get(0),
+                )
+                .optional()
+        };
+        let cut: Option<i64> = match many("ASC")? {
+            Some(_) => many("DESC")?,
+            None => None,
+        };
         let passes: &[Option<bool>] = if cut.is_some() {
             &[Some(true), Some(false)]
         } else {
             &[None]
         };
         for newer in passes {
-            if out.len() >= opts.limit {
+            if out.len() >= opts.limit || turned_down.get() >= MAX_TURNED_DOWN {
                 break;
             }
             let mut all: Vec<rusqlite::types::Value> = vec![m.clone().into()];
@@ -1350,17 +1693,17 @@ impl Index {
                 _ => String::new(),
             };
             let sql = format!(
-                "SELECT r.file, r.entry_id, r.role, r.tools, r.off, r.len, r.active, r.part, bm25(fts) AS rank \
-                 FROM fts JOIN rows r ON r.id = fts.rowid WHERE fts MATCH ?1{filters}{window} ORDER BY rank"
+                "SELECT {CANDIDATE}, r.ntok FROM fts JOIN rows r ON r.id = fts.rowid {NAMES} \
+                 WHERE fts MATCH ?1{filters}{window} ORDER BY r.ntok, r.id DESC"
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
-            while out.len() < opts.limit {
+            while out.len() < opts.limit && turned_down.get() < MAX_TURNED_DOWN {
                 let Some(r) = rows.next()? else { break };
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
                 }
-                let c = Candidate::from_row(r, -r.get::<_, f64>(8)?, "text")?;
+                let c = Candidate::from_row(r, score(r.get::<_, i64>(8)?), "text")?;
                 accept(c, &mut out);
             }
         }
@@ -1377,6 +1720,13 @@ impl Index {
             .map(|m| m.len())
             .unwrap_or(0)
     }
+}
+
+/// The score of a text of `ntok` tokens holding every term: BM25's length part (k1 = 1.2,
+/// b = 0.75, against an average text of 100 tokens) with each term counted once.
+fn score(ntok: i64) -> f64 {
+    let (k1, b, avg) = (1.2, 0.75, 100.0);
+    (k1 + 1.0) / (1.0 + k1 * (1.0 - b + b * ntok.max(0) as f64 / avg))
 }
 
 enum QueryError {
@@ -1415,6 +1765,30 @@ mod tests {
         )
     }
 
+    /// Set the file's mtime an hour back: not "changed within the last second" (rows a
+    /// refresh takes as provisional and looks at again), and older than what is written now.
+    /// An empty directory of its own under the temp dir for one test.
+    fn fresh_root(name: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("psn-search-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        root
+    }
+
+    fn modified_an_hour_ago(f: &Path) {
+        modified_ago(f, 3600);
+    }
+
+    fn modified_ago(f: &Path, secs: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        fs::File::options()
+            .write(true)
+            .open(f)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
     fn hits(ix: &mut Index, q: &str) -> Vec<String> {
         let opts = Options {
             limit: 100,
@@ -1432,9 +1806,7 @@ mod tests {
     /// texts are still found when the window gives too few hits (here: a filter excludes it).
     #[test]
     fn common_words_rank_the_newest_window_first_and_still_find_older_texts() {
-        let root = std::env::temp_dir().join(format!("psn-search-window-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("window");
         let old = root.join("old.jsonl");
         fs::write(
             &old,
@@ -1444,13 +1816,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(t)
-            .unwrap();
+        modified_an_hour_ago(&old);
         let mut body = String::from(
             "{\"type\":\"session\",\"version\":3,\"id\":\"new-1\",\"timestamp\":\"t\",\"cwd\":\"/new\"}\n",
         );
@@ -1555,9 +1921,7 @@ mod tests {
     /// parts, and the role and tool filters pick tool calls and their results.
     #[test]
     fn tool_calls_are_found_by_paths_commands_and_identifiers() {
-        let root = std::env::temp_dir().join(format!("psn-search-tools-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("tools");
         session_with_tools(&root, "s.jsonl");
         let mut ix = Index::open(&root).unwrap();
         let opts = Options {
@@ -1641,15 +2005,13 @@ mod tests {
     /// nothing; an append reports its one file.
     #[test]
     fn progress_reports_real_indexing_work_only() {
-        let root = std::env::temp_dir().join(format!("psn-search-progress-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("progress");
         let n = 300;
         for i in 0..n {
             session_with_tools(&root, &format!("s{i}.jsonl"));
         }
         let calls = std::sync::Mutex::new(Vec::new());
-        let record = |d: usize, t: usize| calls.lock().unwrap().push((d, t));
+        let record = |r: Report| calls.lock().unwrap().push((r.done, r.total));
         let mut ix = Index::open(&root).unwrap();
         let abort = AtomicBool::new(false);
         ix.refresh(&abort, Some(&record)).unwrap();
@@ -1657,7 +2019,7 @@ mod tests {
         assert_eq!(got.first(), Some(&(0, n)));
         assert_eq!(got.last(), Some(&(n, n)));
         assert!(
-            got.windows(2).all(|w| w[0].0 < w[1].0 && w[1].1 == n),
+            got.windows(2).all(|w| w[0].0 <= w[1].0 && w[1].1 == n),
             "{got:?}"
         );
         // Files changed within the last second are looked at again once settled; wait.
@@ -1678,6 +2040,96 @@ mod tests {
         let _ = fs::remove_dir_all(&root);
     }
 
+    /// A file of several read chunks is reported on as it is read (bytes grow while `done`
+    /// is 0), whatever its size; `done` and `bytes_done` never go back.
+    #[test]
+    fn a_big_file_is_reported_on_as_it_is_read() {
+        let root = fresh_root("big");
+        let mut body = String::new();
+        let mut parent: Option<String> = None;
+        let mut j = 0;
+        while (body.len() as u64) < 3 * READ_CHUNK + 1000 {
+            let id = format!("m{j}");
+            let text = format!("line {j} of the big one {}", "filler words ".repeat(200));
+            body.push_str(&line(&id, parent.as_deref(), &text));
+            parent = Some(id);
+            j += 1;
+        }
+        fs::write(root.join("big.jsonl"), &body).unwrap();
+        let calls = std::sync::Mutex::new(Vec::new());
+        let record = |r: Report| calls.lock().unwrap().push(r);
+        for load in [Load::Interactive, Load::Background] {
+            let _ = fs::remove_file(root.join(INDEX_FILE));
+            let mut ix2 = Index::open(&root).unwrap();
+            ix2.progress_every = std::time::Duration::ZERO;
+            calls.lock().unwrap().clear();
+            ix2.refresh_with(&AtomicBool::new(false), Some(&record), load)
+                .unwrap();
+            let got = std::mem::take(&mut *calls.lock().unwrap());
+            let size = body.len() as u64;
+            let within: Vec<u64> = got
+                .iter()
+                .filter(|r| r.done == 0 && r.bytes_done > 0 && r.bytes_done < size)
+                .map(|r| r.bytes_done)
+                .collect();
+            assert!(within.len() >= 3, "{load:?}: {got:?}");
+            assert!(
+                got.windows(2)
+                    .all(|w| w[0].done <= w[1].done && w[0].bytes_done <= w[1].bytes_done),
+                "{got:?}"
+            );
+            assert_eq!(
+                got.last()
+                    .map(|r| (r.done, r.total, r.bytes_done, r.bytes_total)),
+                Some((1, 1, size, size))
+            );
+            assert_eq!(hits(&mut ix2, "big").len(), 100.min(j));
+        }
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A phrase whose words are in many texts but never in a row stops after
+    /// MAX_TURNED_DOWN candidates turned down: a text holding it that ranks after them (the
+    /// oldest one) is not reached, one among them is.
+    #[test]
+    fn a_phrase_check_is_bounded() {
+        let root = fresh_root("bound");
+        let n = MAX_TURNED_DOWN / 200 + 5;
+        write_chains(&root, n, true, |i, j| {
+            format!("walrus {i} of the {j} tundra")
+        });
+        // The oldest session, whose texts rank last: the phrase in a row, same length.
+        let old = root.join("old.jsonl");
+        fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
+        modified_ago(&old, 7200);
+        let mut ix = Index::open(&root).unwrap();
+        let abort = Arc::new(AtomicBool::new(false));
+        let opts = Options {
+            limit: 5,
+            snippet_chars: 40,
+            ..Options::default()
+        };
+        assert!(
+            ix.search("\"tundra walrus\"", &opts, &abort, None)
+                .unwrap()
+                .is_empty()
+        );
+        // Found when it is within the bound (here: the only candidate).
+        assert_eq!(
+            ix.search("\"x tundra walrus\"", &opts, &abort, None)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            ix.search("\"the 7 tundra\"", &opts, &abort, None)
+                .unwrap()
+                .len(),
+            5
+        );
+        let _ = fs::remove_dir_all(&root);
+    }
+
     /// Writes `n` sessions `s<i>.jsonl` of 200 chained messages each (`text(i, j)`), with a
     /// header line first when `header`.
     fn write_chains(root: &Path, n: usize, header: bool, text: impl Fn(usize, usize) -> String) {
@@ -1695,7 +2147,10 @@ mod tests {
                 body.push_str(&line(&id, parent.as_deref(), &text(i, j)));
                 parent = Some(id);
             }
-            fs::write(root.join(format!("s{i}.jsonl")), body).unwrap();
+            let f = root.join(format!("s{i}.jsonl"));
+            fs::write(&f, body).unwrap();
+            // Settled: the counts of the tests do not hang on the clock.
+            modified_an_hour_ago(&f);
         }
     }
 
@@ -1708,7 +2163,8 @@ mod tests {
     }
 
     impl AbortAtFirstReport {
-        fn report(&self, done: usize, total: usize) {
+        fn report(&self, r: Report) {
+            let (done, total) = (r.done, r.total);
             if done > 0 && done < total {
                 let mut at = self.at.lock().unwrap();
                 if at.is_none() {
@@ -1731,9 +2187,7 @@ mod tests {
     /// being parsed is written, and the next refresh indexes the rest.
     #[test]
     fn an_aborted_background_build_stops_at_the_next_file() {
-        let root = std::env::temp_dir().join(format!("psn-search-abort-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("abort");
         // Sessions big enough that one worker takes well over one progress interval.
         let n = 300;
         write_chains(&root, n, true, |i, j| {
@@ -1742,7 +2196,7 @@ mod tests {
             )
         });
         let stop = AbortAtFirstReport::default();
-        let record = |d: usize, t: usize| stop.report(d, t);
+        let record = |r: Report| stop.report(r);
         let mut ix = Index::open(&root).unwrap();
         let r = ix.refresh_with(&stop.abort, Some(&record), Load::Background);
         let d = stop.done_at_abort();
@@ -1776,16 +2230,14 @@ mod tests {
     /// per other worker (each finishes the file it is on).
     #[test]
     fn an_aborted_interactive_build_stops_within_a_file_per_worker() {
-        let root = std::env::temp_dir().join(format!("psn-search-abort-i-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("abort-i");
         // More sessions than the background test: up to 4 workers must outlast 100 ms.
         let n = 500;
         write_chains(&root, n, false, |i, j| {
             format!("session {i} line {j} okapi{j} grazes by the session manager")
         });
         let stop = AbortAtFirstReport::default();
-        let record = |d: usize, t: usize| stop.report(d, t);
+        let record = |r: Report| stop.report(r);
         let mut ix = Index::open(&root).unwrap();
         let r = ix.refresh_with(&stop.abort, Some(&record), Load::Interactive);
         let d = stop.done_at_abort();
@@ -1864,9 +2316,7 @@ mod tests {
     /// An index of schema 2 (no tool calls in it) is replaced by a new one.
     #[test]
     fn an_older_schema_is_rebuilt() {
-        let root = std::env::temp_dir().join(format!("psn-search-schema-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
+        let root = fresh_root("schema");
         session_with_tools(&root, "s.jsonl");
         let path = root.join(INDEX_FILE);
         {

@@ -1,9 +1,9 @@
 //! Tokens, folding, query parsing and snippets of the search engine.
 //!
 //! The engine gives SQLite FTS5 *pre-tokenized* text: [`index_text`] turns a message text
-//! into its folded tokens joined by spaces, and a query term is turned into a quoted FTS5
-//! string of the same tokens. Both sides go through the same code, so what matches is
-//! decided here:
+//! into the distinct folded tokens it holds (a `detail=none` index: which texts hold a
+//! token, not where), and a query term is turned into FTS5 strings of the same tokens. Both
+//! sides go through the same code, so what matches is decided here:
 //! - a token is a run of letters and digits (`char::is_alphanumeric`), folded: lower case,
 //!   Latin diacritics removed (`é` → `e`, `ß` → `ss`, see [`super::fold_table`]), combining
 //!   marks dropped;
@@ -12,10 +12,13 @@
 //! - an identifier is findable whole and by its parts: punctuation already splits paths and
 //!   `snake_case` (`src/core/session-manager.ts` is the tokens `src core session manager
 //!   ts`, and a query with inner punctuation is the phrase of its tokens), and a camelCase
-//!   token's parts (`idSummaryTree`: `id summary tree`) go to a second column, `parts`
-//!   ([`IndexText`]), so that phrases of the text never run into them. A query word that
-//!   is itself camelCase matches its whole token or the phrase of its parts
-//!   (`summaryTree` finds `idSummaryTree`).
+//!   token's parts (`idSummaryTree`: `id summary tree`) are indexed beside it. A query word
+//!   that is itself camelCase matches its whole token or the phrase of its parts
+//!   (`summaryTree` finds `idSummaryTree`);
+//! - a term of several tokens (a phrase, a path, a camelCase word's parts) is the AND of its
+//!   tokens in the index, and [`Query::matches`] checks on each candidate text, read back
+//!   from its session file, that they are in a row (in the text, or among one identifier's
+//!   parts, never running from one identifier into the next).
 //!
 //! User text never reaches FTS5's query syntax: [`parse_query`] keeps only tokens, and every
 //! term is written as a double-quoted string of tokens that contain no quote (`"a b"`,
@@ -98,7 +101,8 @@ pub fn tokens(text: &str) -> Vec<Token> {
 }
 
 /// Call `f(start, end, folded)` for each token of `text` (see [`tokens`]), in order, with
-/// one reused buffer for the folded form.
+/// one reused buffer for the folded form. ASCII, the bulk of sessions, is read a byte at a
+/// time; other characters (and escape sequences) one `char` at a time, same rules.
 pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
     // The token being read: its start and end bytes; its folded form in `buf`.
     let mut cur: Option<(usize, usize)> = None;
@@ -110,8 +114,28 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
         }
         buf.clear();
     };
-    for (i, c) in text.char_indices() {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if esc == Esc::No && b < 0x80 && b != 0x1b {
+            if b.is_ascii_alphanumeric() {
+                let t = cur.get_or_insert((i, i));
+                t.1 = i + 1;
+                buf.push(b.to_ascii_lowercase() as char);
+            } else {
+                flush(&mut cur, &mut buf);
+            }
+            i += 1;
+            continue;
+        }
+        // `i` is on a character boundary: ASCII bytes are whole characters.
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
         let end = i + c.len_utf8();
+        let at = i;
+        i = end;
         if esc != Esc::No {
             let b = c as u32;
             let next = match esc {
@@ -138,10 +162,10 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
         if is_cjk(c) {
             flush(&mut cur, &mut buf);
             push_folded(c, &mut buf);
-            cur = Some((i, end));
+            cur = Some((at, end));
             flush(&mut cur, &mut buf);
         } else if c.is_alphanumeric() {
-            let t = cur.get_or_insert((i, i));
+            let t = cur.get_or_insert((at, at));
             t.1 = end;
             push_folded(c, &mut buf);
         } else if is_combining(c) {
@@ -155,18 +179,15 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
     flush(&mut cur, &mut buf);
 }
 
-/// Separates the parts of two identifiers in the `parts` column, so that a phrase cannot
-/// run from one identifier's parts into the next one's. A private-use character: FTS5's
-/// `ascii` tokenizer reads it as a token, and [`for_each_token`] never makes one of it, so
-/// no query can name it.
-pub const PARTS_GAP: char = '\u{E000}';
-
-/// What FTS5 is given for one text: its folded tokens (`body`) and the camelCase parts of
-/// the tokens that have some (`parts`), each as tokens separated by spaces.
+/// What FTS5 is given for one text (a `detail=none` index: which tokens a text holds, not
+/// where): every distinct folded token of the text and every distinct camelCase part of
+/// its identifiers, once each, sorted, space-separated; and how many tokens the text has
+/// (its length, for ranking). Phrases and the parts of one identifier in a row are checked
+/// on the text itself when a hit is read back ([`Query::matches`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IndexText {
-    pub body: String,
-    pub parts: String,
+    pub tokens: String,
+    pub count: usize,
 }
 
 /// Longest token (bytes) whose camelCase parts are indexed: identifiers, not encoded blobs.
@@ -174,38 +195,109 @@ pub const MAX_CAMEL_TOKEN: usize = 80;
 /// Most parts of one token (more: a blob or a hash, not an identifier).
 pub const MAX_CAMEL_PARTS: usize = 8;
 
-/// The text handed to FTS5 for `text` (see [`IndexText`]). The parts of an identifier are
-/// given once per text, however often it occurs (code repeats its identifiers: the text is
-/// found either way).
+/// The camelCase parts of a token as the index keeps them: none for a token over
+/// [`MAX_CAMEL_TOKEN`] bytes or of more than [`MAX_CAMEL_PARTS`] parts.
+pub fn indexed_parts(word: &str) -> Vec<String> {
+    if word.len() > MAX_CAMEL_TOKEN {
+        return Vec::new();
+    }
+    let parts = camel_parts(word);
+    if parts.len() > MAX_CAMEL_PARTS {
+        return Vec::new();
+    }
+    parts
+}
+
+/// The text handed to FTS5 for `text` (see [`IndexText`]): tokens in the order first seen.
+/// A word is folded (and split into parts) once, however often the text repeats it; two
+/// spellings of one token (`Session`, `session`) may both be given: FTS5 keeps a token
+/// once per text in a `detail=none` index anyway.
 pub fn index_text(text: &str) -> IndexText {
-    let mut out = IndexText {
-        body: String::with_capacity(text.len()),
-        parts: String::new(),
+    let mut out = String::with_capacity(text.len() / 2);
+    let mut count = 0usize;
+    let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+        std::collections::HashSet::default();
+    let mut push = |t: &str| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(t);
     };
-    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // Parts seen (identifiers share theirs: `getLeafId`, `setLeafId`).
+    let mut parts: std::collections::HashSet<String, foldhash::fast::RandomState> =
+        std::collections::HashSet::default();
+    let mut bounds = [(0usize, 0usize); MAX_CAMEL_PARTS + 1];
+    let mut part = String::new();
     for_each_token(text, |start, end, folded| {
-        if !out.body.is_empty() {
-            out.body.push(' ');
-        }
-        out.body.push_str(folded);
+        count += 1;
         let word = &text[start..end];
-        if word.len() > MAX_CAMEL_TOKEN || !seen.insert(word) {
+        if !seen.insert(word) {
             return;
         }
-        let parts = camel_parts(word);
-        if parts.len() > MAX_CAMEL_PARTS {
+        push(folded);
+        if !maybe_camel(word) {
             return;
         }
-        if !parts.is_empty() {
-            if !out.parts.is_empty() {
-                out.parts.push(' ');
-                out.parts.push(PARTS_GAP);
-                out.parts.push(' ');
+        if word.is_ascii() {
+            // Fast path, same parts as `indexed_parts` (checked by a test).
+            let n = ascii_camel_bounds(word.as_bytes(), &mut bounds);
+            if !(2..=MAX_CAMEL_PARTS).contains(&n) || word.len() > MAX_CAMEL_TOKEN {
+                return;
             }
-            out.parts.push_str(&parts.join(" "));
+            for &(s, e) in &bounds[..n] {
+                part.clear();
+                part.push_str(&word[s..e]);
+                part.make_ascii_lowercase();
+                if !parts.contains(part.as_str()) {
+                    push(&part);
+                    parts.insert(part.clone());
+                }
+            }
+        } else {
+            for p in indexed_parts(word) {
+                if !parts.contains(&p) {
+                    push(&p);
+                    parts.insert(p);
+                }
+            }
         }
     });
-    out
+    IndexText { tokens: out, count }
+}
+
+/// The camelCase parts of an ASCII word as byte ranges, by [`camel_parts`]' rules, into
+/// `out`; how many there are (at most `out.len()`: counting stops there).
+fn ascii_camel_bounds(w: &[u8], out: &mut [(usize, usize)]) -> usize {
+    let mut n = 0;
+    let mut start = 0;
+    for i in 1..w.len() {
+        let (p, c) = (w[i - 1], w[i]);
+        let next_lower = w.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+        let boundary = c.is_ascii_uppercase()
+            && (p.is_ascii_lowercase()
+                || p.is_ascii_digit()
+                || (p.is_ascii_uppercase() && next_lower));
+        if boundary {
+            if n == out.len() {
+                return n;
+            }
+            out[n] = (start, i);
+            n += 1;
+            start = i;
+        }
+    }
+    if n < out.len() && start < w.len() {
+        out[n] = (start, w.len());
+        n += 1;
+    }
+    n
+}
+
+/// Whether `word` may have camelCase parts: an upper-case letter after its first character
+/// (checked on bytes for ASCII; any non-ASCII word goes to [`camel_parts`]).
+fn maybe_camel(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() > 1 && b[1..].iter().any(|&c| c.is_ascii_uppercase() || c >= 0x80)
 }
 
 /// The camelCase parts of one token (its original text), folded: `idSummaryTree` → `id
@@ -256,15 +348,44 @@ pub struct Term {
     pub parts: Vec<String>,
 }
 
-/// `"a b"` (or `"a b"*`): a quoted FTS5 phrase of tokens.
-fn push_phrase(out: &mut String, tokens: &[String], prefix: bool) {
-    out.push('"');
-    // Tokens hold letters and digits only: no quote to escape. Escaped anyway.
-    out.push_str(&tokens.join(" ").replace('"', "\"\""));
-    out.push('"');
-    if prefix {
-        out.push('*');
+/// `"a" AND "b"` (the last one `"b"*` with `prefix`), in parentheses when `group` and
+/// there are several: the tokens of one term as FTS5 strings.
+fn push_all(out: &mut String, tokens: &[String], prefix: bool, group: bool) {
+    let group = group && tokens.len() > 1;
+    if group {
+        out.push('(');
     }
+    for (i, t) in tokens.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" AND ");
+        }
+        out.push('"');
+        // Tokens hold letters and digits only: no quote to escape. Escaped anyway.
+        out.push_str(&t.replace('"', "\"\""));
+        out.push('"');
+        if prefix && i + 1 == tokens.len() {
+            out.push('*');
+        }
+    }
+    if group {
+        out.push(')');
+    }
+}
+
+/// Whether `list` holds `want` in a row (the last one as a prefix with `prefix`).
+fn in_a_row(list: &[&str], want: &[String], prefix: bool) -> bool {
+    if want.is_empty() || list.len() < want.len() {
+        return false;
+    }
+    list.windows(want.len()).any(|w| {
+        w.iter().zip(want).enumerate().all(|(i, (have, t))| {
+            if prefix && i + 1 == want.len() {
+                have.starts_with(t.as_str())
+            } else {
+                have == t
+            }
+        })
+    })
 }
 
 /// A parsed query: terms (all must match) and, when the query is a lone id-like word, that
@@ -276,9 +397,11 @@ pub struct Query {
 }
 
 impl Query {
-    /// The FTS5 MATCH expression: every term a quoted string (`"a b"`, `"auth"*`), a
-    /// camelCase word its whole token or its parts (`("summarytree" OR "summary tree")`),
-    /// joined by AND. `None` when there is no term.
+    /// The FTS5 MATCH expression over the `detail=none` index: every term the AND of its
+    /// tokens as quoted strings (`"a" AND "b"`, the last one `"auth"*` for a prefix), a
+    /// camelCase word its whole token or its parts (`("summarytree" OR ("summary" AND
+    /// "tree"))`), all terms joined by AND. Which texts hold a term's tokens in a row is
+    /// checked on the texts themselves ([`Query::matches`]). `None` when there is no term.
     pub fn fts(&self) -> Option<String> {
         if self.terms.is_empty() {
             return None;
@@ -289,16 +412,54 @@ impl Query {
                 out.push_str(" AND ");
             }
             if t.parts.is_empty() {
-                push_phrase(&mut out, &t.tokens, t.prefix);
+                push_all(&mut out, &t.tokens, t.prefix, false);
             } else {
                 out.push('(');
-                push_phrase(&mut out, &t.tokens, t.prefix);
+                push_all(&mut out, &t.tokens, t.prefix, true);
                 out.push_str(" OR ");
-                push_phrase(&mut out, &t.parts, t.prefix);
+                push_all(&mut out, &t.parts, t.prefix, true);
                 out.push(')');
             }
         }
         Some(out)
+    }
+
+    /// Whether some term needs [`Query::matches`]: more than one token in a row (a phrase,
+    /// a path, a camelCase word's parts). A one-token term is decided by the index alone.
+    pub fn needs_check(&self) -> bool {
+        self.terms
+            .iter()
+            .any(|t| t.tokens.len() > 1 || t.parts.len() > 1)
+    }
+
+    /// Whether the text (`text` and its [`tokens`]) holds every term: its tokens (or, for a
+    /// camelCase word, its parts) in a row, the last one as a prefix when the term is one,
+    /// either among the text's tokens or among the indexed parts of one of its identifiers
+    /// ([`indexed_parts`]): what a phrase matched in the index with positions (schema 3).
+    pub fn matches(&self, text: &str, toks: &[Token]) -> bool {
+        let folded: Vec<&str> = toks.iter().map(|t| t.folded.as_str()).collect();
+        let mut parts: Option<Vec<Vec<String>>> = None;
+        self.terms.iter().all(|t| {
+            [&t.tokens, &t.parts]
+                .into_iter()
+                .filter(|l| !l.is_empty())
+                .any(|l| {
+                    if in_a_row(&folded, l, t.prefix) {
+                        return true;
+                    }
+                    let parts = parts.get_or_insert_with(|| {
+                        toks.iter()
+                            .filter(|k| maybe_camel(&text[k.start..k.end]))
+                            .map(|k| indexed_parts(&text[k.start..k.end]))
+                            .filter(|p| !p.is_empty())
+                            .collect()
+                    });
+                    parts.iter().any(|p| {
+                        let p: Vec<&str> = p.iter().map(String::as_str).collect();
+                        in_a_row(&p, l, t.prefix)
+                    })
+                })
+        })
     }
 
     /// Whether a token of a text (its folded form, and its original text for its
@@ -413,7 +574,11 @@ pub const MARK_CLOSE: &str = "»";
 /// term of `q`, every matching token in it marked `«…»`; ellipses where the text was cut.
 /// Line breaks and tabs become spaces. Linear in the text.
 pub fn snippet(text: &str, q: &Query, width: usize) -> String {
-    let toks = tokens(text);
+    snippet_of(text, &tokens(text), q, width)
+}
+
+/// [`snippet`] of a text whose [`tokens`] are known already.
+pub fn snippet_of(text: &str, toks: &[Token], q: &Query, width: usize) -> String {
     let marked: Vec<&Token> = toks
         .iter()
         .filter(|t| q.marks(&t.folded, &text[t.start..t.end]))
@@ -466,25 +631,31 @@ fn push_clean(s: &str, out: &mut String) {
 mod tests {
     use super::*;
 
+    /// The folded tokens of `text`, in order.
+    fn body(text: &str) -> String {
+        tokens(text)
+            .into_iter()
+            .map(|t| t.folded)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     #[test]
     fn folding_and_cjk() {
-        assert_eq!(
-            index_text("Café CRÈME—naïve straße").body,
-            "cafe creme naive strasse"
-        );
-        assert_eq!(index_text("修复了解析器").body, "修 复 了 解 析 器");
-        assert_eq!(index_text("e\u{301}cole").body, "ecole");
+        assert_eq!(body("Café CRÈME—naïve straße"), "cafe creme naive strasse");
+        assert_eq!(body("修复了解析器"), "修 复 了 解 析 器");
+        assert_eq!(body("e\u{301}cole"), "ecole");
     }
 
     #[test]
     fn escape_sequences_separate_tokens() {
         assert_eq!(
-            index_text("done: \x1b[31mneedle\x1b[0m is red \x1b[1;4mbold\x1b[m").body,
+            body("done: \x1b[31mneedle\x1b[0m is red \x1b[1;4mbold\x1b[m"),
             "done needle is red bold"
         );
-        assert_eq!(index_text("a\u{9b}2Jb \x1b(Bc \x1bMd").body, "a b c d");
+        assert_eq!(body("a\u{9b}2Jb \x1b(Bc \x1bMd"), "a b c d");
         // ESC then something that is no sequence: the text is kept.
-        assert_eq!(index_text("x\x1b\u{e9}t\x1b[\u{e9}t").body, "x et et");
+        assert_eq!(body("x\x1b\u{e9}t\x1b[\u{e9}t"), "x et et");
         let q = parse_query("needle");
         let s = snippet("\x1b[31mneedle\x1b[0m here", &q, 80);
         assert!(s.contains("«needle»"), "{s:?}");
@@ -496,12 +667,15 @@ mod tests {
         assert_eq!(
             q.fts().as_deref(),
             Some(
-                r#""auth"* AND "exact phrase" AND "near a" AND "b" AND "or" AND "x" AND "y" AND "col z""#
+                r#""auth"* AND "exact" AND "phrase" AND "near" AND "a" AND "b" AND "or" AND "x" AND "y" AND "col" AND "z""#
             )
         );
         assert_eq!(parse_query("\"\"\"").fts(), None);
         assert_eq!(parse_query("*").fts(), None);
-        assert_eq!(parse_query("解析").fts().as_deref(), Some("\"解 析\""));
+        assert_eq!(
+            parse_query("解析").fts().as_deref(),
+            Some("\"解\" AND \"析\"")
+        );
         assert_eq!(
             parse_query("019a3B4c").id_prefix.as_deref(),
             Some("019a3b4c")
@@ -541,32 +715,126 @@ mod tests {
         let t = index_text(
             "fix idSummaryTree in src/core/session-manager.ts via getLeafId, idSummaryTree again",
         );
+        // Every distinct word and its parts once, in the order seen; the count is of the
+        // text's tokens.
         assert_eq!(
-            t.body,
-            "fix idsummarytree in src core session manager ts via getleafid idsummarytree again"
+            t.tokens,
+            "fix idsummarytree id summary tree in src core session manager ts via getleafid get leaf again"
         );
-        // The parts of two identifiers are kept apart (no phrase runs across them).
-        assert_eq!(t.parts, format!("id summary tree {PARTS_GAP} get leaf id"));
-        assert_eq!(index_text("plain words only").parts, "");
+        assert_eq!(t.count, 12);
+        assert_eq!(index_text("plain words only").tokens, "plain words only");
         // Blobs (long, or many case changes) are tokens, not identifiers.
-        assert_eq!(index_text("aGVsbG8gV29ybGQhIEhlbGxvIFdvcmxk").parts, "");
-        assert_eq!(index_text(&format!("x{}", "Ab".repeat(50))).parts, "");
+        assert_eq!(
+            index_text("aGVsbG8gV29ybGQhIEhlbGxvIFdvcmxk").tokens,
+            "agvsbg8gv29ybgqhiehlbgxvifdvcmxk"
+        );
+        assert_eq!(
+            index_text(&format!("x{}", "Ab".repeat(50)))
+                .tokens
+                .split(' ')
+                .count(),
+            1
+        );
+        assert_eq!(index_text(""), IndexText::default());
+    }
+
+    /// The ASCII fast path of the camelCase split gives `indexed_parts`' parts.
+    #[test]
+    fn ascii_camel_parts_agree() {
+        for w in [
+            "idSummaryTree",
+            "HTMLParser",
+            "utf8Decode",
+            "getX",
+            "ABCdef",
+            "aB",
+            "Word",
+            "x",
+            "a1B2C3",
+            "XMLHttpRequest",
+            "fooBARBaz",
+            "aBcDeFgHiJkLmN",
+            "AbAbAbAbAbAbAbAbAb",
+        ] {
+            let got = index_text(w).tokens;
+            let mut want = vec![w.to_ascii_lowercase()];
+            for p in indexed_parts(w) {
+                if !want.contains(&p) {
+                    want.push(p);
+                }
+            }
+            assert_eq!(got, want.join(" "), "{w}");
+        }
+    }
+
+    /// The ASCII fast path of the tokenizer gives what the `char` path gives.
+    #[test]
+    fn ascii_and_unicode_paths_agree() {
+        let t = tokens("Ab1 c\u{e9}D x\x1b[1mY\x1b[0mz 9");
+        let got: Vec<(usize, usize, &str)> = t
+            .iter()
+            .map(|t| (t.start, t.end, t.folded.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 3, "ab1"),
+                (4, 8, "ced"),
+                (9, 10, "x"),
+                (14, 15, "y"),
+                (19, 20, "z"),
+                (21, 22, "9")
+            ]
+        );
+    }
+
+    /// Terms of several tokens are checked on the text: in a row, or in a row among one
+    /// identifier's parts; one-token terms need no check.
+    #[test]
+    fn phrases_are_checked_on_the_text() {
+        let yes = |q: &str, text: &str| {
+            let q = parse_query(q);
+            q.matches(text, &tokens(text))
+        };
+        assert!(yes("\"purple walrus\"", "the Purple walrus sat"));
+        assert!(!yes("\"purple walrus\"", "walrus purple"));
+        assert!(!yes("\"purple walrus\"", "purple and walrus"));
+        assert!(yes("\"purple wal\"*", "a purple walrus"));
+        assert!(yes(
+            "src/core/session-manager.ts",
+            "edit src/core/session-manager.ts now"
+        ));
+        assert!(!yes(
+            "src/core/session-manager.ts",
+            "src/core/manager-session.ts"
+        ));
+        assert!(yes("summaryTree", "call idSummaryTree()"));
+        assert!(yes("summaryTree", "a summary tree"));
+        assert!(!yes("summaryTree", "idSummaryX tree"));
+        assert!(yes("\"summary tree\"", "idSummaryTree"));
+        // Parts never run from one identifier into the next.
+        assert!(!yes("\"summary tree\"", "idSummary treeHelper"));
+        assert!(yes("解析", "修复了解析器"));
+        assert!(!yes("解析", "析解"));
+        assert!(!parse_query("walrus auth*").needs_check());
+        assert!(parse_query("\"a b\"").needs_check());
+        assert!(parse_query("summaryTree").needs_check());
     }
 
     #[test]
     fn camel_case_queries_match_the_whole_or_the_parts() {
         assert_eq!(
             parse_query("summaryTree").fts().as_deref(),
-            Some(r#"("summarytree" OR "summary tree")"#)
+            Some(r#"("summarytree" OR ("summary" AND "tree"))"#)
         );
         assert_eq!(
             parse_query("idSumm* tree").fts().as_deref(),
-            Some(r#"("idsumm"* OR "id summ"*) AND "tree""#)
+            Some(r#"("idsumm"* OR ("id" AND "summ"*)) AND "tree""#)
         );
         // Paths and kebab-case: the phrase of their tokens.
         assert_eq!(
             parse_query("src/core/session-manager.ts").fts().as_deref(),
-            Some(r#""src core session manager ts""#)
+            Some(r#""src" AND "core" AND "session" AND "manager" AND "ts""#)
         );
         let q = parse_query("summary");
         assert_eq!(

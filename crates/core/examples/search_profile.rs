@@ -1,0 +1,387 @@
+//! Where the search index's first build spends its time and bytes (issue 43), not a test:
+//! `cargo run --release --example search_profile -- <sessions dir> [variant...]`.
+//!
+//! Reads every `*.jsonl` of the directory and its subdirectories, then times each phase of
+//! the build on its own, one thread: reading the files, parsing the lines and taking their
+//! texts (`extract::parse`), folding them into index tokens (`text::index_text`), and writing
+//! the same rows into a fresh SQLite file per variant of the schema (FTS5 detail, columns,
+//! de-duplicated tokens, hash size, merges); per variant the bytes of each table and index
+//! (`dbstat`). Variants: `full` (the schema 3 index), `full-body` (no `parts` column),
+//! `full-tuned` (64 MB hash, no automerge, one `optimize` at the end), `rows` (the rows table
+//! alone), `none` (detail=none over each row's distinct tokens, body and parts), `none-tuned`.
+use pi_session_core::search::{extract, text};
+use rusqlite::{Connection, params};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+struct Row {
+    file: i64,
+    entry_id: Option<String>,
+    role: String,
+    tools: String,
+    ts_ms: Option<i64>,
+    off: i64,
+    len: i64,
+    part: i64,
+    body: String,
+    parts: String,
+    distinct: String,
+    ntok: usize,
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(e.path());
+            }
+        }
+    }
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "jsonl") && p.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn secs(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+fn mb(b: u64) -> String {
+    format!("{:.2}", b as f64 / 1048576.0)
+}
+
+fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::Result<f64> {
+    let _ = std::fs::remove_file(path);
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "DELETE")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "cache_size", -16_000)?;
+    let rows_sql = "CREATE TABLE rows(id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT, role TEXT NOT NULL,
+  tools TEXT NOT NULL, ts_ms INTEGER, off INTEGER NOT NULL, len INTEGER NOT NULL, active INTEGER NOT NULL,
+  part INTEGER NOT NULL); CREATE INDEX rows_file ON rows(file);";
+    conn.execute_batch(rows_sql)?;
+    let (fts, two, dedup, tuned) = match variant {
+        "full" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', contentless_delete=1, tokenize='ascii')",
+            true,
+            false,
+            false,
+        ),
+        "full-body" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, tokenize='ascii')",
+            false,
+            false,
+            false,
+        ),
+        "full-tuned" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', contentless_delete=1, tokenize='ascii')",
+            true,
+            false,
+            true,
+        ),
+        "none" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none, tokenize='ascii')",
+            false,
+            true,
+            false,
+        ),
+        "none-tuned" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none, tokenize='ascii')",
+            false,
+            true,
+            true,
+        ),
+        "none-hash" | "none-hash-big" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none, tokenize='ascii')",
+            false,
+            true,
+            false,
+        ),
+        "none-files" | "none-files-ins" | "none-files-upd" => (
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none, tokenize='ascii')",
+            false,
+            true,
+            false,
+        ),
+        "rows" => ("", false, false, false),
+        v => panic!("unknown variant {v}"),
+    };
+    if !fts.is_empty() {
+        conn.execute_batch(fts)?;
+    }
+    if tuned {
+        conn.execute_batch(
+            "INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864); INSERT INTO fts(fts, rank) VALUES('automerge', 0); INSERT INTO fts(fts, rank) VALUES('crisismerge', 64);",
+        )?;
+    }
+    conn.execute_batch("CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL)")?;
+    let files_ins = variant == "none-files" || variant == "none-files-ins";
+    let files_upd = variant == "none-files" || variant == "none-files-upd";
+    if variant.starts_with("none-hash") || variant.starts_with("none-files") {
+        conn.execute_batch("INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);")?;
+    }
+    let per_tx = if variant == "none-hash-big" {
+        per_tx * 8
+    } else {
+        per_tx
+    };
+    let t = Instant::now();
+    let mut i = 0;
+    let mut last_file = -1;
+    let mut files_in_tx = 0;
+    conn.execute_batch("BEGIN")?;
+    {
+        let mut ins_row = conn.prepare_cached(
+            "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)",
+        )?;
+        let mut ins2 = if fts.is_empty() {
+            None
+        } else if two {
+            Some(conn.prepare_cached("INSERT INTO fts(rowid, body, parts) VALUES (?1, ?2, ?3)")?)
+        } else {
+            Some(conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?)
+        };
+        for r in rows {
+            if r.file != last_file {
+                last_file = r.file;
+                if files_ins {
+                    conn.execute(
+                        "INSERT INTO files(id, path, size) VALUES (?1, ?2, 0)",
+                        params![r.file, format!("p{}", r.file)],
+                    )?;
+                }
+                if files_upd {
+                    conn.execute(
+                        "UPDATE files SET size = ?2 WHERE id = ?1",
+                        params![r.file - 1, 5],
+                    )?;
+                }
+                files_in_tx += 1;
+                if files_in_tx > per_tx {
+                    conn.execute_batch("COMMIT; BEGIN")?;
+                    files_in_tx = 1;
+                }
+            }
+            ins_row.execute(params![
+                r.file, r.entry_id, r.role, r.tools, r.ts_ms, r.off, r.len, r.part
+            ])?;
+            let id = conn.last_insert_rowid();
+            if let Some(st) = ins2.as_mut() {
+                if two {
+                    st.execute(params![id, r.body, r.parts])?;
+                } else if dedup {
+                    st.execute(params![id, r.distinct])?;
+                } else {
+                    st.execute(params![id, r.body])?;
+                }
+            }
+            i += 1;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    let insert = secs(t);
+    let mut opt = 0.0;
+    if tuned {
+        let t = Instant::now();
+        conn.execute_batch("INSERT INTO fts(fts) VALUES('optimize')")?;
+        opt = secs(t);
+    }
+    let total = secs(t);
+    let mut st = conn.prepare(
+        "SELECT name, sum(pgsize), sum(payload), count(*) FROM dbstat GROUP BY name ORDER BY 2 DESC",
+    )?;
+    let sizes: Vec<(String, i64, i64, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let file = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "variant {variant}: {i} rows, insert {insert:.2} s, optimize {opt:.2} s, total {total:.2} s; file {} MB",
+        mb(file)
+    );
+    for (n, s, p, c) in sizes {
+        println!(
+            "  {n:<14} {:>8} MB ({:>5.1}%), payload {:>8} MB, {c} pages",
+            mb(s as u64),
+            100.0 * s as f64 / file.max(1) as f64,
+            mb(p as u64)
+        );
+    }
+    Ok(total)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = PathBuf::from(
+        args.first()
+            .expect("usage: search_profile <dir> [variant...]"),
+    );
+    let variants: Vec<&str> = if args.len() > 1 {
+        args[1..].iter().map(String::as_str).collect()
+    } else {
+        vec![
+            "rows",
+            "full",
+            "full-body",
+            "full-tuned",
+            "none",
+            "none-tuned",
+        ]
+    };
+    // Schema 3's variants need the texts' tokens in order too.
+    let body_too = variants.iter().any(|v| v.starts_with("full"));
+    let list = files(&dir);
+    let t = Instant::now();
+    let mut datas = Vec::new();
+    let mut bytes = 0u64;
+    for p in &list {
+        let b = std::fs::read(p).unwrap_or_default();
+        bytes += b.len() as u64;
+        datas.push(b);
+    }
+    let read = secs(t);
+    let t = Instant::now();
+    let parsed: Vec<extract::Parsed> = datas.iter().map(|b| extract::parse(b, 0, true)).collect();
+    let parse = secs(t);
+    drop(datas);
+    let t = Instant::now();
+    let mut rows = Vec::new();
+    let (mut text_bytes, mut body_bytes, mut parts_bytes, mut distinct_bytes) = (0, 0, 0, 0);
+    let (mut toks, mut part_toks, mut distinct_toks) = (0usize, 0usize, 0usize);
+    // Schema 3's index text: the folded tokens in order, and the camelCase parts of each
+    // distinct identifier.
+    for p in &parsed {
+        for r in &p.rows {
+            text_bytes += r.text.len();
+            let mut seen = HashSet::new();
+            text::for_each_token(&r.text, |s, e, f| {
+                toks += 1;
+                body_bytes += f.len() + 1;
+                let w = &r.text[s..e];
+                if seen.insert(w) {
+                    for p in text::indexed_parts(w) {
+                        part_toks += 1;
+                        parts_bytes += p.len() + 1;
+                    }
+                }
+            });
+        }
+    }
+    let fold3 = secs(t);
+    let t = Instant::now();
+    let mut n = 0usize;
+    for p in &parsed {
+        for r in &p.rows {
+            text::for_each_token(&r.text, |_, _, f| n += f.len());
+        }
+    }
+    let tok_only = secs(t);
+    let t = Instant::now();
+    let mut n2 = 0usize;
+    for p in &parsed {
+        for r in &p.rows {
+            let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+                Default::default();
+            text::for_each_token(&r.text, |s, e, _| {
+                if seen.insert(&r.text[s..e]) {
+                    n2 += 1
+                }
+            });
+        }
+    }
+    let tok_seen = secs(t);
+    println!(
+        "tokens alone {tok_only:.2} s ({n} bytes), with a seen set {tok_seen:.2} s ({n2} distinct words)"
+    );
+    let t = Instant::now();
+    let mut folded = Vec::new();
+    for p in &parsed {
+        for r in &p.rows {
+            folded.push(text::index_text(&r.text));
+        }
+    }
+    let fold = secs(t);
+    let mut k = 0;
+    for (fi, p) in parsed.iter().enumerate() {
+        for r in &p.rows {
+            let f = std::mem::take(&mut folded[k]);
+            k += 1;
+            let e = &p.entries[r.entry];
+            distinct_toks += f.tokens.split(' ').filter(|s| !s.is_empty()).count();
+            distinct_bytes += f.tokens.len();
+            let (body, parts) = if body_too {
+                let mut b = String::new();
+                let mut ps = String::new();
+                let mut seen = HashSet::new();
+                text::for_each_token(&r.text, |s, e, fo| {
+                    if !b.is_empty() {
+                        b.push(' ');
+                    }
+                    b.push_str(fo);
+                    let w = &r.text[s..e];
+                    if seen.insert(w) {
+                        let pp = text::indexed_parts(w);
+                        if !pp.is_empty() {
+                            if !ps.is_empty() {
+                                ps.push_str(" \u{E000} ");
+                            }
+                            ps.push_str(&pp.join(" "));
+                        }
+                    }
+                });
+                (b, ps)
+            } else {
+                (String::new(), String::new())
+            };
+            rows.push(Row {
+                file: fi as i64 + 1,
+                entry_id: e.id.clone(),
+                role: r.role.clone(),
+                tools: r.tools.clone(),
+                ts_ms: r.ts_ms,
+                off: e.off as i64,
+                len: e.len as i64,
+                part: r.part as i64,
+                body,
+                parts,
+                distinct: f.tokens,
+                ntok: f.count,
+            });
+        }
+    }
+    let dedup = fold3;
+    let ntok_max = rows.iter().map(|r| r.ntok).max().unwrap_or(0);
+    println!(
+        "{} files, {} MB; {} rows; text {} MB; body {} MB ({toks} tokens, longest row {ntok_max}); parts {} MB ({part_toks} tokens); distinct per row {} MB ({distinct_toks} tokens)",
+        list.len(),
+        mb(bytes),
+        rows.len(),
+        mb(text_bytes as u64),
+        mb(body_bytes as u64),
+        mb(parts_bytes as u64),
+        mb(distinct_bytes as u64)
+    );
+    println!(
+        "read {read:.2} s, parse + texts {parse:.2} s, index text (distinct tokens + parts, schema 4) {fold:.2} s; tokens + parts of schema 3 (counted, not joined) {dedup:.2} s (one thread)"
+    );
+    let db = std::env::temp_dir().join(format!("search-profile-{}.sqlite", std::process::id()));
+    for v in variants {
+        if let Err(e) = build(&db, v, &rows, 128) {
+            println!("variant {v}: {e}");
+        }
+    }
+    let _ = std::fs::remove_file(&db);
+    let _ = std::fs::remove_file(db.with_extension("sqlite-journal"));
+}
