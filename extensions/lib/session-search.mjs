@@ -464,12 +464,13 @@ export function progressText(query, p, seconds = 0, cancellable = false, reading
   const counted = p && Number.isFinite(p.done) && Number.isFinite(p.total);
   if (counted && (p.phase === "indexing" || p.phase === "listing")) {
     const what = p.phase === "indexing" ? "Indexing" : "Reading";
-    // The share of bytes read moves while one large session is read (engines that report it).
+    const file = reading && p.phase === "indexing" ? ` (${readingText(reading)})` : "";
+    // The share of bytes read moves while one large session is read (engines that report it);
+    // a named large file says more, and the footer is narrow.
     const share =
-      p.phase === "indexing" && Number.isFinite(p.bytesDone) && p.bytesTotal > 0
+      !file && p.phase === "indexing" && Number.isFinite(p.bytesDone) && p.bytesTotal > 0
         ? ` (${Math.floor((100 * p.bytesDone) / p.bytesTotal)}%)`
         : "";
-    const file = reading && p.phase === "indexing" ? ` (${readingText(reading)})` : "";
     return `${what} sessions ${p.done}/${p.total}${share}${time}${file} for /sessions ${q}…${esc}`;
   }
   return `Searching sessions for ${q}…${seconds >= 1 ? ` ${seconds} s` : ""}${esc}`;
