@@ -397,7 +397,16 @@ fn open_flags() -> OpenFlags {
 
 /// Open the file at `path` (checked by [`verified`]) and check or set up its schema.
 fn open_verified(path: &Path, id: (u64, u64)) -> Result<Connection> {
-    let conn = Connection::open_with_flags(path, open_flags())?;
+    // SQLite's NOFOLLOW refuses a symbolic link anywhere in the name, so a sessions folder
+    // reached through one (`~/.pi` linked to another disk) would get an in-memory index,
+    // rebuilt by every query. SQLite opens the same file by its folder's real path; the file
+    // itself is still never a link (`verified` looked at it without following it, and looks
+    // again below).
+    let real = path
+        .parent()
+        .and_then(|d| fs::canonicalize(d).ok())
+        .map_or_else(|| path.to_path_buf(), |d| d.join(INDEX_FILE));
+    let conn = Connection::open_with_flags(&real, open_flags())?;
     configure(&conn)?;
     // The file SQLite opened is the one checked (no swap in between).
     if verified(path) != Some(id) {
@@ -2248,6 +2257,33 @@ mod tests {
             "{parsed} parsed, {d} at the abort, {} workers",
             parse_threads()
         );
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A sessions folder reached through a symbolic link keeps its index on disk.
+    #[cfg(unix)]
+    #[test]
+    fn a_sessions_folder_behind_a_symlink_keeps_its_index_on_disk() {
+        let root = std::env::temp_dir().join(format!("psn-search-link-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let real = root.join("real");
+        fs::create_dir_all(&real).unwrap();
+        let link = root.join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let ix = Index::open(&link).unwrap();
+        assert!(!ix.in_memory());
+        assert!(ix.still_valid());
+        drop(ix);
+        assert!(real.join(INDEX_FILE).is_file());
+        // The index file itself as a link is still refused (removed, not followed).
+        let other = root.join("other.sqlite");
+        fs::write(&other, b"not ours").unwrap();
+        fs::remove_file(real.join(INDEX_FILE)).unwrap();
+        std::os::unix::fs::symlink(&other, real.join(INDEX_FILE)).unwrap();
+        let ix = Index::open(&link).unwrap();
+        assert!(!ix.in_memory());
+        assert_eq!(fs::read(&other).unwrap(), b"not ours");
+        drop(ix);
         let _ = fs::remove_dir_all(&root);
     }
 
