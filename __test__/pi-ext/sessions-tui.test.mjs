@@ -106,7 +106,9 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     cleanups.push(sb.cleanup);
     const other = join(sb.root, "big-project");
     mkdirSync(other);
-    writeSessions(join(sb.agentDir, "sessions"), other, 800, {
+    // Enough sessions that the cold build (schema 5 indexes ~1,000 small sessions in well under
+    // a second on an idle machine) lasts several of the engine's ~100 ms progress reports.
+    writeSessions(join(sb.agentDir, "sessions"), other, 2400, {
       turns: 4,
       text: (i, t) => [filler(i * 7 + t, 250), filler(i * 11 + t, 250)],
     });
@@ -126,7 +128,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     tmux("send-keys", "-t", "t", "-l", "/sessions zzzznotthere");
     await new Promise((r) => setTimeout(r, 300));
     tmux("send-keys", "-t", "t", "Enter");
-    // A second /sessions typed and submitted while the first searches (a cold build of 800
+    // A second /sessions typed and submitted while the first searches (a cold build of 2,400
     // sessions takes seconds).
     await new Promise((r) => setTimeout(r, 150));
     tmux("send-keys", "-t", "t", "-l", "/sessions again");
@@ -143,7 +145,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
       if (screen.includes("No session mentions")) break;
       await new Promise((r) => setTimeout(r, 40));
     }
-    expect(screen).toContain('No session mentions "zzzznotthere" (800 searched, every branch)');
+    expect(screen).toContain('No session mentions "zzzznotthere" (2400 searched, every branch)');
     // the status shows the search at once; the engine's first progress report (0/n, sent as the
     // build starts) may replace it before a 40 ms poll sees it, so the index progress stands for both
     if (engineReportsProgress) expect(seen.has("Indexing sessions n/m"), [...seen].join(", ")).toBe(true);
