@@ -69,7 +69,7 @@ async function main() {
     try {
       const outcome = await verifyPi({ ...pi, seeds, all: values.all, record: !values["no-record"] });
       writeReport(formatReport(pi, outcome));
-      return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
+      return outcome.ok ? 0 : 1;
     } finally {
       release();
     }
@@ -84,7 +84,7 @@ async function main() {
   const report = formatReport(pi, outcome);
   if (!values["no-record"]) writeReport(report);
   process.stdout.write(values.json ? `${JSON.stringify({ pi, ...outcome }, null, 1)}\n` : report);
-  return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
+  return outcome.ok ? 0 : 1;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -12,10 +12,13 @@
 //   listing   SessionManager.list / listAll over one store both read: the SessionInfo fields,
 //             order and progress counts
 //   defaults  the default agent and session folders (HOME, PI_CODING_AGENT_DIR)
+//   scenarios fixed states where a listing's, lookup's or open's answer depends on the branch taken
+//             (lib/verify/scenarios.mjs)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DiffError, FIXTURES, fixtureContent, parseSkip, runSequence } from "./differential.mjs";
+import { runScenarios } from "./scenarios.mjs";
 
 const SEQUENCE_CONFIG = {
   sequences: 0, // the caller's seeds decide
@@ -232,7 +235,10 @@ export async function runCorpus({ ref, impl, seeds = 40, onCheck }) {
     if (!record("list / listAll", await listingCheck(ref, impl, tmp), t)) return finish();
 
     t = performance.now();
-    record("default folders", await defaultsCheck(ref, impl, tmp), t);
+    if (!record("default folders", await defaultsCheck(ref, impl, tmp), t)) return finish();
+
+    t = performance.now();
+    record("scenarios", await runScenarios({ ref, impl, tmp, compare: firstDifference }), t);
     return finish();
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

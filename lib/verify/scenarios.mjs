@@ -1,0 +1,558 @@
+// The corpus's scenarios (lib/verify/corpus.mjs): fixed states where the answer of a listing, a lookup
+// or an open depends on the branch pi's session code takes, run on both sides and compared. The
+// seeded sequences reach every method with random states; these reach what random states rarely
+// make: several sessions whose mtimes and cwds decide which one `continueRecent`, `findById` and
+// `list` return, cwds with `:` and Windows drive forms, files without a final newline followed by
+// appends, odd headers, compactions that point at labels, long and odd ids.
+//
+// Only what pi's bundle chunk exports is used (SessionManager and the context functions): the
+// chunk is what `pi` runs, so the free functions it does not export (findMostRecentSession,
+// loadEntriesFromFile, getDefaultSessionDir, assertValidSessionId, projectContextEntry) are reached
+// through the methods that call them.
+//
+// Values are compared after mapping on each side: its temp folder -> <root>, fresh ids (8 hex
+// digits, uuids) -> <id:n> by first appearance, and timestamps by what they must be: one written
+// in a fixture stays as it is (so a copy must carry the source's own), one made during the call
+// becomes <now> only when it lies between the scenario's start and its end (so a time taken from
+// elsewhere shows), and a file name's time must be its header's (`fileTimeIsHeaderTime`).
+import fs from "node:fs";
+import path from "node:path";
+
+// fixture ids are not hex, so that only the ids the code makes are mapped
+const TS = ["2024-03-01T10:00:00.000Z", "2024-03-01T10:05:00.000Z", "2024-03-01T10:10:00.000Z"];
+const L = (o) => JSON.stringify(o);
+const header = (id, cwd, extra = {}) => ({ type: "session", version: 3, id, timestamp: TS[0], cwd, ...extra });
+const msg = (id, parentId, role, content, ts = 1709287200000 + id.length) => ({
+  type: "message",
+  id,
+  parentId,
+  timestamp: TS[1],
+  message:
+    role === "assistant"
+      ? { role, content: [{ type: "text", text: content }], provider: "p", model: "m", timestamp: ts }
+      : { role, content, timestamp: ts },
+});
+const label = (id, parentId, targetId, text, ts = TS[2]) => ({
+  type: "label",
+  id,
+  parentId,
+  timestamp: ts,
+  targetId,
+  label: text,
+});
+const lines = (...entries) => `${entries.map((e) => (typeof e === "string" ? e : L(e))).join("\n")}\n`;
+
+const ISO_G = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g;
+const FILE_TS_G = /\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z/g;
+const ID_G = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?<![0-9a-zA-Z])[0-9a-f]{8}(?![0-9a-zA-Z])/g;
+const fileTsToIso = (f) => f.replace(/T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z/, "T$1:$2:$3.$4Z");
+
+/** The mapping of one side's values (see the top of the file). */
+function mapper(root, since) {
+  const ids = new Map();
+  const fresh = (iso) => {
+    const t = Date.parse(iso);
+    return t >= since && t <= Date.now() ? "<now>" : iso;
+  };
+  const str = (s) =>
+    s
+      .split(root)
+      .join("<root>")
+      .replace(ISO_G, fresh)
+      .replace(FILE_TS_G, (f) => (fresh(fileTsToIso(f)) === "<now>" ? "<now-file>" : f))
+      .replace(ID_G, (id) => {
+        if (!ids.has(id)) ids.set(id, `<id:${ids.size}>`);
+        return ids.get(id);
+      });
+  return (value) =>
+    JSON.parse(
+      JSON.stringify(value === undefined ? "<undefined>" : value, (_k, v) =>
+        typeof v === "string" ? str(v) : v === undefined ? "<undefined>" : v,
+      ),
+    );
+}
+
+/** `{ error }` for a throw, the value otherwise. */
+function attempt(f) {
+  try {
+    return f();
+  } catch (error) {
+    return { error: `${error?.name}: ${error?.message}` };
+  }
+}
+async function attemptAsync(f) {
+  try {
+    return await f();
+  } catch (error) {
+    return { error: `${error?.name}: ${error?.message}` };
+  }
+}
+
+/** Whether a session file's name carries its header's time (`<time with - for : and .>_<id>.jsonl`). */
+function fileTimeIsHeaderTime(sm) {
+  const file = sm.getSessionFile();
+  const h = sm.getHeader();
+  if (!file || !h) return "no file or header";
+  return path.basename(file) === `${String(h.timestamp).replace(/[:.]/g, "-")}_${h.id}.jsonl`;
+}
+
+/** What a manager shows: header, entries, leaf, context, labels, cwd, folders, and its file. */
+function state(sm) {
+  const file = sm.getSessionFile();
+  return {
+    header: sm.getHeader(),
+    entries: sm.getEntries(),
+    leaf: sm.getLeafId(),
+    context: attempt(() => sm.buildSessionContext()),
+    labels: sm.getEntries().map((e) => sm.getLabel(e.id) ?? null),
+    name: sm.getSessionName() ?? null,
+    cwd: sm.getCwd(),
+    dir: sm.getSessionDir(),
+    file: file ?? null,
+    persisted: sm.isPersisted(),
+    text: file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null,
+  };
+}
+
+const infos = (list) =>
+  list.map((i) => ({
+    ...i,
+    created: i.created instanceof Date ? i.created.getTime() : i.created,
+    modified: i.modified instanceof Date ? i.modified.getTime() : i.modified,
+  }));
+
+/** Writes `text` at `file` (folders made) with mtime `minute` minutes after a fixed time. */
+function put(file, text, minute) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  const when = new Date(Date.parse("2025-06-01T00:00:00.000Z") + minute * 60_000);
+  fs.utimesSync(file, when, when);
+}
+
+// cwds whose session folders and comparisons depend on the branch taken
+const CWD_A = "/verify/proj-a";
+const CWD_B = "/verify/proj-b";
+const CWD_COLON = "/verify/work-a:b";
+const CWD_DRIVE = "C:\\Users\\me\\proj";
+const CWD_SHELL = "/c/Users/me/proj";
+
+/**
+ * A store of several sessions, laid out the same on both sides: `dir` a custom folder of sessions
+ * of several cwds with distinct mtimes (the newest of CWD_A is not the newest file), and the agent
+ * folder's default folders for CWD_A and CWD_COLON.
+ */
+function makeStore(root) {
+  const dir = path.join(root, "store");
+  const s = (n, cwd, minute, ...entries) =>
+    put(
+      path.join(dir, `2024-03-01T10-00-0${n}-000Z_sess-${n}.jsonl`),
+      lines(header(`sess-${n}`, cwd), ...entries),
+      minute,
+    );
+  s(1, CWD_A, 5, msg("m-1", null, "user", "oldest of a"));
+  s(2, CWD_A, 30, msg("m-1", null, "assistant", "assistant first"), msg("m-2", "m-1", "user", "then the user"));
+  s(3, CWD_B, 50, msg("m-1", null, "user", "newest file, other cwd"));
+  s(4, CWD_A, 20, msg("m-1", null, "user", "middle"), {
+    type: "session_info",
+    id: "m-2",
+    parentId: "m-1",
+    timestamp: TS[1],
+    name: " named ",
+  });
+  s(
+    5,
+    CWD_COLON,
+    10,
+    msg("m-1", null, "user", [
+      { type: "text", text: "colon" },
+      { type: "image", data: "x", mimeType: "image/png" },
+    ]),
+  );
+  s(6, CWD_DRIVE, 15, msg("m-1", null, "toolResult", "tool only"));
+  s(
+    7,
+    `${CWD_A}/`,
+    25,
+    { type: "session_info", id: "m-1", parentId: null, timestamp: TS[1], name: "n" },
+    { type: "session_info", id: "m-2", parentId: "m-1", timestamp: TS[1], name: "   " },
+  );
+  // the same id as sess-1, another cwd: findById with and without the cwd filter
+  put(
+    path.join(dir, "2024-03-01T10-00-08-000Z_dup.jsonl"),
+    lines(header("sess-1", CWD_B), msg("m-1", null, "user", "dup")),
+    40,
+  );
+  put(path.join(dir, "2024-03-01T10-00-09-000Z_bad.jsonl"), lines(msg("m-1", null, "user", "no header")), 60);
+  put(
+    path.join(dir, "2024-03-01T10-00-10-000Z_noid.jsonl"),
+    lines({ type: "session", version: 3, timestamp: TS[0], cwd: CWD_A }),
+    70,
+  );
+  put(
+    path.join(dir, "2024-03-01T10-00-11-000Z_badtime.jsonl"),
+    lines({ ...header("sess-11", CWD_A), timestamp: "not a time" }, msg("m-1", null, "user", "x", "later")),
+    3,
+  );
+  put(path.join(dir, "notes.txt"), "not a session\n", 80);
+  return dir;
+}
+
+/** The default session folder of `cwd` under the side's agent folder (as both name it). */
+const defaultDir = (mod, cwd) => mod.SessionManager.create(cwd).getSessionDir();
+
+/** [name, async (mod, side) => value] */
+export const SCENARIOS = [
+  [
+    "default session folders of cwds with ':' and drive forms (SessionManager.create without a folder)",
+    (mod) =>
+      [CWD_A, CWD_COLON, CWD_DRIVE, CWD_SHELL, "rel/dir", "~/proj", `${CWD_A}/`].map((cwd) => {
+        const sm = mod.SessionManager.create(cwd);
+        return {
+          cwd: sm.getCwd(),
+          dir: sm.getSessionDir(),
+          uses: sm.usesDefaultSessionDir(),
+          exists: fs.existsSync(sm.getSessionDir()),
+          file: fileTimeIsHeaderTime(sm),
+          inDir: path.dirname(sm.getSessionFile() ?? "") === sm.getSessionDir(),
+        };
+      }),
+  ],
+  [
+    "SessionManager.continueRecent over several sessions (mtimes, cwds)",
+    (mod, side) => {
+      const dir = makeStore(side.root);
+      const out = {};
+      for (const cwd of [CWD_A, CWD_B, CWD_COLON, CWD_DRIVE, "/verify/none"]) {
+        const sm = mod.SessionManager.continueRecent(cwd, dir);
+        out[cwd] = { file: sm.getSessionFile(), id: sm.getSessionId(), entries: sm.getEntryCount(), cwd: sm.getCwd() };
+      }
+      // the default folder (no cwd filter): the newest file whatever its cwd
+      const def = defaultDir(mod, CWD_A);
+      put(path.join(def, "a.jsonl"), lines(header("def-old", CWD_A), msg("m-1", null, "user", "old")), 1);
+      put(path.join(def, "b.jsonl"), lines(header("def-new", CWD_B), msg("m-1", null, "user", "new")), 2);
+      out.defaultNoDir = mod.SessionManager.continueRecent(CWD_A).getSessionId();
+      out.defaultGiven = mod.SessionManager.continueRecent(CWD_A, def).getSessionId();
+      out.empty = state(mod.SessionManager.continueRecent(CWD_B, path.join(side.root, "empty-dir")));
+      return out;
+    },
+  ],
+  [
+    "SessionManager.findById (cwd filter, duplicates, missing folder)",
+    (mod, side) => {
+      const dir = makeStore(side.root);
+      const def = defaultDir(mod, CWD_B);
+      put(path.join(def, "x.jsonl"), lines(header("in-default", CWD_A)), 1);
+      return [
+        ["sess-1", CWD_A, dir],
+        ["sess-1", CWD_B, dir],
+        ["sess-1", "/verify/none", dir],
+        ["sess-5", CWD_COLON, dir],
+        ["sess-6", CWD_DRIVE, dir],
+        ["sess-7", CWD_A, dir],
+        ["sess-9", CWD_A, dir],
+        ["", CWD_A, dir],
+        ["in-default", CWD_B, undefined],
+        ["in-default", CWD_B, def],
+        ["sess-1", CWD_A, path.join(side.root, "missing")],
+      ].map(([id, cwd, d]) => attempt(() => mod.SessionManager.findById(cwd, id, d) ?? null));
+    },
+  ],
+  [
+    "SessionManager.list / listAll over several sessions (order, cwd filter, names, first messages, progress)",
+    async (mod, side) => {
+      const dir = makeStore(side.root);
+      for (let k = 0; k < 12; k++)
+        put(
+          path.join(defaultDir(mod, CWD_A), `f${k}.jsonl`),
+          lines(header(`many-${k}`, CWD_A), msg("m-1", null, "user", `q${k}`, 1000 + k)),
+          k,
+        );
+      put(path.join(defaultDir(mod, CWD_COLON), "c.jsonl"), lines(header("colon", CWD_COLON)), 2);
+      fs.writeFileSync(path.join(side.root, "agent", "sessions", "stray-file.jsonl"), "");
+      const progress = () => {
+        const calls = [];
+        // only the last call's counts: how often pi calls and what partial lists it passes are
+        // where this package differs by design (it throttles the calls)
+        return { calls, on: (loaded, total) => calls.push([loaded, total]) };
+      };
+      const out = {};
+      const run = async (name, f) => {
+        const p = progress();
+        const list = await attemptAsync(() => f(p.on));
+        out[name] = { list: Array.isArray(list) ? infos(list) : list, last: p.calls.at(-1) ?? null };
+      };
+      await run("list(a, dir)", (on) => mod.SessionManager.list(CWD_A, dir, on));
+      await run("list(b, dir)", (on) => mod.SessionManager.list(CWD_B, dir, on));
+      await run("list(colon, dir)", (on) => mod.SessionManager.list(CWD_COLON, dir, on));
+      await run("list(drive, dir)", (on) => mod.SessionManager.list(CWD_DRIVE, dir, on));
+      await run("list(a)", (on) => mod.SessionManager.list(CWD_A, undefined, on));
+      await run("list(a, default dir)", (on) => mod.SessionManager.list(CWD_B, defaultDir(mod, CWD_A), on));
+      await run("listAll()", () => mod.SessionManager.listAll());
+      await run("listAll(onProgress)", (on) => mod.SessionManager.listAll(on));
+      await run("listAll(dir, onProgress)", (on) => mod.SessionManager.listAll(dir, on));
+      const aborted = AbortSignal.abort();
+      await run("list aborted", (on) => mod.SessionManager.list(CWD_A, dir, on, aborted));
+      await run("listAll(signal) aborted", () => mod.SessionManager.listAll(aborted));
+      await run("listAll(dir, on, signal) aborted", (on) => mod.SessionManager.listAll(dir, on, aborted));
+      return out;
+    },
+  ],
+  [
+    "SessionManager.open of a file without its final newline, then appends",
+    (mod, side) => {
+      const out = [];
+      const variants = {
+        entry: `${L(header("nl-1", CWD_A))}\n${L(msg("m-1", null, "user", "one"))}\n${L(msg("m-2", "m-1", "assistant", "two"))}`,
+        malformed: `${L(header("nl-2", CWD_A))}\n${L(msg("m-1", null, "user", "one"))}\n{"type":"mess`,
+        headerOnly: L(header("nl-3", CWD_A)),
+        crlf: `${L(header("nl-4", CWD_A))}\r\n${L(msg("m-1", null, "user", "one"))}`,
+        blankTail: `${L(header("nl-5", CWD_A))}\n${L(msg("m-1", null, "user", "one"))}\n   `,
+      };
+      for (const [name, text] of Object.entries(variants)) {
+        const file = path.join(side.root, "nl", `${name}.jsonl`);
+        put(file, text, 0);
+        const r = attempt(() => {
+          const sm = mod.SessionManager.open(file);
+          const before = fs.readFileSync(file, "utf8");
+          sm.appendMessage({ role: "user", content: "appended", timestamp: 5 });
+          sm.appendLabelChange(sm.getEntries()[0].id, "after");
+          const reopened = mod.SessionManager.open(file);
+          return { before, after: state(sm), reopened: state(reopened) };
+        });
+        out.push([name, r]);
+      }
+      // setSessionFile takes the same path
+      const file = path.join(side.root, "nl", "set.jsonl");
+      put(file, variants.entry, 0);
+      const sm = mod.SessionManager.inMemory(CWD_A);
+      sm.setSessionFile(file);
+      out.push(["setSessionFile", fs.readFileSync(file, "utf8"), state(sm)]);
+      return out;
+    },
+  ],
+  [
+    "SessionManager.open of odd headers and files",
+    (mod, side) => {
+      const big = "ü".repeat(2500); // > 4096 bytes: the header is read in several pieces
+      const files = {
+        noId: lines({ type: "session", version: 3, timestamp: TS[0], cwd: CWD_A }, msg("m-1", null, "user", "x")),
+        numericId: lines(
+          { type: "session", version: 3, id: 7, timestamp: TS[0], cwd: CWD_A },
+          msg("m-1", null, "user", "x"),
+        ),
+        notFirst: lines(msg("m-1", null, "user", "x"), header("late", CWD_A)),
+        blankFirst: `\n  \n{bad\n${lines(header("after-blank", CWD_B), msg("m-1", null, "user", "x"))}`,
+        noCwd: lines({ type: "session", version: 3, id: "no-cwd", timestamp: TS[0] }),
+        numericCwd: lines({ ...header("num-cwd", CWD_A), cwd: 42 }),
+        emptyCwd: lines(header("empty-cwd", "")),
+        relativeCwd: lines(header("rel-cwd", "rel/cwd")),
+        colonCwd: lines(header("colon-cwd", CWD_COLON), msg("m-1", null, "user", "x")),
+        longHeader: lines(header("long", `/verify/${big}`), msg("m-1", null, "user", "x")),
+        hugeHeader: lines(header("huge", CWD_A, { pad: "x".repeat(1024 * 1024 + 10) }), msg("m-1", null, "user", "x")),
+        v1: lines(
+          { type: "session", id: "v1", timestamp: TS[0], cwd: CWD_A },
+          { type: "message", timestamp: TS[1], message: { role: "user", content: "v1", timestamp: 1 } },
+        ),
+        whitespace: "  \n\n",
+        empty: "",
+        garbage: "not json\n",
+      };
+      const out = {};
+      for (const [name, text] of Object.entries(files)) {
+        const file = path.join(side.root, "odd", `${name}.jsonl`);
+        put(file, text, 0);
+        out[name] = attempt(() => {
+          const s = state(mod.SessionManager.open(file));
+          if (name === "hugeHeader") s.header = { ...s.header, pad: s.header?.pad?.length };
+          if (name === "hugeHeader") s.entries[0] = { ...s.entries[0], pad: s.entries[0]?.pad?.length };
+          if (name === "hugeHeader") s.text = s.text?.length;
+          return { ...s, fileTime: fileTimeIsHeaderTime(mod.SessionManager.open(file)) };
+        });
+      }
+      out.cwdOverride = attempt(() =>
+        state(mod.SessionManager.open(path.join(side.root, "odd", "colonCwd.jsonl"), undefined, CWD_DRIVE)),
+      );
+      out.withDir = attempt(() =>
+        state(mod.SessionManager.open(path.join(side.root, "odd", "colonCwd.jsonl"), path.join(side.root, "other"))),
+      );
+      const missing = attempt(() => mod.SessionManager.open(path.join(side.root, "odd", "missing.jsonl")));
+      out.missing = missing.error ? missing : { ...state(missing), fileTime: fileTimeIsHeaderTime(missing) };
+      return out;
+    },
+  ],
+  [
+    "SessionManager.forkFrom (cwds, ids, errors)",
+    (mod, side) => {
+      const src = path.join(side.root, "src", "source.jsonl");
+      put(
+        src,
+        lines(
+          header("src", CWD_B, { parentSession: "/x/p.jsonl" }),
+          msg("m-1", null, "user", "q"),
+          label("l-1", "m-1", "m-1", "kept"),
+          msg("m-2", "l-1", "assistant", "a"),
+        ),
+        0,
+      );
+      const out = [];
+      const cases = [
+        [src, CWD_A, path.join(side.root, "forks")],
+        [src, "rel/target", path.join(side.root, "forks")],
+        [src, `${CWD_COLON}/`, undefined],
+        [src, CWD_A, path.join(side.root, "forks"), { id: "fork.id-1" }],
+        [src, CWD_A, path.join(side.root, "forks"), { id: "x".repeat(200) }],
+        [src, CWD_A, path.join(side.root, "forks"), { id: "bad id" }],
+        [path.join(side.root, "src", "missing.jsonl"), CWD_A, path.join(side.root, "forks")],
+      ];
+      for (const name of ["noHeader", "empty"]) {
+        const f = path.join(side.root, "src", `${name}.jsonl`);
+        put(f, name === "empty" ? "" : lines(msg("m-1", null, "user", "q")), 0);
+        cases.push([f, CWD_A, path.join(side.root, "forks")]);
+      }
+      for (const [from, cwd, dir, options] of cases) {
+        out.push(
+          attempt(() => {
+            const sm = mod.SessionManager.forkFrom(from, cwd, dir, options);
+            return { ...state(sm), fileTime: fileTimeIsHeaderTime(sm) };
+          }),
+        );
+      }
+      return out;
+    },
+  ],
+  [
+    "createBranchedSession: compactions pointing at labels, label times, in memory and on disk",
+    (mod, side) => {
+      const text = lines(
+        header("branch-src", CWD_A),
+        msg("m-1", null, "user", "first"),
+        label("l-1", "m-1", "m-1", "on first", "2024-02-02T02:02:02.222Z"),
+        msg("m-2", "l-1", "assistant", "kept"),
+        label("l-2", "m-2", "m-2", "on kept", "2024-02-03T03:03:03.333Z"),
+        {
+          type: "compaction",
+          id: "c-1",
+          parentId: "l-2",
+          timestamp: TS[2],
+          summary: "sum",
+          firstKeptEntryId: "l-2",
+          tokensBefore: 9,
+        },
+        {
+          type: "compaction",
+          id: "c-2",
+          parentId: "c-1",
+          timestamp: TS[2],
+          summary: "self",
+          firstKeptEntryId: "c-2",
+          tokensBefore: 9,
+        },
+        label("l-3", "c-2", "m-1", "relabel", "2024-02-04T04:04:04.444Z"),
+        msg("m-3", "l-3", "user", "after"),
+        // the latest compaction keeps from a label: the branch must keep from the entry after it
+        {
+          type: "compaction",
+          id: "c-3",
+          parentId: "m-3",
+          timestamp: TS[2],
+          summary: "late",
+          firstKeptEntryId: "l-1",
+          tokensBefore: 9,
+        },
+        msg("m-4", "c-3", "user", "last"),
+        label("l-4", "m-4", "missing", "dangling"),
+      );
+      const out = [];
+      for (const persisted of [true, false]) {
+        for (const leaf of ["m-4", "m-3", "c-1", "l-4", "m-1", "nope"]) {
+          const file = path.join(side.root, "branch", `${persisted}-${leaf}.jsonl`);
+          put(file, text, 0);
+          const sm = persisted
+            ? mod.SessionManager.open(file)
+            : mod.SessionManager.inMemory(
+                CWD_A,
+                undefined,
+                text
+                  .trim()
+                  .split("\n")
+                  .map((l) => JSON.parse(l)),
+              );
+          const r = attempt(() => sm.createBranchedSession(leaf) ?? null);
+          out.push({ leaf, persisted, r, state: state(sm), fileTime: persisted ? fileTimeIsHeaderTime(sm) : null });
+        }
+      }
+      return out;
+    },
+  ],
+  [
+    "long and odd session ids (newSession, create)",
+    (mod, side) =>
+      [
+        "a",
+        "A.b_c-9",
+        "x".repeat(128),
+        "y".repeat(129),
+        "z".repeat(300),
+        "0",
+        "a..b",
+        "-a",
+        "a-",
+        "a b",
+        "ü",
+        "",
+        "a\n",
+      ].map((id) =>
+        attempt(() => {
+          const sm = mod.SessionManager.create(CWD_A, path.join(side.root, "ids"), { id });
+          const again = sm.newSession({ id, parentSession: "/p.jsonl" });
+          return {
+            id: sm.getSessionId(),
+            file: sm.getSessionFile(),
+            again,
+            header: sm.getHeader(),
+            fileTime: fileTimeIsHeaderTime(sm),
+          };
+        }),
+      ),
+  ],
+];
+
+/**
+ * Runs every scenario on pi's side (`ref`) and ours (`impl`), each in its own temp folder and agent
+ * folder (HOME, PI_CODING_AGENT_DIR). Returns the first difference as text, or undefined.
+ * @param {{ ref: any, impl: any, tmp: string, compare: (a: any, b: any) => string | undefined }} options
+ */
+export async function runScenarios({ ref, impl, tmp, compare }) {
+  const keys = ["HOME", "USERPROFILE", "PI_CODING_AGENT_DIR"];
+  const saved = keys.map((k) => process.env[k]);
+  try {
+    for (const [k, [name, run]] of SCENARIOS.entries()) {
+      const seen = [];
+      for (const mod of [ref, impl]) {
+        // the same folder for both sides (one after the other): paths encoded in folder names match
+        const root = path.join(tmp, `scenario-${k}`);
+        fs.rmSync(root, { recursive: true, force: true });
+        fs.mkdirSync(path.join(root, "home"), { recursive: true });
+        process.env.HOME = path.join(root, "home");
+        process.env.USERPROFILE = process.env.HOME;
+        process.env.PI_CODING_AGENT_DIR = path.join(root, "agent");
+        const since = Date.now();
+        let value;
+        try {
+          value = await run(mod, { root });
+        } catch (error) {
+          value = { threw: `${error?.name}: ${error?.message}` };
+        }
+        seen.push(mapper(root, since)(value));
+      }
+      const diff = compare(seen[0], seen[1]);
+      if (diff) return `${name}: ${diff}`;
+    }
+    return undefined;
+  } finally {
+    keys.forEach((k, i) => {
+      if (saved[i] === undefined) delete process.env[k];
+      else process.env[k] = saved[i];
+    });
+  }
+}
