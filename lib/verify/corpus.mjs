@@ -214,6 +214,16 @@ export async function runCorpus({ ref, impl, seeds = 40, onCheck }) {
     const missing = surfaceDifferences(ref, impl);
     if (!record("API surface", missing.length ? missing.join("; ") : undefined, t)) return finish();
 
+    // the cheap checks first: a pi that differs is told in a fraction of a second
+    t = performance.now();
+    if (!record("list / listAll", await listingCheck(ref, impl, tmp), t)) return finish();
+
+    t = performance.now();
+    if (!record("default folders", await defaultsCheck(ref, impl, tmp), t)) return finish();
+
+    t = performance.now();
+    if (!record("scenarios", await runScenarios({ ref, impl, tmp, compare: firstDifference }), t)) return finish();
+
     t = performance.now();
     let detail;
     const skip = parseSkip({});
@@ -229,16 +239,7 @@ export async function runCorpus({ ref, impl, seeds = 40, onCheck }) {
           .join("\n");
       }
     }
-    if (!record(`operation sequences (${seeds} seeds)`, detail, t)) return finish();
-
-    t = performance.now();
-    if (!record("list / listAll", await listingCheck(ref, impl, tmp), t)) return finish();
-
-    t = performance.now();
-    if (!record("default folders", await defaultsCheck(ref, impl, tmp), t)) return finish();
-
-    t = performance.now();
-    record("scenarios", await runScenarios({ ref, impl, tmp, compare: firstDifference }), t);
+    record(`operation sequences (${seeds} seeds)`, detail, t);
     return finish();
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

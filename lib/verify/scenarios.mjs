@@ -105,6 +105,7 @@ function state(sm) {
     leaf: sm.getLeafId(),
     context: attempt(() => sm.buildSessionContext()),
     labels: sm.getEntries().map((e) => sm.getLabel(e.id) ?? null),
+    tree: attempt(() => sm.getTree()),
     name: sm.getSessionName() ?? null,
     cwd: sm.getCwd(),
     dir: sm.getSessionDir(),
@@ -194,6 +195,45 @@ function makeStore(root) {
     3,
   );
   put(path.join(dir, "notes.txt"), "not a session\n", 80);
+  // the newest files: a header without a cwd, one with an empty cwd, a session not named .jsonl, a
+  // folder named .jsonl, a header over the 1 MiB discovery scan
+  put(
+    path.join(dir, "2024-03-01T10-00-12-000Z_nocwd.jsonl"),
+    lines({ type: "session", version: 3, id: "sess-12", timestamp: 1709287200000 }),
+    90,
+  );
+  put(path.join(dir, "2024-03-01T10-00-13-000Z_emptycwd.jsonl"), lines(header("sess-13", "")), 85);
+  put(path.join(dir, "zz-newest.jsonl.bak"), lines(header("bak", CWD_A), msg("m-1", null, "user", "bak")), 100);
+  put(
+    path.join(dir, "2024-03-01T10-00-14-000Z_huge.jsonl"),
+    lines(header("sess-14", CWD_A, { pad: "h".repeat(1024 * 1024) })),
+    95,
+  );
+  fs.mkdirSync(path.join(dir, "folder.jsonl"));
+  fs.utimesSync(
+    path.join(dir, "folder.jsonl"),
+    new Date(Date.parse("2025-06-01T02:00:00.000Z")),
+    new Date(Date.parse("2025-06-01T02:00:00.000Z")),
+  );
+  // messages whose text or time the listing skips
+  put(
+    path.join(dir, "2024-03-01T10-00-15-000Z_quiet.jsonl"),
+    lines(
+      header("sess-15", CWD_A),
+      { ...msg("m-1", null, "user", ""), timestamp: "bad time", message: { role: "user", content: "" } },
+      msg("m-2", "m-1", "assistant", ""),
+      msg("m-3", "m-2", "user", [{ type: "image", data: "x", mimeType: "image/png" }]),
+      {
+        type: "message",
+        id: "m-4",
+        parentId: "m-3",
+        timestamp: TS[1],
+        message: { role: "custom", content: "not listed" },
+      },
+      { type: "message", id: "m-5", parentId: "m-4", timestamp: TS[1], message: { content: "no role" } },
+    ),
+    4,
+  );
   return dir;
 }
 
@@ -286,10 +326,36 @@ export const SCENARIOS = [
       await run("list(colon, dir)", (on) => mod.SessionManager.list(CWD_COLON, dir, on));
       await run("list(drive, dir)", (on) => mod.SessionManager.list(CWD_DRIVE, dir, on));
       await run("list(a)", (on) => mod.SessionManager.list(CWD_A, undefined, on));
+      await run("list(a, dir) without progress", () => mod.SessionManager.list(CWD_A, dir));
+      await run("list(a, dir, on, live signal)", (on) =>
+        mod.SessionManager.list(CWD_A, dir, on, new AbortController().signal),
+      );
+      await run("list(a, a file)", (on) =>
+        mod.SessionManager.list(CWD_A, path.join(dir, "notes.txt"), on, new AbortController().signal),
+      );
+      await run("list(a, missing)", (on) => mod.SessionManager.list(CWD_A, path.join(dir, "missing"), on));
+      await run("listAll(dir, on, live signal)", (on) =>
+        mod.SessionManager.listAll(dir, on, new AbortController().signal),
+      );
       await run("list(a, default dir)", (on) => mod.SessionManager.list(CWD_B, defaultDir(mod, CWD_A), on));
       await run("listAll()", () => mod.SessionManager.listAll());
       await run("listAll(onProgress)", (on) => mod.SessionManager.listAll(on));
       await run("listAll(dir, onProgress)", (on) => mod.SessionManager.listAll(dir, on));
+      // the sessions folder: links to nothing (a folder and a session), then a file, then nothing
+      const sessions = path.join(side.root, "agent", "sessions");
+      const link = (to, at) => attempt(() => fs.symlinkSync(to, at));
+      link(path.join(side.root, "nowhere"), path.join(sessions, "--gone--"));
+      for (const name of ["0-gone.jsonl", "gone.jsonl", "zz-gone.jsonl"])
+        link(path.join(side.root, "nowhere.jsonl"), path.join(defaultDir(mod, CWD_A), name));
+      await run("listAll() with links to nothing", (on) => mod.SessionManager.listAll(on));
+      process.env.PI_CODING_AGENT_DIR = path.join(side.root, "agent-file");
+      put(path.join(side.root, "agent-file", "sessions"), "a file", 0);
+      await run("listAll() sessions folder a file", (on) =>
+        mod.SessionManager.listAll(on, new AbortController().signal),
+      );
+      process.env.PI_CODING_AGENT_DIR = path.join(side.root, "agent-none");
+      await run("listAll() no sessions folder", (on) => mod.SessionManager.listAll(on));
+      process.env.PI_CODING_AGENT_DIR = path.join(side.root, "agent");
       const aborted = AbortSignal.abort();
       await run("list aborted", (on) => mod.SessionManager.list(CWD_A, dir, on, aborted));
       await run("listAll(signal) aborted", () => mod.SessionManager.listAll(aborted));
@@ -353,6 +419,71 @@ export const SCENARIOS = [
           { type: "session", id: "v1", timestamp: TS[0], cwd: CWD_A },
           { type: "message", timestamp: TS[1], message: { role: "user", content: "v1", timestamp: 1 } },
         ),
+        // a header line ending exactly at the 1 MiB scan limit, without a newline
+        atLimit: (() => {
+          const h = L(header("at-limit", CWD_A, { pad: "" }));
+          return L(header("at-limit", CWD_A, { pad: "p".repeat(1024 * 1024 - h.length) }));
+        })(),
+        blankAtLimit: " ".repeat(1024 * 1024),
+        hugeFirstLine: lines(msg("m-1", null, "user", "b".repeat(1024 * 1024)), header("late", CWD_A)),
+        edits: lines(
+          header("edits", CWD_A),
+          msg("m-1", null, "user", "question"),
+          msg("m-2", "m-1", "assistant", "answer"),
+          {
+            type: "message",
+            id: "m-3",
+            parentId: "m-2",
+            timestamp: TS[1],
+            message: {
+              role: "toolResult",
+              toolCallId: "t",
+              toolName: "x",
+              content: [{ type: "text", text: "out" }],
+              isError: false,
+              timestamp: 3,
+            },
+          },
+          {
+            type: "context_edit",
+            id: "e-1",
+            parentId: "m-3",
+            timestamp: TS[2],
+            targetId: "m-2",
+            replacement: { content: "edited answer" },
+          },
+          {
+            type: "context_edit",
+            id: "e-2",
+            parentId: "e-1",
+            timestamp: TS[2],
+            targetId: "m-3",
+            replacement: { content: "edited output" },
+          },
+          { type: "context_edit", id: "e-3", parentId: "e-2", timestamp: TS[2], targetId: "m-1", replacement: null },
+          {
+            type: "branch_summary",
+            id: "b-1",
+            parentId: "e-3",
+            timestamp: TS[2],
+            fromId: "m-1",
+            summary: "went elsewhere",
+          },
+          {
+            type: "context_edit",
+            id: "e-4",
+            parentId: "b-1",
+            timestamp: TS[2],
+            targetId: "b-1",
+            replacement: { content: "not editable" },
+          },
+        ),
+        orphan: lines(
+          header("orphan", CWD_A),
+          msg("m-1", null, "user", "root"),
+          msg("m-2", "missing", "user", "orphan"),
+          msg("m-3", "m-2", "user", "child"),
+        ),
         whitespace: "  \n\n",
         empty: "",
         garbage: "not json\n",
@@ -363,9 +494,10 @@ export const SCENARIOS = [
         put(file, text, 0);
         out[name] = attempt(() => {
           const s = state(mod.SessionManager.open(file));
-          if (name === "hugeHeader") s.header = { ...s.header, pad: s.header?.pad?.length };
-          if (name === "hugeHeader") s.entries[0] = { ...s.entries[0], pad: s.entries[0]?.pad?.length };
-          if (name === "hugeHeader") s.text = s.text?.length;
+          // the megabyte of padding as its length
+          if (s.text?.length > 1024 * 1024) s.text = s.text.length;
+          if (s.header?.pad) s.header = { ...s.header, pad: s.header.pad.length };
+          s.tree = s.tree?.length;
           return { ...s, fileTime: fileTimeIsHeaderTime(mod.SessionManager.open(file)) };
         });
       }
@@ -375,6 +507,15 @@ export const SCENARIOS = [
       out.withDir = attempt(() =>
         state(mod.SessionManager.open(path.join(side.root, "odd", "colonCwd.jsonl"), path.join(side.root, "other"))),
       );
+      out.folder = attempt(() => state(mod.SessionManager.open(path.join(side.root, "odd"))));
+      // a write that fails (the file became a folder): the append throws, memory stays as it was
+      out.failedAppend = attempt(() => {
+        const sm = mod.SessionManager.open(path.join(side.root, "odd", "colonCwd.jsonl"));
+        fs.rmSync(sm.getSessionFile());
+        fs.mkdirSync(sm.getSessionFile());
+        const r = attempt(() => sm.appendMessage({ role: "user", content: "lost", timestamp: 9 }));
+        return { r: typeof r === "object" ? String(r.error).split(",")[0] : r, state: state(sm) };
+      });
       const missing = attempt(() => mod.SessionManager.open(path.join(side.root, "odd", "missing.jsonl")));
       out.missing = missing.error ? missing : { ...state(missing), fileTime: fileTimeIsHeaderTime(missing) };
       return out;
@@ -463,6 +604,27 @@ export const SCENARIOS = [
         label("l-4", "m-4", "missing", "dangling"),
       );
       const out = [];
+      // a path of labels only: the branch has no entry to hang its labels on
+      const labelsFirst = lines(
+        header("labels-first", CWD_A),
+        label("l-1", null, "l-1", "self"),
+        label("l-2", "l-1", "l-1", "again"),
+      );
+      for (const persisted of [true, false]) {
+        const file = path.join(side.root, "branch", `labels-first-${persisted}.jsonl`);
+        put(file, labelsFirst, 0);
+        const sm = persisted
+          ? mod.SessionManager.open(file)
+          : mod.SessionManager.inMemory(
+              CWD_A,
+              undefined,
+              labelsFirst
+                .trim()
+                .split("\n")
+                .map((l) => JSON.parse(l)),
+            );
+        out.push({ persisted, r: attempt(() => sm.createBranchedSession("l-2") ?? null), state: state(sm) });
+      }
       for (const persisted of [true, false]) {
         for (const leaf of ["m-4", "m-3", "c-1", "l-4", "m-1", "nope"]) {
           const file = path.join(side.root, "branch", `${persisted}-${leaf}.jsonl`);
@@ -481,6 +643,118 @@ export const SCENARIOS = [
           out.push({ leaf, persisted, r, state: state(sm), fileTime: persisted ? fileTimeIsHeaderTime(sm) : null });
         }
       }
+      return out;
+    },
+  ],
+  [
+    "v1 and v2 files migrated on open, and migrateSessionEntries",
+    (mod, side) => {
+      const v1 = [
+        { type: "session", id: "v1", timestamp: TS[0], cwd: CWD_A },
+        {
+          type: "message",
+          timestamp: TS[1],
+          message: { role: "user", content: "one", timestamp: 1 },
+          firstKeptEntryIndex: 0,
+        },
+        { type: "compaction", timestamp: TS[1], summary: "no index", tokensBefore: 1 },
+        { type: "compaction", timestamp: TS[1], summary: "past the end", firstKeptEntryIndex: 99, tokensBefore: 1 },
+        { type: "compaction", timestamp: TS[1], summary: "the header", firstKeptEntryIndex: 0, tokensBefore: 1 },
+        { type: "compaction", timestamp: TS[1], summary: "kept", firstKeptEntryIndex: 1, tokensBefore: 1 },
+        { type: "compaction", timestamp: TS[1], summary: "index as text", firstKeptEntryIndex: "1", tokensBefore: 1 },
+        {
+          type: "message",
+          timestamp: TS[1],
+          message: { role: "hookMessage", customType: "h", content: "hook", display: true, timestamp: 2 },
+        },
+      ];
+      const v2 = [
+        { type: "session", version: 2, id: "v2", timestamp: TS[0], cwd: CWD_A },
+        { type: "message", id: "m-1", parentId: null, timestamp: TS[1], message: null },
+        {
+          type: "custom",
+          id: "m-2",
+          parentId: "m-1",
+          timestamp: TS[1],
+          customType: "c",
+          message: { role: "hookMessage" },
+        },
+        {
+          type: "message",
+          id: "m-3",
+          parentId: "m-2",
+          timestamp: TS[1],
+          message: { role: "hookMessage", customType: "h", content: "x", display: false, timestamp: 3 },
+        },
+      ];
+      const out = {};
+      for (const [name, entries] of [
+        ["v1", v1],
+        ["v2", v2],
+        ["v0", [{ ...v1[0], version: 0 }, ...v1.slice(1)]],
+        ["v4", [{ ...v2[0], version: 4 }, ...v2.slice(1)]],
+      ]) {
+        const file = path.join(side.root, "migrate", `${name}.jsonl`);
+        put(file, lines(...entries), 0);
+        out[name] = attempt(() => {
+          const sm = mod.SessionManager.open(file);
+          return { ...state(sm), tree: undefined, context: undefined };
+        });
+        const copy = JSON.parse(JSON.stringify(entries));
+        out[`${name} migrateSessionEntries`] = attempt(() => [mod.migrateSessionEntries(copy) ?? "<undefined>", copy]);
+      }
+      return out;
+    },
+  ],
+  [
+    "the context functions on empty, leafless and odd entries",
+    (mod) => {
+      const entries = [
+        msg("m-1", null, "user", "q"),
+        { type: "custom_message", id: "m-2", parentId: "m-1", timestamp: TS[1], customType: "c", display: true },
+        { type: "branch_summary", id: "m-3", parentId: "m-2", timestamp: TS[1], fromId: "m-1", summary: "" },
+        {
+          type: "compaction",
+          id: "m-4",
+          parentId: "m-3",
+          timestamp: TS[1],
+          summary: "s",
+          firstKeptEntryId: "m-2",
+          tokensBefore: 3,
+          systemMessage: { role: "system", content: "sys" },
+        },
+        { type: "message", id: "m-5", parentId: "m-4", timestamp: TS[1], message: { role: "system", content: null } },
+        {
+          type: "message",
+          id: "m-6",
+          parentId: "m-5",
+          timestamp: TS[1],
+          message: { role: "toolResult", content: null },
+        },
+      ];
+      const out = {};
+      for (const fn of ["buildSessionContext", "buildContextEntries", "buildSessionProjection"]) {
+        if (typeof mod[fn] !== "function") continue;
+        for (const [name, args] of [
+          ["empty", [[]]],
+          ["empty, missing leaf", [[], "nope"]],
+          ["empty, null leaf", [[], null]],
+          ["missing leaf", [entries, "nope"]],
+          ["null leaf", [entries, null]],
+          ["leaf", [entries, "m-6"]],
+          ["no leaf", [entries]],
+          ["with map", [entries, "m-3", new Map(entries.map((e) => [e.id, e]))]],
+        ])
+          out[`${fn} ${name}`] = attempt(() => mod[fn](...args));
+      }
+      if (typeof mod.getLatestCompactionEntry === "function")
+        out.latest = [[], entries].map((e) => attempt(() => mod.getLatestCompactionEntry(e)));
+      if (typeof mod.sessionEntryToContextMessages === "function")
+        out.toMessages = entries.map((e) => attempt(() => mod.sessionEntryToContextMessages(e)));
+      if (typeof mod.parseSessionEntries === "function")
+        out.parse = ["", " \n ", '{"a":1}\r\n\n{bad\n  {"b":2}  ', "[1]\nnull\n3"].map((t) =>
+          attempt(() => mod.parseSessionEntries(t)),
+        );
       return out;
     },
   ],

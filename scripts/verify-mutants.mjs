@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+// The verifier's mutation test: generates mutants of pi's session code (the devDependency's
+// dist/core/session-manager.js, scripts/verify-mutants/generate.mjs), runs the verifier's corpus on
+// each (scripts/verify-mutants/worker.mjs) and reports the score: a mutant is refused when the
+// corpus finds a difference in the bundle chunk's view of it or in the module's (one verdict per
+// install), served when neither does. Mutants that do not load (a syntax error) are stillborn and
+// not counted; a mutant still running after --timeout seconds (an endless loop) counts as refused:
+// the verifier never gives it a verdict, so pi is never served with it.
+//   node scripts/verify-mutants.mjs [--set ci|full] [--only <text>] [--jobs N] [--seeds N]
+//     [--timeout S] [--json <file>]
+// --set ci (the default): the bounded set __test__/verify-mutants.test.mjs runs (CI_SET below);
+// --set full: every mutant (`npm run test:verify-mutants`, ~1,200 mutants, tens of minutes).
+// Exits 1 when a mutant not listed as equivalent (scripts/verify-mutants/equivalent.mjs) is served,
+// or one listed as equivalent is refused.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { EQUIVALENT } from "./verify-mutants/equivalent.mjs";
+import { generateMutants } from "./verify-mutants/generate.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const piDir = path.join(root, "node_modules", "@earendil-works", "pi-coding-agent");
+const worker = path.join(root, "scripts", "verify-mutants", "worker.mjs");
+
+/** The bounded set: mutant ids (generate.mjs) that CI runs, a sample of every operator. */
+export const CI_SET = [];
+
+/**
+ * Runs mutants `selected` (indices into `mutants`) on `jobs` workers. Resolves with one result per
+ * mutant `{ index, id, verdict, part, check, ms }`. `onResult` sees each as it comes.
+ */
+export async function runMutants({ mutants, selected, jobs = 1, seeds = 40, timeout = 120, onResult }) {
+  const work = fs.mkdtempSync(path.join(root, ".tmp", "mutants-"));
+  const listFile = path.join(work, "mutants.json");
+  fs.writeFileSync(listFile, JSON.stringify({ piDir, seeds, mutants }));
+  const results = [];
+  const report = (r) => {
+    const full = { id: mutants[r.index].id, ...r };
+    results.push(full);
+    onResult?.(full);
+  };
+  // one worker process for the batch; when it hangs or dies, the first mutant it had not finished
+  // is refused without a verdict and a new worker takes the rest
+  const runBatch = async (k, batch) => {
+    while (batch.length) {
+      const pending = new Set(batch);
+      await new Promise((resolve) => {
+        const indexFile = path.join(work, `w${k}.txt`);
+        fs.writeFileSync(indexFile, batch.join("\n"));
+        const child = spawn(process.execPath, [worker, listFile, path.join(work, `w${k}`), indexFile], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
+        let buffer = "";
+        let timer;
+        const arm = () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => child.kill("SIGKILL"), timeout * 1000);
+        };
+        arm();
+        child.stdout.on("data", (d) => {
+          buffer += d;
+          for (let at = buffer.indexOf("\n"); at !== -1; at = buffer.indexOf("\n")) {
+            const r = JSON.parse(buffer.slice(0, at));
+            buffer = buffer.slice(at + 1);
+            pending.delete(r.index);
+            report(r);
+            arm();
+          }
+        });
+        child.on("exit", () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        });
+      });
+      const [stuck, ...rest] = batch.filter((i) => pending.has(i));
+      if (stuck !== undefined)
+        report({
+          index: stuck,
+          verdict: "refused",
+          part: "-",
+          check: "no verdict (hang or crash)",
+          ms: timeout * 1000,
+        });
+      batch = rest;
+    }
+  };
+  await Promise.all(
+    Array.from({ length: jobs }, (_, k) =>
+      runBatch(
+        k,
+        selected.filter((_, i) => i % jobs === k),
+      ),
+    ),
+  );
+  fs.rmSync(work, { recursive: true, force: true });
+  return results.sort((a, b) => a.index - b.index);
+}
+
+/** The score and the lines of the report. */
+export function summarize(results) {
+  const counted = results.filter((r) => r.verdict !== "stillborn");
+  const equivalent = counted.filter((r) => Object.hasOwn(EQUIVALENT, r.id));
+  const relevant = counted.filter((r) => !Object.hasOwn(EQUIVALENT, r.id));
+  const refused = relevant.filter((r) => r.verdict === "refused");
+  const escaped = relevant.filter((r) => r.verdict === "served");
+  const wrongEquivalent = equivalent.filter((r) => r.verdict !== "served");
+  const lines = [
+    `mutants: ${results.length} (${results.length - counted.length} stillborn: do not load)`,
+    `equivalent (named in scripts/verify-mutants/equivalent.mjs): ${equivalent.length}, served: ${equivalent.length - wrongEquivalent.length}`,
+    `behaviour-changing: ${relevant.length}, refused: ${refused.length}, served: ${escaped.length}`,
+    `score: ${relevant.length ? ((100 * refused.length) / relevant.length).toFixed(1) : "100.0"}% refused`,
+    `refused by the bundle chunk's view: ${refused.filter((r) => r.part === "bundle").length}, only by the module's: ${refused.filter((r) => r.part === "module").length}, without a verdict: ${refused.filter((r) => r.part === "-").length}`,
+  ];
+  for (const r of escaped) lines.push(`SERVED  ${r.id}`);
+  for (const r of wrongEquivalent) lines.push(`listed as equivalent but refused  ${r.id}: ${r.check}`);
+  return { ok: escaped.length === 0 && wrongEquivalent.length === 0, lines, refused, escaped, equivalent };
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      set: { type: "string", default: "ci" },
+      only: { type: "string" },
+      jobs: { type: "string", default: "1" },
+      seeds: { type: "string", default: "40" },
+      timeout: { type: "string", default: "120" },
+      json: { type: "string" },
+      quiet: { type: "boolean" },
+    },
+  });
+  const source = fs.readFileSync(path.join(piDir, "dist", "core", "session-manager.js"), "utf8");
+  const mutants = generateMutants(source);
+  let selected = mutants.map((_, i) => i);
+  if (values.set === "ci") selected = selected.filter((i) => CI_SET.includes(mutants[i].id));
+  else if (values.set !== "full") throw new Error("--set: ci or full");
+  if (values.only) selected = selected.filter((i) => mutants[i].id.includes(values.only));
+  fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
+  const started = Date.now();
+  const results = await runMutants({
+    mutants,
+    selected,
+    jobs: Number(values.jobs),
+    seeds: Number(values.seeds),
+    timeout: Number(values.timeout),
+    onResult: values.quiet
+      ? undefined
+      : (r) =>
+          process.stderr.write(
+            `${r.verdict.padEnd(9)} ${String(r.ms).padStart(6)} ms  ${r.id}${r.check ? `  [${r.part}: ${r.check.slice(0, 120)}]` : ""}\n`,
+          ),
+  });
+  const summary = summarize(results);
+  if (values.json) fs.writeFileSync(values.json, `${JSON.stringify(results, null, 1)}\n`);
+  process.stdout.write(
+    `pi ${JSON.parse(fs.readFileSync(path.join(piDir, "package.json"), "utf8")).version} dist/core/session-manager.js, set ${values.set}, ${os.cpus().length} cpus, ${Math.round((Date.now() - started) / 1000)} s\n${summary.lines.join("\n")}\n`,
+  );
+  return summary.ok ? 0 : 1;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      process.stderr.write(`${error?.stack ?? error}\n`);
+      process.exit(2);
+    },
+  );
+}
