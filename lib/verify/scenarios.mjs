@@ -744,6 +744,10 @@ export const SCENARIOS = [
           ["leaf", [entries, "m-6"]],
           ["no leaf", [entries]],
           ["with map", [entries, "m-3", new Map(entries.map((e) => [e.id, e]))]],
+          // a map that is not the entries' own: pi walks the map it is given
+          ["with another map", [entries, "m-6", new Map(entries.slice(2).map((e) => [e.id, e]))]],
+          ["empty id as leaf", [[msg("", null, "user", "no id"), msg("m-9", "", "user", "after")], ""]],
+          ["entries without ids", [[{ ...msg("x", null, "user", "a"), id: undefined }, msg("m-9", null, "user", "b")]]],
         ])
           out[`${fn} ${name}`] = attempt(() => mod[fn](...args));
       }
