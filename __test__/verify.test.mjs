@@ -230,7 +230,7 @@ describe("what pi's session code is", () => {
       const outcome = await verifyPi({ dir: copy, version: "1.6.0-changed", seeds: 2 });
       expect(outcome.ok).toBe(false);
       // the chunk is known-good (not verified again), the module differs
-      expect(outcome.results.map((r) => [r.kind, r.ok, r.skipped ?? false])).toEqual([
+      expect(outcome.results.map((/** @type {any} */ r) => [r.kind, r.ok, r.skipped ?? false])).toEqual([
         ["module", false, false],
         ["bundle", true, true],
       ]);

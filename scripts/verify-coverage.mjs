@@ -43,10 +43,11 @@ export function sitesOf(src, from = 0, to = src.length) {
   const visit = (node) => {
     if (node.getEnd() < from || node.getStart(sf) > to) return;
     const inside = pos(node) >= from && node.getEnd() <= to;
-    if (inside && ts.isFunctionLike(node) && node.body) {
+    const body = /** @type {any} */ (node).body;
+    if (inside && ts.isFunctionLike(node) && body) {
       const name = node.name?.getText(sf) ?? (ts.isConstructorDeclaration(node) ? "constructor" : "(anonymous)");
       const owner = ts.isClassLike(node.parent) ? `${node.parent.name?.getText(sf) ?? "class"}.` : "";
-      functions.push({ at: pos(node.body), what: `${owner}${name} @${where(pos(node))}` });
+      functions.push({ at: pos(body), what: `${owner}${name} @${where(pos(node))}` });
       for (const p of node.parameters ?? []) if (p.initializer) branch(p.initializer, "default parameter");
     }
     if (inside) {
@@ -70,7 +71,7 @@ export function sitesOf(src, from = 0, to = src.length) {
         (ts.isPropertyAccessExpression(node) || ts.isCallExpression(node) || ts.isElementAccessExpression(node)) &&
         node.questionDotToken
       ) {
-        branch(node.name ?? node.argumentExpression ?? node, "?. continued", node.questionDotToken.getEnd());
+        branch(undefined, "?. continued", node.questionDotToken.getEnd());
       }
     }
     ts.forEachChild(node, visit);

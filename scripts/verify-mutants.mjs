@@ -31,6 +31,8 @@ export const CI_SET = [];
 /**
  * Runs mutants `selected` (indices into `mutants`) on `jobs` workers. Resolves with one result per
  * mutant `{ index, id, verdict, part, check, ms }`. `onResult` sees each as it comes.
+ * @param {{ mutants: any[], selected: number[], jobs?: number, seeds?: number, timeout?: number,
+ *   onResult?: (result: any) => void }} options
  */
 export async function runMutants({ mutants, selected, jobs = 1, seeds = 40, timeout = 120, onResult }) {
   const work = fs.mkdtempSync(path.join(root, ".tmp", "mutants-"));

@@ -256,7 +256,7 @@ export { MODEL, PROVIDER };
  * must point into the copy, so no symlinks there), its dependencies symlinked next to it.
  * `editChunk(source)` returns the new text of the bundle chunk that defines SessionManager (found
  * by content); `editPackage(pkg)` changes its package.json object in place.
- * @param {{ editChunk?: (source: string) => string, editPackage?: (pkg: any) => void, from?: string }} [options]
+ * @param {{ editChunk?: (source: string) => string, editModule?: (source: string) => string, editPackage?: (pkg: any) => void, from?: string }} [options]
  */
 export function copyPiPackage({ editChunk, editModule, editPackage, from = piPackage } = {}) {
   const base = tempDir("pi-copy-");

@@ -18,7 +18,10 @@ import { memoDigest, rememberDigest, statKey } from "./digest-memo.mjs";
 import { bundleDigest, knownRelease, MODULE_IMPORTS, moduleDigest, sha256 } from "./identity.mjs";
 import { CLASS_SIGNATURE, findSessionModule } from "./locate.mjs";
 
-/** `install:<sha256>` of an install's part digests (the verdict's key). */
+/**
+ * `install:<sha256>` of an install's part digests (the verdict's key).
+ * @param {{ chunk?: string, module?: string }} parts
+ */
 export function installDigest({ chunk, module }) {
   return `install:${sha256(JSON.stringify(["pi-session-code", chunk ?? null, module ?? null]))}`;
 }
@@ -26,6 +29,7 @@ export function installDigest({ chunk, module }) {
 /**
  * The release every present part is known-good from (`"1.6.0"`, `"1.6.0 / 1.5.0, 1.5.2"` when the
  * two differ), or undefined when a part is not known-good or there is no part at all.
+ * @param {{ chunk?: string, module?: string }} parts
  */
 export function knownInstall({ chunk, module }) {
   const names = [chunk, module].filter((d) => d !== undefined).map((d) => knownRelease(d));

@@ -240,7 +240,7 @@ function makeStore(root) {
 /** The default session folder of `cwd` under the side's agent folder (as both name it). */
 const defaultDir = (mod, cwd) => mod.SessionManager.create(cwd).getSessionDir();
 
-/** [name, async (mod, side) => value] */
+/** @type {[string, (mod: any, side: { root: string }) => any][]} */
 export const SCENARIOS = [
   [
     "default session folders of cwds with ':' and drive forms (SessionManager.create without a folder)",
@@ -493,6 +493,7 @@ export const SCENARIOS = [
         const file = path.join(side.root, "odd", `${name}.jsonl`);
         put(file, text, 0);
         out[name] = attempt(() => {
+          /** @type {any} */
           const s = state(mod.SessionManager.open(file));
           // the megabyte of padding as its length
           if (s.text?.length > 1024 * 1024) s.text = s.text.length;
