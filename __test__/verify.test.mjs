@@ -15,6 +15,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -244,6 +245,24 @@ describe("what pi's session code is", () => {
       else process.env.PI_SESSION_NATIVE_CACHE_DIR = saved;
     }
   }, 120_000);
+
+  test("a background verification past its time limit is stopped and refuses the install", () => {
+    const cache = join(temp(), "cache");
+    const cli = join(import.meta.dirname, "..", "lib", "verify", "cli.mjs");
+    const r = spawnSync(process.execPath, [cli, piDir, "--background", "--all"], {
+      env: { ...process.env, PI_SESSION_NATIVE_CACHE_DIR: cache, PI_SESSION_NATIVE_VERIFY_LIMIT_S: "1" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(1);
+    const env = { PI_SESSION_NATIVE_CACHE_DIR: cache };
+    const install = installDigest({ chunk: chunkPart(piDir).digest, module: moduleDigest(findSessionModule(piDir)) });
+    expect(readVerdict(install, VERIFIER, env)).toMatchObject({
+      ok: false,
+      failure: "the verification did not finish within 1 s (pi's session code may never return)",
+    });
+    expect(readFileSync(join(cache, "last-report.txt"), "utf8")).toContain("RESULT: FAIL");
+  });
 
   test("the verifier's environment has this package's hooks off", () => {
     const env = verifierEnv({ NODE_OPTIONS: "--max-old-space-size=99 --import /a/pi-session-native/lib/register.mjs" });

@@ -7,9 +7,10 @@
 // not counted; a mutant still running after --timeout seconds (an endless loop) counts as refused:
 // the verifier never gives it a verdict, so pi is never served with it.
 //   node scripts/verify-mutants.mjs [--set ci|full] [--only <text>] [--jobs N] [--seeds N]
-//     [--timeout S] [--json <file>]
+//     [--timeout S] [--json <file>] [--served-in <file>]
 // --set ci (the default): the bounded set __test__/verify-mutants.test.mjs runs (CI_SET below);
 // --set full: every mutant (`npm run test:verify-mutants`, ~1,200 mutants, tens of minutes).
+// --served-in: only the mutants served in an earlier run's --json file (after the corpus changed).
 // Exits 1 when a mutant not listed as equivalent (scripts/verify-mutants/equivalent.mjs) is served,
 // or one listed as equivalent is refused.
 import { spawn } from "node:child_process";
@@ -130,6 +131,7 @@ async function main() {
       seeds: { type: "string", default: "40" },
       timeout: { type: "string", default: "120" },
       json: { type: "string" },
+      "served-in": { type: "string" },
       quiet: { type: "boolean" },
     },
   });
@@ -138,6 +140,14 @@ async function main() {
   let selected = mutants.map((_, i) => i);
   if (values.set === "ci") selected = selected.filter((i) => CI_SET.includes(mutants[i].id));
   else if (values.set !== "full") throw new Error("--set: ci or full");
+  if (values["served-in"]) {
+    const before = new Set(
+      JSON.parse(fs.readFileSync(values["served-in"], "utf8"))
+        .filter((r) => r.verdict === "served")
+        .map((r) => r.id),
+    );
+    selected = selected.filter((i) => before.has(mutants[i].id));
+  }
   if (values.only) selected = selected.filter((i) => mutants[i].id.includes(values.only));
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
   const started = Date.now();

@@ -258,6 +258,27 @@ export const SCENARIOS = [
       }),
   ],
   [
+    "default session folders made (or not) by the lookups without a folder",
+    async (mod, side) => {
+      // a fresh agent folder: which calls make the cwd's default folder
+      const out = [];
+      const made = (cwd) =>
+        fs.existsSync(
+          path.join(side.root, "agent", "sessions", `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`),
+        );
+      const calls = [
+        [CWD_A, () => mod.SessionManager.list(CWD_A)],
+        [CWD_B, () => mod.SessionManager.findById(CWD_B, "nope") ?? null],
+        [CWD_COLON, () => mod.SessionManager.listAll()],
+        ["/verify/recent", () => mod.SessionManager.continueRecent("/verify/recent").getEntryCount()],
+        ["/verify/open", () => mod.SessionManager.open(path.join(side.root, "x", "missing.jsonl")).getSessionDir()],
+      ];
+      for (const [cwd, call] of calls)
+        out.push([cwd, made(cwd), await attemptAsync(async () => await call()), made(cwd)]);
+      return out;
+    },
+  ],
+  [
     "SessionManager.continueRecent over several sessions (mtimes, cwds)",
     (mod, side) => {
       const dir = makeStore(side.root);
