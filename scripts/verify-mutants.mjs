@@ -7,10 +7,13 @@
 // not counted; a mutant still running after --timeout seconds (an endless loop) counts as refused:
 // the verifier never gives it a verdict, so pi is never served with it.
 //   node scripts/verify-mutants.mjs [--set ci|full] [--only <text>] [--jobs N] [--seeds N]
-//     [--timeout S] [--json <file>] [--served-in <file>]
+//     [--timeout S] [--json <file>] [--served-in <file>] [--skip-refused-in <file>]
 // --set ci (the default): the bounded set __test__/verify-mutants.test.mjs runs (CI_SET below);
 // --set full: every mutant (`npm run test:verify-mutants`, ~1,200 mutants, tens of minutes).
-// --served-in: only the mutants served in an earlier run's --json file (after the corpus changed).
+// --served-in: only the mutants served in an earlier run's --json file (after the corpus changed);
+// --skip-refused-in: not those refused in it (a refusal stands while the corpus only grows). With
+// --seeds N < 40 the seeded sequences are the first N of the verifier's 40: a mutant refused with
+// fewer is refused by the verifier; those served are run again with 40 (--served-in).
 // Exits 1 when a mutant not listed as equivalent (scripts/verify-mutants/equivalent.mjs) is served,
 // or one listed as equivalent is refused.
 import { spawn } from "node:child_process";
@@ -132,6 +135,7 @@ async function main() {
       timeout: { type: "string", default: "120" },
       json: { type: "string" },
       "served-in": { type: "string" },
+      "skip-refused-in": { type: "string" },
       quiet: { type: "boolean" },
     },
   });
@@ -140,13 +144,19 @@ async function main() {
   let selected = mutants.map((_, i) => i);
   if (values.set === "ci") selected = selected.filter((i) => CI_SET.includes(mutants[i].id));
   else if (values.set !== "full") throw new Error("--set: ci or full");
-  if (values["served-in"]) {
-    const before = new Set(
-      JSON.parse(fs.readFileSync(values["served-in"], "utf8"))
-        .filter((r) => r.verdict === "served")
+  const idsIn = (file, verdict) =>
+    new Set(
+      JSON.parse(fs.readFileSync(file, "utf8"))
+        .filter((r) => r.verdict === verdict)
         .map((r) => r.id),
     );
+  if (values["served-in"]) {
+    const before = idsIn(values["served-in"], "served");
     selected = selected.filter((i) => before.has(mutants[i].id));
+  }
+  if (values["skip-refused-in"]) {
+    const before = idsIn(values["skip-refused-in"], "refused");
+    selected = selected.filter((i) => !before.has(mutants[i].id));
   }
   if (values.only) selected = selected.filter((i) => mutants[i].id.includes(values.only));
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });

@@ -209,6 +209,19 @@ function makeStore(root) {
     lines(header("sess-14", CWD_A, { pad: "h".repeat(1024 * 1024) })),
     95,
   );
+  // a header line that ends exactly at the scan limit (found) and one just past it (not found)
+  const atLimit = L(header("sess-16", CWD_A, { pad: "" }));
+  put(
+    path.join(dir, "2024-03-01T10-00-16-000Z_limit.jsonl"),
+    `${L(header("sess-16", CWD_A, { pad: "l".repeat(1024 * 1024 - 1 - atLimit.length) }))}\n`,
+    2,
+  );
+  // a header without a newline, then a stray first byte of a two-byte character
+  put(
+    path.join(dir, "2024-03-01T10-00-17-000Z_stray.jsonl"),
+    Buffer.concat([Buffer.from(L(header("sess-17", CWD_A))), Buffer.from([0xc3])]),
+    3,
+  );
   fs.mkdirSync(path.join(dir, "folder.jsonl"));
   fs.utimesSync(
     path.join(dir, "folder.jsonl"),
@@ -303,6 +316,8 @@ export const SCENARIOS = [
       const dir = makeStore(side.root);
       const def = defaultDir(mod, CWD_B);
       put(path.join(def, "x.jsonl"), lines(header("in-default", CWD_A)), 1);
+      // a file that starts with a message carrying an id: not a session, whatever the id
+      put(path.join(def, "y.jsonl"), lines(msg("m-x", null, "user", "no header")), 2);
       return [
         ["sess-1", CWD_A, dir],
         ["sess-1", CWD_B, dir],
@@ -311,8 +326,13 @@ export const SCENARIOS = [
         ["sess-6", CWD_DRIVE, dir],
         ["sess-7", CWD_A, dir],
         ["sess-9", CWD_A, dir],
+        ["sess-14", CWD_A, dir],
+        ["sess-16", CWD_A, dir],
+        ["sess-17", CWD_A, dir],
+        ["m-1", CWD_A, dir],
         ["", CWD_A, dir],
         ["in-default", CWD_B, undefined],
+        ["m-x", CWD_B, undefined],
         ["in-default", CWD_B, def],
         ["sess-1", CWD_A, path.join(side.root, "missing")],
       ].map(([id, cwd, d]) => attempt(() => mod.SessionManager.findById(cwd, id, d) ?? null));
@@ -394,6 +414,11 @@ export const SCENARIOS = [
         headerOnly: L(header("nl-3", CWD_A)),
         crlf: `${L(header("nl-4", CWD_A))}\r\n${L(msg("m-1", null, "user", "one"))}`,
         blankTail: `${L(header("nl-5", CWD_A))}\n${L(msg("m-1", null, "user", "one"))}\n   `,
+        // the last line followed by the first byte of a two-byte character: decoded, it spoils the line
+        strayByte: Buffer.concat([
+          Buffer.from(`${L(header("nl-6", CWD_A))}\n${L(msg("m-1", null, "user", "one"))}`),
+          Buffer.from([0xc3]),
+        ]),
       };
       for (const [name, text] of Object.entries(variants)) {
         const file = path.join(side.root, "nl", `${name}.jsonl`);
