@@ -77,8 +77,8 @@ function infoData(info, root) {
 }
 
 function firstDifference(a, b) {
-  const ja = JSON.stringify(a);
-  const jb = JSON.stringify(b);
+  const ja = JSON.stringify(a) ?? "undefined";
+  const jb = JSON.stringify(b) ?? "undefined";
   if (ja === jb) return undefined;
   let i = 0;
   while (i < ja.length && ja[i] === jb[i]) i++;
