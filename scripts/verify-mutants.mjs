@@ -29,8 +29,44 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const piDir = path.join(root, "node_modules", "@earendil-works", "pi-coding-agent");
 const worker = path.join(root, "scripts", "verify-mutants", "worker.mjs");
 
-/** The bounded set: mutant ids (generate.mjs) that CI runs, a sample of every operator. */
-export const CI_SET = [];
+/**
+ * The bounded set that CI runs (__test__/verify-mutants.test.mjs): mutant ids (generate.mjs), every
+ * operator across pi's session functions, the generated kin of issue 40's survivors (a cwd filter
+ * dropped, a header check loosened, the final-newline repair, the discovery scan's limits), and two
+ * equivalent ones (which must be served).
+ */
+export const CI_SET = [
+  "const@11:40 3 -> 4",
+  "cond@16:9 !/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za... -> true",
+  "cmp@22:23 < -> >=",
+  "stmt@40:9 entry.parentId = prevId; -> ;",
+  "cmp@43:24 === -> !==",
+  "logic@47:33 && -> ||",
+  "cond@80:9 version < 2 -> false",
+  "stmt@88:5 migrateToCurrentVersion(entries); -> ;",
+  "arith@108:33 - -> +",
+  "args@125:35 entries, byId -> byId, entries",
+  "cond@127:9 leafId === null -> false",
+  "logic@156:43 && -> ||",
+  'const@171:30 "system" -> ""',
+  "args@181:33 entry.customType, entry.content ?? [] -> entry.content ?? [], entry.customType",
+  'cond@205:13 entry.type === "compaction" -> false',
+  "stmt@221:13 foundFirstKept = true; -> ;",
+  "cond@241:9 replacement === null -> false",
+  "cmp@250:39 === -> !==",
+  'args@294:69 /[/\\\\:]/g, "-" -> "-", /[/\\\\:]/g',
+  "stmt@300:9 mkdirSync(sessionDir, { recursive: tr... -> ;",
+  "stmt@310:9 super(`Session header exceeds ${MAX_S... -> ;",
+  "cond@328:9 !existsSync(resolvedFilePath) -> false",
+  "stmt@340:13 pending += decoder.write(buffer.subar... -> ;",
+  "stmt@352:9 pending += decoder.end(); -> ;",
+  "cond@361:9 entries.length === 0 -> false",
+  "logic@364:35 || -> &&",
+  "const@392:28 0 -> 1",
+  'logic@382:9 entry.type !== "session" || typeof en... -> typeof entry.id !== "string"',
+  "const@304:34 1024 -> 1025",
+  'const@334:43 "utf8" -> ""',
+];
 
 /**
  * Runs mutants `selected` (indices into `mutants`) on `jobs` workers. Resolves with one result per
