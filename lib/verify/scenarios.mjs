@@ -224,6 +224,45 @@ function makeStore(root, { big = true } = {}) {
     Buffer.concat([Buffer.from(L(header("sess-17", CWD_A))), Buffer.from([0xc3])]),
     3,
   );
+  // a malformed first line, then the header (the scan starts the next line afresh)
+  put(path.join(dir, "2024-03-01T10-00-18-000Z_late.jsonl"), `{bad\n${lines(header("sess-18", CWD_A))}`, 6);
+  if (big) {
+    // a header that ends the file exactly at the scan limit, without a newline: found; and one a
+    // byte short of it followed by a stray first byte of a two-byte character: not a header
+    const bare = L(header("sess-19", CWD_A, { pad: "" }));
+    put(
+      path.join(dir, "2024-03-01T10-00-19-000Z_exact.jsonl"),
+      L(header("sess-19", CWD_A, { pad: "e".repeat(1024 * 1024 - bare.length) })),
+      7,
+    );
+    const stray = L(header("sess-20", CWD_A, { pad: "" }));
+    put(
+      path.join(dir, "2024-03-01T10-00-20-000Z_exact-stray.jsonl"),
+      Buffer.concat([
+        Buffer.from(L(header("sess-20", CWD_A, { pad: "s".repeat(1024 * 1024 - 1 - stray.length) }))),
+        Buffer.from([0xc3]),
+      ]),
+      8,
+    );
+  }
+  // several text blocks (joined for firstMessage), a message time of 0 (not an activity time)
+  put(
+    path.join(dir, "2024-03-01T10-00-21-000Z_blocks.jsonl"),
+    lines(
+      header("sess-21", CWD_B),
+      msg(
+        "m-1",
+        null,
+        "user",
+        [
+          { type: "text", text: "one" },
+          { type: "text", text: "two" },
+        ],
+        0,
+      ),
+    ),
+    9,
+  );
   fs.mkdirSync(path.join(dir, "folder.jsonl"));
   fs.utimesSync(
     path.join(dir, "folder.jsonl"),
@@ -298,7 +337,7 @@ export const SCENARIOS = [
     (mod, side) => {
       const dir = makeStore(side.root);
       const out = {};
-      for (const cwd of [CWD_A, CWD_B, CWD_COLON, CWD_DRIVE, "/verify/none"]) {
+      for (const cwd of [CWD_A, CWD_B, CWD_COLON, CWD_DRIVE, "/verify/none", process.cwd()]) {
         const sm = mod.SessionManager.continueRecent(cwd, dir);
         out[cwd] = { file: sm.getSessionFile(), id: sm.getSessionId(), entries: sm.getEntryCount(), cwd: sm.getCwd() };
       }
@@ -331,6 +370,11 @@ export const SCENARIOS = [
         ["sess-14", CWD_A, dir],
         ["sess-16", CWD_A, dir],
         ["sess-17", CWD_A, dir],
+        ["sess-18", CWD_A, dir],
+        ["sess-19", CWD_A, dir],
+        ["sess-20", CWD_A, dir],
+        // a header whose cwd is empty: no cwd, even for the cwd an empty path resolves to
+        ["sess-13", process.cwd(), dir],
         ["m-1", CWD_A, dir],
         ["", CWD_A, dir],
         ["in-default", CWD_B, undefined],

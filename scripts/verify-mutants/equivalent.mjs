@@ -49,8 +49,23 @@ export const EQUIVALENT = Object.freeze({
   "args@394:41 buffer.length, MAX_SESSION_HEADER_SCA... -> MAX_SESSION_HEADER_SCAN_BYTES - scann...":
     "Math.min of the same two values",
   "logic@398:73 ?? -> ||": "the candidate is an object, null or undefined: ?? null and || null agree",
+  "const@417:42 1 -> 2": "the probe for the end of the file: 0 bytes read at the end, more otherwise, either size",
+  "logic@420:69 ?? -> ||": "the candidate is an object, null or undefined: ?? null and || null agree",
+  "args@443:58 resolvePath(cwd), resolvedCwd -> resolvedCwd, resolvePath(cwd)": "pathsEqual is symmetric",
+  'logic@468:12 typeof message.role === "string" && "... -> "content" in message':
+    "every caller then requires the role to be user or assistant",
+  "logic@495:33 ?? -> ||": "the stats are an object or undefined",
+  "logic@528:66 ?? -> ||": "Math.max(0, t) either way: the activity time is undefined or a number",
+  "cond@549:13 !header -> false": "without a header the next line throws, and the catch returns null the same",
+  'logic@554:26 typeof lastActivityTime === "number" ... -> lastActivityTime > 0': "undefined > 0 is false",
+  "stmt@509:17 signal?.throwIfAborted(); -> ;":
+    "an abort while a file is read is thrown at the end of the read instead: the same rejection",
 });
 
 export const INVISIBLE = Object.freeze({
   "stmt@358:9 closeSync(fd); -> ;": "a file handle left open (the verifier does not count handles)",
+  "stmt@425:9 closeSync(fd); -> ;": "a file handle left open (the verifier does not count handles)",
+  "stmt@548:9 signal?.throwIfAborted(); -> ;":
+    "an abort that lands while readline waits for the end of the last file (a race the corpus does not stage)",
+  "const@577:43 10 -> 11": "how many files are read at once (the results and the last progress call are the same)",
 });
