@@ -845,7 +845,9 @@ export const SCENARIOS = [
           out[`${fn} ${name}`] = attempt(() => mod[fn](...args));
       }
       if (typeof mod.getLatestCompactionEntry === "function")
-        out.latest = [[], entries].map((e) => attempt(() => mod.getLatestCompactionEntry(e)));
+        out.latest = [[], entries, entries.slice(0, 4), entries.slice(3, 4)].map((e) =>
+          attempt(() => mod.getLatestCompactionEntry(e)),
+        );
       if (typeof mod.sessionEntryToContextMessages === "function")
         out.toMessages = entries.map((e) => attempt(() => mod.sessionEntryToContextMessages(e)));
       if (typeof mod.parseSessionEntries === "function")
