@@ -111,7 +111,8 @@ function state(sm) {
     dir: sm.getSessionDir(),
     file: file ?? null,
     persisted: sm.isPersisted(),
-    text: file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null,
+    text:
+      file && fs.existsSync(file) ? (fs.statSync(file).isFile() ? fs.readFileSync(file, "utf8") : "<folder>") : null,
   };
 }
 
@@ -396,18 +397,27 @@ export const SCENARIOS = [
         );
       put(path.join(defaultDir(mod, CWD_COLON), "c.jsonl"), lines(header("colon", CWD_COLON)), 2);
       fs.writeFileSync(path.join(side.root, "agent", "sessions", "stray-file.jsonl"), "");
+      // Progress: this package throttles the calls by design; unthrottled (PROGRESS_MS=0) it makes
+      // pi's calls: the counts, and whether a partial list comes (sorted newest first). Which
+      // sessions a partial list holds depends on which files were read first: not compared. For
+      // listAll, whether a call has a list depends on that too: only its last call is compared.
       const progress = () => {
         const calls = [];
-        // only the last call's counts: how often pi calls and what partial lists it passes are
-        // where this package differs by design (it throttles the calls)
-        return { calls, on: (loaded, total) => calls.push([loaded, total]) };
+        const on = (loaded, total, partial) => {
+          const sorted = partial?.every((info, k) => k === 0 || partial[k - 1].modified >= info.modified);
+          calls.push([loaded, total, partial === undefined ? "-" : sorted ? "sorted" : "unsorted"]);
+        };
+        return { calls, on };
       };
       const out = {};
       const run = async (name, f) => {
         const p = progress();
         const list = await attemptAsync(() => f(p.on));
-        out[name] = { list: Array.isArray(list) ? infos(list) : list, last: p.calls.at(-1) ?? null };
+        const calls = name.startsWith("listAll") ? p.calls.slice(-1) : p.calls;
+        out[name] = { list: Array.isArray(list) ? infos(list) : list, calls };
       };
+      const throttle = process.env.PI_SESSION_NATIVE_PROGRESS_MS;
+      process.env.PI_SESSION_NATIVE_PROGRESS_MS = "0";
       await run("list(a, dir)", (on) => mod.SessionManager.list(CWD_A, dir, on));
       await run("list(b, dir)", (on) => mod.SessionManager.list(CWD_B, dir, on));
       await run("list(colon, dir)", (on) => mod.SessionManager.list(CWD_COLON, dir, on));
@@ -447,6 +457,11 @@ export const SCENARIOS = [
       await run("list aborted", (on) => mod.SessionManager.list(CWD_A, dir, on, aborted));
       await run("listAll(signal) aborted", () => mod.SessionManager.listAll(aborted));
       await run("listAll(dir, on, signal) aborted", (on) => mod.SessionManager.listAll(dir, on, aborted));
+      await run("list(a, missing, on, signal) aborted", (on) =>
+        mod.SessionManager.list(CWD_A, path.join(dir, "missing"), on, aborted),
+      );
+      if (throttle === undefined) delete process.env.PI_SESSION_NATIVE_PROGRESS_MS;
+      else process.env.PI_SESSION_NATIVE_PROGRESS_MS = throttle;
       return out;
     },
   ],
@@ -536,10 +551,20 @@ export const SCENARIOS = [
               timestamp: 3,
             },
           },
+          label("l-1", "m-3", "m-2", "answer label"),
+          {
+            type: "custom",
+            id: "x-1",
+            parentId: "l-1",
+            timestamp: TS[2],
+            customType: "c",
+            targetId: "m-1",
+            label: "not a label",
+          },
           {
             type: "context_edit",
             id: "e-1",
-            parentId: "m-3",
+            parentId: "x-1",
             timestamp: TS[2],
             targetId: "m-2",
             replacement: { content: "edited answer" },
@@ -575,7 +600,11 @@ export const SCENARIOS = [
           msg("m-1", null, "user", "root"),
           msg("m-2", "missing", "user", "orphan"),
           msg("m-3", "m-2", "user", "child"),
+          msg("m-4", "m-4", "user", "its own parent"),
+          { ...msg("m-5", "m-1", "user", "later child, earlier line"), timestamp: "2024-03-02T00:00:00.000Z" },
+          { ...msg("m-6", "m-1", "user", "earlier child, later line"), timestamp: "2024-03-01T00:00:00.000Z" },
         ),
+        oneByte: "\n",
         whitespace: "  \n\n",
         empty: "",
         garbage: "not json\n",
@@ -590,7 +619,7 @@ export const SCENARIOS = [
           // the megabyte of padding as its length
           if (s.text?.length > 1024 * 1024) s.text = s.text.length;
           if (s.header?.pad) s.header = { ...s.header, pad: s.header.pad.length };
-          s.tree = s.tree?.length;
+          if (name !== "orphan") s.tree = s.tree?.length; // the tree repeats the entries
           return { ...s, fileTime: fileTimeIsHeaderTime(mod.SessionManager.open(file)) };
         });
       }
@@ -601,14 +630,18 @@ export const SCENARIOS = [
         state(mod.SessionManager.open(path.join(side.root, "odd", "colonCwd.jsonl"), path.join(side.root, "other"))),
       );
       out.folder = attempt(() => state(mod.SessionManager.open(path.join(side.root, "odd"))));
-      // a write that fails (the file became a folder): the append throws, memory stays as it was
-      out.failedAppend = attempt(() => {
-        const sm = mod.SessionManager.open(path.join(side.root, "odd", "colonCwd.jsonl"));
-        fs.rmSync(sm.getSessionFile());
-        fs.mkdirSync(sm.getSessionFile());
-        const r = attempt(() => sm.appendMessage({ role: "user", content: "lost", timestamp: 9 }));
-        return { r: typeof r === "object" ? String(r.error).split(",")[0] : r, state: state(sm) };
-      });
+      // an in-memory manager pointed at files: an empty one and a v1 one are not written
+      out.inMemoryOnFiles = ["empty", "v1"].map((name) =>
+        attempt(() => {
+          const file = path.join(side.root, "odd", `${name}.jsonl`);
+          put(file, files[name], 0);
+          const sm = mod.SessionManager.inMemory(CWD_A);
+          sm.setSessionFile(file);
+          return { ...state(sm), tree: undefined, disk: fs.readFileSync(file, "utf8") };
+        }),
+      );
+      // (no failed write: pi 1.3.0 and 1.4.0, known-good, keep an entry whose write failed in memory,
+      // where 1.5.0 on and this package roll it back; docs/compatibility.md)
       const missing = attempt(() => mod.SessionManager.open(path.join(side.root, "odd", "missing.jsonl")));
       out.missing = missing.error ? missing : { ...state(missing), fileTime: fileTimeIsHeaderTime(missing) };
       return out;
@@ -854,6 +887,55 @@ export const SCENARIOS = [
         out.parse = ["", " \n ", '{"a":1}\r\n\n{bad\n  {"b":2}  ', "[1]\nnull\n3"].map((t) =>
           attempt(() => mod.parseSessionEntries(t)),
         );
+      return out;
+    },
+  ],
+  [
+    "labels and context edits on a manager: cleared, switched away from, bad replacements, getBranch('')",
+    (mod, side) => {
+      const a = path.join(side.root, "switch", "a.jsonl");
+      const b = path.join(side.root, "switch", "b.jsonl");
+      put(
+        a,
+        lines(
+          header("a", CWD_A),
+          msg("m-1", null, "user", "q"),
+          label("l-1", "m-1", "m-1", "kept"),
+          msg("m-2", "l-1", "assistant", "a"),
+        ),
+        0,
+      );
+      put(
+        b,
+        lines(header("b", CWD_A), msg("m-1", null, "user", "other q"), msg("m-2", "m-1", "assistant", "other a")),
+        0,
+      );
+      const sm = mod.SessionManager.open(a);
+      const out = {};
+      out.labels = ["m-1", "m-2"].map((id) => sm.getLabel(id) ?? null);
+      sm.appendLabelChange("m-2", "second");
+      sm.appendLabelChange("m-2", undefined);
+      sm.appendLabelChange("m-1", "");
+      out.cleared = ["m-1", "m-2"].map((id) => sm.getLabel(id) ?? null);
+      sm.appendLabelChange("m-1", "again");
+      out.edits = [
+        null,
+        { content: "text" },
+        { content: [{ type: "text", text: "blocks" }] },
+        {},
+        { content: 5 },
+        "x",
+        undefined,
+        [],
+      ].map((r) => attempt(() => sm.appendContextEdit("m-2", r)));
+      out.branches = ["", undefined, null, "m-1", "nope"].map((id) => attempt(() => sm.getBranch(id).map((e) => e.id)));
+      out.before = state(sm);
+      sm.setSessionFile(b);
+      out.switched = { labels: ["m-1", "m-2"].map((id) => sm.getLabel(id) ?? null), state: state(sm) };
+      // a new session on a manager that holds labels
+      const again = mod.SessionManager.open(a);
+      again.newSession();
+      out.fresh = ["m-1", "m-2"].map((id) => again.getLabel(id) ?? null);
       return out;
     },
   ],

@@ -58,6 +58,10 @@ export const EQUIVALENT = Object.freeze({
   "logic@528:66 ?? -> ||": "Math.max(0, t) either way: the activity time is undefined or a number",
   "cond@549:13 !header -> false": "without a header the next line throws, and the catch returns null the same",
   'logic@554:26 typeof lastActivityTime === "number" ... -> lastActivityTime > 0': "undefined > 0 is false",
+  'logic@985:14 typeof replacement !== "object" || ... -> typeof replacement !== "object"':
+    "an object without content has no string or array content either: the check after it throws the same",
+  "logic@1149:17 entry.parentId === null || entry.pare... -> entry.parentId === entry.id":
+    "an entry whose parent is null is not found as a parent and is made a root the same (as an orphan)",
   "stmt@509:17 signal?.throwIfAborted(); -> ;":
     "an abort while a file is read is thrown at the end of the read instead: the same rejection",
 });
