@@ -13,8 +13,9 @@
 // Values are compared after mapping on each side: its temp folder -> <root>, fresh ids (8 hex
 // digits, uuids) -> <id:n> by first appearance, and timestamps by what they must be: one written
 // in a fixture stays as it is (so a copy must carry the source's own), one made during the call
-// becomes <now> only when it lies between the scenario's start and its end (so a time taken from
-// elsewhere shows), and a file name's time must be its header's (`fileTimeIsHeaderTime`).
+// becomes <now> (<now-ms> in milliseconds) only when it lies between the scenario's start and its
+// end (so a time taken from elsewhere shows), and a file name's time must be its header's
+// (`fileTimeIsHeaderTime`).
 import fs from "node:fs";
 import path from "node:path";
 
@@ -67,7 +68,14 @@ function mapper(root, since) {
   return (value) =>
     JSON.parse(
       JSON.stringify(value === undefined ? "<undefined>" : value, (_k, v) =>
-        typeof v === "string" ? str(v) : v === undefined ? "<undefined>" : v,
+        typeof v === "string"
+          ? str(v)
+          : v === undefined
+            ? "<undefined>"
+            : // a time made during the call, in milliseconds (a summary message's)
+              typeof v === "number" && v >= since && v <= Date.now()
+              ? "<now-ms>"
+              : v,
       ),
     );
 }
@@ -225,6 +233,13 @@ function makeStore(root, { big = true } = {}) {
     Buffer.concat([Buffer.from(L(header("sess-17", CWD_A))), Buffer.from([0xc3])]),
     3,
   );
+  // one id, three sessions without a cwd and one with CWD_A
+  for (const k of ["a", "b", "c", "d"])
+    put(
+      path.join(dir, `2024-03-01T10-00-22-000Z_dup-${k}.jsonl`),
+      lines(k === "c" ? header("sess-22", CWD_A) : { type: "session", version: 3, id: "sess-22", timestamp: TS[0] }),
+      1,
+    );
   // a malformed first line, then the header (the scan starts the next line afresh)
   put(path.join(dir, "2024-03-01T10-00-18-000Z_late.jsonl"), `{bad\n${lines(header("sess-18", CWD_A))}`, 6);
   if (big) {
@@ -340,7 +355,13 @@ export const SCENARIOS = [
       const out = {};
       for (const cwd of [CWD_A, CWD_B, CWD_COLON, CWD_DRIVE, "/verify/none", process.cwd()]) {
         const sm = mod.SessionManager.continueRecent(cwd, dir);
-        out[cwd] = { file: sm.getSessionFile(), id: sm.getSessionId(), entries: sm.getEntryCount(), cwd: sm.getCwd() };
+        out[cwd] = {
+          file: sm.getSessionFile(),
+          id: sm.getSessionId(),
+          entries: sm.getEntryCount(),
+          cwd: sm.getCwd(),
+          persisted: sm.isPersisted(),
+        };
       }
       // the default folder (no cwd filter): the newest file whatever its cwd
       const def = defaultDir(mod, CWD_A);
@@ -377,6 +398,8 @@ export const SCENARIOS = [
         // a header whose cwd is empty: no cwd, even for the cwd an empty path resolves to
         ["sess-13", process.cwd(), dir],
         ["m-1", CWD_A, dir],
+        ["bak", CWD_A, dir],
+        ["sess-22", CWD_A, dir],
         ["", CWD_A, dir],
         ["in-default", CWD_B, undefined],
         ["m-x", CWD_B, undefined],
@@ -396,6 +419,30 @@ export const SCENARIOS = [
           k,
         );
       put(path.join(defaultDir(mod, CWD_COLON), "c.jsonl"), lines(header("colon", CWD_COLON)), 2);
+      // in A's default folder: another cwd's session, one not named .jsonl, and sessions whose
+      // modified times tie (no messages), so that the order of the files read decides theirs
+      const defA = defaultDir(mod, CWD_A);
+      put(
+        path.join(defA, "other-cwd.jsonl"),
+        lines(header("other-cwd", CWD_B), msg("m-1", null, "user", "b", 5000)),
+        20,
+      );
+      put(path.join(defA, "kept.jsonl.bak"), lines(header("bak-in-default", CWD_A)), 21);
+      for (const [name, minute] of [
+        ["tie-a", 30],
+        ["tie-b", 31],
+        ["tie-c", 29],
+        ["tie-d", 31],
+      ])
+        put(path.join(defA, `${name}.jsonl`), lines(header(name, CWD_A)), minute);
+      // a session folder that is a link to a folder elsewhere
+      const elsewhere = path.join(side.root, "elsewhere");
+      put(
+        path.join(elsewhere, "linked.jsonl"),
+        lines(header("linked", CWD_A), msg("m-1", null, "user", "via link", 6000)),
+        3,
+      );
+      attempt(() => fs.symlinkSync(elsewhere, path.join(side.root, "agent", "sessions", "--linked--")));
       fs.writeFileSync(path.join(side.root, "agent", "sessions", "stray-file.jsonl"), "");
       // Progress: this package throttles the calls by design; unthrottled (PROGRESS_MS=0) it makes
       // pi's calls: the counts, and whether a partial list comes (sorted newest first). Which
@@ -405,7 +452,7 @@ export const SCENARIOS = [
         const calls = [];
         const on = (loaded, total, partial) => {
           const sorted = partial?.every((info, k) => k === 0 || partial[k - 1].modified >= info.modified);
-          calls.push([loaded, total, partial === undefined ? "-" : sorted ? "sorted" : "unsorted"]);
+          calls.push([loaded, total, partial === undefined ? "-" : sorted ? "sorted" : "unsorted", partial?.length]);
         };
         return { calls, on };
       };
@@ -413,7 +460,10 @@ export const SCENARIOS = [
       const run = async (name, f) => {
         const p = progress();
         const list = await attemptAsync(() => f(p.on));
-        const calls = name.startsWith("listAll") ? p.calls.slice(-1) : p.calls;
+        // every call's counts; the last call's list, whole by then; the others' lists: which
+        // files were read first decides their length (and for listAll whether one comes)
+        const all = name.startsWith("listAll");
+        const calls = p.calls.map((c, k) => (k === p.calls.length - 1 ? c : all ? c.slice(0, 2) : c.slice(0, 3)));
         out[name] = { list: Array.isArray(list) ? infos(list) : list, calls };
       };
       const throttle = process.env.PI_SESSION_NATIVE_PROGRESS_MS;
@@ -423,6 +473,8 @@ export const SCENARIOS = [
       await run("list(colon, dir)", (on) => mod.SessionManager.list(CWD_COLON, dir, on));
       await run("list(drive, dir)", (on) => mod.SessionManager.list(CWD_DRIVE, dir, on));
       await run("list(a)", (on) => mod.SessionManager.list(CWD_A, undefined, on));
+      await run("list(a, a's default dir)", (on) => mod.SessionManager.list(CWD_A, defA, on));
+      await run("list(process cwd, dir)", (on) => mod.SessionManager.list(process.cwd(), dir, on));
       await run("list(a, dir) without progress", () => mod.SessionManager.list(CWD_A, dir));
       await run("list(a, dir, on, live signal)", (on) =>
         mod.SessionManager.list(CWD_A, dir, on, new AbortController().signal),
@@ -452,9 +504,18 @@ export const SCENARIOS = [
       );
       process.env.PI_CODING_AGENT_DIR = path.join(side.root, "agent-none");
       await run("listAll() no sessions folder", (on) => mod.SessionManager.listAll(on));
+      await run("listAll(on, aborted) no sessions folder", (on) => mod.SessionManager.listAll(on, AbortSignal.abort()));
       process.env.PI_CODING_AGENT_DIR = path.join(side.root, "agent");
       const aborted = AbortSignal.abort();
       await run("list aborted", (on) => mod.SessionManager.list(CWD_A, dir, on, aborted));
+      // where listAll takes its signal from: (onProgress, signal), (dir, onProgress, signal), else the third
+      await run("listAll(on, aborted)", (on) => mod.SessionManager.listAll(on, aborted));
+      await run("listAll(dir, aborted)", () => mod.SessionManager.listAll(dir, aborted));
+      await run("listAll(dir, undefined, aborted)", () => mod.SessionManager.listAll(dir, undefined, aborted));
+      await run("listAll(undefined, undefined, aborted)", () =>
+        mod.SessionManager.listAll(undefined, undefined, aborted),
+      );
+      await run("listAll(on, undefined, aborted)", (on) => mod.SessionManager.listAll(on, undefined, aborted));
       await run("listAll(signal) aborted", () => mod.SessionManager.listAll(aborted));
       await run("listAll(dir, on, signal) aborted", (on) => mod.SessionManager.listAll(dir, on, aborted));
       await run("list(a, missing, on, signal) aborted", (on) =>
@@ -603,6 +664,9 @@ export const SCENARIOS = [
           msg("m-4", "m-4", "user", "its own parent"),
           { ...msg("m-5", "m-1", "user", "later child, earlier line"), timestamp: "2024-03-02T00:00:00.000Z" },
           { ...msg("m-6", "m-1", "user", "earlier child, later line"), timestamp: "2024-03-01T00:00:00.000Z" },
+          { ...msg("m-7", "m-5", "user", "later grandchild"), timestamp: "2024-03-03T00:00:00.000Z" },
+          { ...msg("m-8", "m-5", "user", "earlier grandchild"), timestamp: "2024-03-02T12:00:00.000Z" },
+          { ...msg("m-9", "m-1", "user", "the leaf"), timestamp: "2024-03-04T00:00:00.000Z" },
         ),
         oneByte: "\n",
         whitespace: "  \n\n",
@@ -669,6 +733,7 @@ export const SCENARIOS = [
         [src, CWD_A, path.join(side.root, "forks"), { id: "fork.id-1" }],
         [src, CWD_A, path.join(side.root, "forks"), { id: "x".repeat(200) }],
         [src, CWD_A, path.join(side.root, "forks"), { id: "bad id" }],
+        [src, CWD_A, path.join(side.root, "forks", "deep", "er")],
         [path.join(side.root, "src", "missing.jsonl"), CWD_A, path.join(side.root, "forks")],
       ];
       for (const name of ["noHeader", "empty"]) {
@@ -766,6 +831,8 @@ export const SCENARIOS = [
                   .map((l) => JSON.parse(l)),
               );
           const r = attempt(() => sm.createBranchedSession(leaf) ?? null);
+          // the branch goes on: an append lands in the branch's file
+          attempt(() => sm.appendMessage({ role: "user", content: "after the branch", timestamp: 7 }));
           out.push({ leaf, persisted, r, state: state(sm), fileTime: persisted ? fileTimeIsHeaderTime(sm) : null });
         }
       }
@@ -929,6 +996,11 @@ export const SCENARIOS = [
         [],
       ].map((r) => attempt(() => sm.appendContextEdit("m-2", r)));
       out.branches = ["", undefined, null, "m-1", "nope"].map((id) => attempt(() => sm.getBranch(id).map((e) => e.id)));
+      // a summary branch from an earlier entry: it hangs there, not at the old leaf
+      out.summary = attempt(() => {
+        const id = sm.branchWithSummary("m-1", "back to the question");
+        return { id, entry: sm.getEntry(id), leaf: sm.getLeafId(), branch: sm.getBranch().map((e) => e.id) };
+      });
       out.before = state(sm);
       sm.setSessionFile(b);
       out.switched = { labels: ["m-1", "m-2"].map((id) => sm.getLabel(id) ?? null), state: state(sm) };
