@@ -11,7 +11,7 @@
 // --set ci (the default): the bounded set __test__/verify-mutants.test.mjs runs (CI_SET below);
 // --set full: every mutant (`npm run test:verify-mutants`, ~1,200 mutants, tens of minutes).
 // --served-in: only the mutants served in an earlier run's --json file (after the corpus changed);
-// --skip-refused-in: not those refused in it (a refusal stands while the corpus only grows). With
+// --skip-named: not those named in equivalent.mjs; --skip-refused-in: not those refused in it (a refusal stands while the corpus only grows). With
 // --seeds N < 40 the seeded sequences are the first N of the verifier's 40: a mutant refused with
 // fewer is refused by the verifier; those served are run again with 40 (--served-in).
 // Exits 1 when a mutant not listed as equivalent (scripts/verify-mutants/equivalent.mjs) is served,
@@ -185,6 +185,7 @@ async function main() {
       json: { type: "string" },
       "served-in": { type: "string" },
       "skip-refused-in": { type: "string" },
+      "skip-named": { type: "boolean" },
       quiet: { type: "boolean" },
     },
   });
@@ -207,6 +208,10 @@ async function main() {
     const before = idsIn(values["skip-refused-in"], "refused");
     selected = selected.filter((i) => !before.has(mutants[i].id));
   }
+  if (values["skip-named"])
+    selected = selected.filter(
+      (i) => !Object.hasOwn(EQUIVALENT, mutants[i].id) && !Object.hasOwn(INVISIBLE, mutants[i].id),
+    );
   if (values.only) selected = selected.filter((i) => mutants[i].id.includes(values.only));
   fs.mkdirSync(path.join(root, ".tmp"), { recursive: true });
   const started = Date.now();

@@ -64,6 +64,52 @@ export const EQUIVALENT = Object.freeze({
     "an entry whose parent is null is not found as a parent and is made a root the same (as an orphan)",
   "stmt@509:17 signal?.throwIfAborted(); -> ;":
     "an abort while a file is read is thrown at the end of the read instead: the same rejection",
+  "args@528:49 lastActivityTime ?? 0, activityTime -> activityTime, lastActivityTime ?? 0":
+    "Math.max of the same two values",
+  "args@591:53 limit, items.length -> items.length, limit": "Math.min of the same two values",
+  "cond@606:9 !existsSync(dir) -> false":
+    "readdir of a missing folder fails and the catch returns [] the same (an aborted signal was thrown just before)",
+  'const@643:17 "" -> "x"': "a field's first value, set by every constructor before it is read",
+  "const@648:15 false -> true":
+    "a field's first value: a manager that persists sets it before writing; one in memory never writes",
+  "logic@658:13 persist && this.sessionDir && !exists... -> persist && this.sessionDir":
+    "mkdirSync(recursive) of an existing folder does nothing",
+  "logic@658:21 && -> ||": "a persisting manager always has a folder, one in memory has none and does not persist",
+  "logic@658:13 persist && this.sessionDir -> persist": "a persisting manager always has a folder",
+  "logic@658:13 persist && this.sessionDir -> this.sessionDir": "only a persisting manager has a folder",
+  "logic@678:50 ?? -> ||": "the preloaded entries are an array (truthy) or undefined",
+  "logic@705:38 ?? -> ||": "an empty id fails assertValidSessionId before",
+  "stmt@718:9 this.labelTimestampsById.clear(); -> ;":
+    "a label time is read only for a label, and every label sets its time",
+  "stmt@745:9 this.labelTimestampsById.clear(); -> ;":
+    "a label time is read only for a label, and every label sets its time",
+  "logic@765:13 !this.persist || !this.sessionFile -> !this.persist": "a persisting manager always has a session file",
+  "args@787:27 this.sessionDir, getDefaultSessionDir... -> getDefaultSessionDirPath(this.cwd), t...":
+    "pathsEqual is symmetric",
+  "logic@805:13 !this.persist || !this.sessionFile -> !this.persist": "a persisting manager always has a session file",
+  "cmp@952:53 >= -> >": "index 0 is the header, never a session_info entry",
+  "const@952:56 0 -> 1": "index 0 is the header, never a session_info entry",
+  'const@1003:78 "custom" -> ""': "only compared with assistant and toolResult",
+  "stmt@1074:13 this.labelTimestampsById.delete(targe... -> ;":
+    "a label time is read only for a label, and every label sets its time",
+  "logic@1205:36 ?? -> ||": "the leaf is an id (non-empty) or null",
+  "stmt@1206:9 this.leafId = branchFromId; -> ;":
+    "the append right after sets the leaf; the entry's parent is branchFromId itself",
+  "logic@1254:77 ?? -> ||": "the replacement is an entry id (non-empty) or undefined",
+  "stmt@1293:17 pathEntryIds.add(labelEntry.id); -> ;":
+    "label ids: differs only when a random 8-hex-digit id is taken twice",
+  "stmt@1305:17 this.flushed = true; -> ;":
+    "a path with a conversation comes from a session that wrote it: already flushed",
+  "logic@1351:13 cwdOverride === undefined && existsSy... -> existsSync(resolvedPath)":
+    "with a cwd override the header read changes nothing (its errors are the full load's too)",
+  "cond@1356:21 !(error instanceof SessionHeaderScanL... -> false": "the full load after it throws the same error",
+  "cond@1379:13 mostRecent -> true": "a manager without a file starts a new session, as the other branch",
+  "cmp@1402:63 === -> !==": "the header is only tested for presence, and the first entry is one",
+  "cond@1403:13 !sourceHeader -> false": "loadEntriesFromFile returns nothing without a header: there is one",
+  "cond@1407:13 !existsSync(dir) -> true": "mkdirSync(recursive) of an existing folder does nothing",
+  "logic@1414:42 ?? -> ||": "an empty id fails assertValidSessionId before",
+  "cond@1504:17 !existsSync(sessionsDir) -> false":
+    "readdir of a missing folder fails and the catch returns [] the same (an aborted signal was thrown before)",
 });
 
 export const INVISIBLE = Object.freeze({
@@ -72,4 +118,19 @@ export const INVISIBLE = Object.freeze({
   "stmt@548:9 signal?.throwIfAborted(); -> ;":
     "an abort that lands while readline waits for the end of the last file (a race the corpus does not stage)",
   "const@577:43 10 -> 11": "how many files are read at once (the results and the last progress call are the same)",
+  "stmt@545:13 stream.destroy(); -> ;": "a read stream left to close itself (the verifier does not count handles)",
+  "stmt@774:13 closeSync(fd); -> ;": "a file handle left open (the verifier does not count handles)",
+  "stmt@817:17 closeSync(fd); -> ;": "a file handle left open (the verifier does not count handles)",
+  "stmt@1439:13 closeSync(fd); -> ;": "a file handle left open (the verifier does not count handles)",
+  "stmt@573:9 signal?.throwIfAborted(); -> ;":
+    "an abort that lands while a file is being read (a race the corpus does not stage)",
+  "stmt@586:13 signal?.throwIfAborted(); -> ;":
+    "an abort that lands between two files (a race the corpus does not stage)",
+  "stmt@627:9 signal?.throwIfAborted(); -> ;":
+    "an abort that lands while the folder is read (a race the corpus does not stage)",
+  "stmt@1546:13 abortSignal?.throwIfAborted(); -> ;":
+    "an abort that lands while the folders are read (a race the corpus does not stage)",
+  "const@578:48 64 -> 65": "how many files are read at once",
+  "const@1247:38 0 -> 1":
+    "seen only with a compaction without firstKeptEntryId in a branched path beside labels, where this package itself differs from pi (pi keeps the key with undefined): left out of the corpus",
 });
