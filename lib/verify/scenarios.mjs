@@ -279,6 +279,12 @@ function makeStore(root, { big = true } = {}) {
     ),
     9,
   );
+  // a message time of 1 ms: an activity time (above 0)
+  put(
+    path.join(dir, "2024-03-01T10-00-23-000Z_one-ms.jsonl"),
+    lines(header("sess-23", CWD_B), msg("m-1", null, "user", "at 1 ms", 1)),
+    10,
+  );
   fs.mkdirSync(path.join(dir, "folder.jsonl"));
   fs.utimesSync(
     path.join(dir, "folder.jsonl"),

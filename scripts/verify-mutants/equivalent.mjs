@@ -130,6 +130,10 @@ export const INVISIBLE = Object.freeze({
     "an abort that lands while the folder is read (a race the corpus does not stage)",
   "stmt@1546:13 abortSignal?.throwIfAborted(); -> ;":
     "an abort that lands while the folders are read (a race the corpus does not stage)",
+  "const@580:43 100 -> 101":
+    "listAll's partial lists every 100 files: which calls carry one depends on which files were read first (only the last call is compared)",
+  "const@580:43 100 -> 0":
+    "listAll's partial lists every 100 files: which calls carry one depends on which files were read first (only the last call is compared)",
   "const@578:48 64 -> 65": "how many files are read at once",
   "const@1247:38 0 -> 1":
     "seen only with a compaction without firstKeptEntryId in a branched path beside labels, where this package itself differs from pi (pi keeps the key with undefined): left out of the corpus",
