@@ -30,7 +30,7 @@ const piDir = path.join(root, "node_modules", "@earendil-works", "pi-coding-agen
 const worker = path.join(root, "scripts", "verify-mutants", "worker.mjs");
 
 /**
- * The bounded set that CI runs (__test__/verify-mutants.test.mjs): mutant ids (generate.mjs), every
+ * The bounded set that CI runs (__test__/verify-mutants.test.mjs, ~40): mutant ids (generate.mjs), every
  * operator across pi's session functions, the generated kin of issue 40's survivors (a cwd filter
  * dropped, a header check loosened, the final-newline repair, the discovery scan's limits), and two
  * equivalent ones (which must be served).
@@ -64,6 +64,15 @@ export const CI_SET = [
   "logic@364:35 || -> &&",
   "const@392:28 0 -> 1",
   'logic@382:9 entry.type !== "session" || typeof en... -> typeof entry.id !== "string"',
+  "logic@457:28 !resolvedCwd -> (resolvedCwd)",
+  'cond@1455:21 !file.endsWith(".jsonl") -> false',
+  "const@1380:61 true -> false",
+  "logic@1481:45 !filterCwd || sessionCwdMatches(sessi... -> sessionCwdMatches(session.cwd, resolv...",
+  "stmt@1169:13 stack.push(...node.children); -> ;",
+  "const@683:51 0 -> 1",
+  "stmt@717:9 this.labelsById.clear(); -> ;",
+  "args@1541:28 loaded, totalFiles -> totalFiles, loaded",
+  "const@1408:41 true -> false",
   "const@304:34 1024 -> 1025",
   'const@334:43 "utf8" -> ""',
 ];
