@@ -441,6 +441,9 @@ export const SCENARIOS = [
         ["tie-d", 31],
       ])
         put(path.join(defA, `${name}.jsonl`), lines(header(name, CWD_A)), minute);
+      // modified at the epoch: a time of 0, still above a file whose stat fails
+      put(path.join(defA, "tie-epoch.jsonl"), lines(header("tie-epoch", CWD_A)), 0);
+      fs.utimesSync(path.join(defA, "tie-epoch.jsonl"), 0, 0);
       // a session folder that is a link to a folder elsewhere
       const elsewhere = path.join(side.root, "elsewhere");
       put(
@@ -495,6 +498,7 @@ export const SCENARIOS = [
       await run("list(a, default dir)", (on) => mod.SessionManager.list(CWD_B, defaultDir(mod, CWD_A), on));
       await run("listAll()", () => mod.SessionManager.listAll());
       await run("listAll(onProgress)", (on) => mod.SessionManager.listAll(on));
+      await run("listAll(undefined, onProgress)", (on) => mod.SessionManager.listAll(undefined, on));
       await run("listAll(dir, onProgress)", (on) => mod.SessionManager.listAll(dir, on));
       // the sessions folder: links to nothing (a folder and a session), then a file, then nothing
       const sessions = path.join(side.root, "agent", "sessions");
@@ -522,6 +526,8 @@ export const SCENARIOS = [
         mod.SessionManager.listAll(undefined, undefined, aborted),
       );
       await run("listAll(on, undefined, aborted)", (on) => mod.SessionManager.listAll(on, undefined, aborted));
+      await run("listAll(undefined, on, aborted)", (on) => mod.SessionManager.listAll(undefined, on, aborted));
+      await run("listAll(undefined, false, aborted)", () => mod.SessionManager.listAll(undefined, false, aborted));
       await run("listAll(signal) aborted", () => mod.SessionManager.listAll(aborted));
       await run("listAll(dir, on, signal) aborted", (on) => mod.SessionManager.listAll(dir, on, aborted));
       await run("list(a, missing, on, signal) aborted", (on) =>
