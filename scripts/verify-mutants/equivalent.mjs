@@ -110,6 +110,23 @@ export const EQUIVALENT = Object.freeze({
   "logic@1414:42 ?? -> ||": "an empty id fails assertValidSessionId before",
   "cond@1504:17 !existsSync(sessionsDir) -> false":
     "readdir of a missing folder fails and the catch returns [] the same (an aborted signal was thrown before)",
+  "logic@1281:33 pathWithoutLabels[pathWithoutLabels.l... -> pathWithoutLabels[pathWithoutLabels.l...":
+    "an empty path has no labels to write, so the label parent is never read",
+  "logic@1314:24 pathWithoutLabels[pathWithoutLabels.l... -> pathWithoutLabels[pathWithoutLabels.l...":
+    "an empty path has no labels to write, so the label parent is never read",
+  "logic@1377:27 sessionDir !== undefined && !pathsEqu... -> !pathsEqual(dir, getDefaultSessionDir...":
+    "without a folder the default one is used, which pathsEqual finds equal to itself",
+  "args@1377:67 dir, getDefaultSessionDirPath(cwd) -> getDefaultSessionDirPath(cwd), dir": "pathsEqual is symmetric",
+  "logic@1451:27 sessionDir !== undefined && !pathsEqu... -> !pathsEqual(dir, getDefaultSessionDir...":
+    "without a folder the default one is used, which pathsEqual finds equal to itself",
+  "args@1451:67 dir, getDefaultSessionDirPath(cwd) -> getDefaultSessionDirPath(cwd), dir": "pathsEqual is symmetric",
+  "logic@1479:27 sessionDir !== undefined && !pathsEqu... -> !pathsEqual(dir, getDefaultSessionDir...":
+    "without a folder the default one is used, which pathsEqual finds equal to itself",
+  "args@1479:67 dir, getDefaultSessionDirPath(cwd) -> getDefaultSessionDirPath(cwd), dir": "pathsEqual is symmetric",
+  "logic@1527:57 ?? -> ||":
+    "a modification time of 0 ranks the same as a failed stat only against files whose stat failed, which list no session",
+  "logic@1527:106 ?? -> ||":
+    "a modification time of 0 ranks the same as a failed stat only against files whose stat failed, which list no session",
 });
 
 export const INVISIBLE = Object.freeze({
@@ -137,4 +154,40 @@ export const INVISIBLE = Object.freeze({
   "const@578:48 64 -> 65": "how many files are read at once",
   "const@1247:38 0 -> 1":
     "seen only with a compaction without firstKeptEntryId in a branched path beside labels, where this package itself differs from pi (pi keeps the key with undefined): left out of the corpus",
+  "stmt@836:13 this.fileEntries.pop(); -> ;":
+    "a failed write's roll-back: not staged, because pi 1.3.0 and 1.4.0 (known-good) keep such an entry",
+  "stmt@837:13 this.byId.delete(entry.id); -> ;":
+    "a failed write's roll-back: not staged, because pi 1.3.0 and 1.4.0 (known-good) keep such an entry",
+  "stmt@838:13 this.leafId = previousLeafId; -> ;":
+    "a failed write's roll-back: not staged, because pi 1.3.0 and 1.4.0 (known-good) keep such an entry",
+  "const@1531:40 false -> true":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "cond@1535:21 index === 0 -> true":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "cmp@1535:27 === -> !==":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "const@1535:31 0 -> 1":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1539:61 && -> ||":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1539:40 firstCandidateLoaded && ... -> firstCandidateLoaded":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1539:40 firstCandidateLoaded && ... -> (index === 0 || loaded % ALL_SESSION_...":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1540:22 index === 0 || loaded % ALL_SESSION_L... -> loaded === totalFiles":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1540:34 || -> &&":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1540:22 index === 0 || loaded % ALL_SESSION_L... -> index === 0":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "logic@1540:22 index === 0 || loaded % ALL_SESSION_L... -> loaded % ALL_SESSION_LIST_PUBLISH_INT...":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "cmp@1540:28 === -> !==":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "const@1540:32 0 -> 1":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "cmp@1540:80 === -> !==":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
+  "const@1540:84 0 -> 1":
+    "listAll's partial lists between its first and last call: which calls carry one depends on which files were read first",
 });
