@@ -29,14 +29,19 @@ const CMP = {
 export function generateMutants(src) {
   const sf = ts.createSourceFile("session-manager.js", src, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
   const out = [];
+  const ids = new Set();
   const text = (node) => src.slice(node.getStart(sf), node.getEnd());
   const add = (op, from, to, replacement) => {
     const original = src.slice(from, to);
     if (original === replacement) return;
     const { line, character } = sf.getLineAndCharacterOfPosition(from);
     const short = (s) => (s.length > 40 ? `${s.slice(0, 37)}...` : s).replace(/\s+/g, " ");
+    // shortened texts can make two ids alike: the second is numbered
+    let id = `${op}@${line + 1}:${character + 1} ${short(original)} -> ${short(replacement)}`;
+    for (let n = 2; ids.has(id); n++) id = `${id.replace(/ #\d+$/, "")} #${n}`;
+    ids.add(id);
     out.push({
-      id: `${op}@${line + 1}:${character + 1} ${short(original)} -> ${short(replacement)}`,
+      id,
       op,
       line: line + 1,
       col: character + 1,
