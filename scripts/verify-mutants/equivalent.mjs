@@ -80,9 +80,7 @@ export const EQUIVALENT = Object.freeze({
   "logic@678:50 ?? -> ||": "the preloaded entries are an array (truthy) or undefined",
   "logic@705:38 ?? -> ||": "an empty id fails assertValidSessionId before",
   "stmt@718:9 this.labelTimestampsById.clear(); -> ;":
-    "a label time is read only for a label, and every label sets its time",
-  "stmt@745:9 this.labelTimestampsById.clear(); -> ;":
-    "a label time is read only for a label, and every label sets its time",
+    "a new session's entries have new ids: an old label time is never looked up",
   "logic@765:13 !this.persist || !this.sessionFile -> !this.persist": "a persisting manager always has a session file",
   "args@787:27 this.sessionDir, getDefaultSessionDir... -> getDefaultSessionDirPath(this.cwd), t...":
     "pathsEqual is symmetric",
@@ -90,8 +88,6 @@ export const EQUIVALENT = Object.freeze({
   "cmp@952:53 >= -> >": "index 0 is the header, never a session_info entry",
   "const@952:56 0 -> 1": "index 0 is the header, never a session_info entry",
   'const@1003:78 "custom" -> ""': "only compared with assistant and toolResult",
-  "stmt@1074:13 this.labelTimestampsById.delete(targe... -> ;":
-    "a label time is read only for a label, and every label sets its time",
   "logic@1205:36 ?? -> ||": "the leaf is an id (non-empty) or null",
   "stmt@1206:9 this.leafId = branchFromId; -> ;":
     "the append right after sets the leaf; the entry's parent is branchFromId itself",
