@@ -342,6 +342,7 @@ export const SCENARIOS = [
         fs.existsSync(
           path.join(side.root, "agent", "sessions", `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`),
         );
+      /** @type {[string, () => any][]} */
       const calls = [
         [CWD_A, () => mod.SessionManager.list(CWD_A)],
         [CWD_B, () => mod.SessionManager.findById(CWD_B, "nope") ?? null],
