@@ -103,6 +103,9 @@ export async function runMutants({ mutants, selected, jobs = 1, seeds = 40, time
         fs.writeFileSync(indexFile, batch.join("\n"));
         const child = spawn(process.execPath, [worker, listFile, path.join(work, `w${k}`), indexFile], {
           stdio: ["ignore", "pipe", "inherit"],
+          // a mutant may write where it should not (a relative path, arguments swapped): here,
+          // removed with the rest
+          cwd: work,
         });
         let buffer = "";
         let timer;
