@@ -4,9 +4,10 @@
 // when every part behaved as ours; a difference in any part refuses all of them, and the verdict
 // says which part and which operation. Must run in a process without this package's module hooks
 // (lib/verify/cli.mjs makes sure).
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { runCorpus } from "./corpus.mjs";
 import { loadModules } from "./differential.mjs";
@@ -47,7 +48,22 @@ function failureOf(result) {
  * @param {{ dir: string, version: string, seeds?: number, record?: boolean, all?: boolean,
  *   onCheck?: (check: any) => void, onTarget?: (target: any) => void }} options
  */
-export async function verifyPi({ dir, version, seeds = 40, record = true, all = false, onCheck, onTarget }) {
+export async function verifyPi(options) {
+  // pi's code under test may write where it should not (a relative path): into a folder of its
+  // own, not the folder pi-native was started in (the user's project)
+  const cwd = process.cwd();
+  const scratch = mkdtempSync(join(tmpdir(), "pi-session-native-verify-cwd-"));
+  process.chdir(scratch);
+  try {
+    return await verifyParts(options);
+  } finally {
+    process.chdir(cwd);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** @param {Parameters<typeof verifyPi>[0]} options */
+async function verifyParts({ dir, version, seeds = 40, record = true, all = false, onCheck, onTarget }) {
   const own = require("../../index.js");
   const results = [];
   const moduleFile = findSessionModule(dir);
