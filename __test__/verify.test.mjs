@@ -7,6 +7,7 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -14,6 +15,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +25,9 @@ import { runCorpus, surfaceDifferences } from "../lib/verify/corpus.mjs";
 import { loadModules } from "../lib/verify/differential.mjs";
 import { forgetMemo, memoDigest, rememberDigest, statKey } from "../lib/verify/digest-memo.mjs";
 import { bundleDigest, knownRelease, moduleDigest } from "../lib/verify/identity.mjs";
+import { chunkPart, installDigest, knownInstall, modulePart, packageOfChunk } from "../lib/verify/install.mjs";
 import { findSessionChunk, findSessionModule, piPackageOf, verifierEnv } from "../lib/verify/locate.mjs";
+import { verifyPi } from "../lib/verify/run.mjs";
 import { cacheDir, readVerdict, takeLock, VERIFIER, writeVerdict } from "../lib/verify/verdicts.mjs";
 import { makeMutantModule } from "./diff-mutants.mjs";
 
@@ -181,6 +185,85 @@ describe("what pi's session code is", () => {
     expect(knownRelease(moduleDigest(file))).toBeUndefined();
   });
 
+  test("one verdict per install: known only when every part is known-good", () => {
+    const chunk = chunkPart(piDir);
+    expect(chunk?.file).toBe(findSessionChunk(piDir));
+    expect(packageOfChunk(chunk.file)).toBe(piDir);
+    const env = { PI_SESSION_NATIVE_CACHE_DIR: join(temp(), "cache") };
+    const module = modulePart(piDir, env);
+    expect(module.digest).toBe(moduleDigest(findSessionModule(piDir)));
+    // remembered by its files' stats, then taken from the memo
+    forgetMemo();
+    expect(modulePart(piDir, env).digest).toBe(module.digest);
+    expect(knownInstall({ chunk: chunk.digest, module: module.digest })).toBe("1.6.0");
+    expect(knownInstall({ chunk: chunk.digest })).toBe("1.6.0");
+    const changed = `module:${"0".repeat(64)}`;
+    expect(knownInstall({ chunk: chunk.digest, module: changed })).toBeUndefined();
+    expect(knownInstall({})).toBeUndefined();
+    const a = installDigest({ chunk: chunk.digest, module: changed });
+    expect(a).toMatch(/^install:[0-9a-f]{64}$/);
+    expect(installDigest({ chunk: chunk.digest, module: module.digest })).not.toBe(a);
+    expect(installDigest({ chunk: changed, module: chunk.digest })).not.toBe(a);
+  });
+
+  test("a change in the unbundled module alone refuses the install: the verdict names the module and the check", async () => {
+    // a copy of pi whose files are links to the devDependency's, but for a changed session module;
+    // under the repository (pi's own imports resolve) and in a node_modules (loaded as it is)
+    mkdirSync(join(import.meta.dirname, "..", ".tmp"), { recursive: true });
+    const base = mkdtempSync(join(import.meta.dirname, "..", ".tmp", "verify-copy-"));
+    temps.push(base);
+    const copy = join(base, "node_modules", "@earendil-works", "pi-coding-agent");
+    const linkAll = (from, to, except) => {
+      mkdirSync(to, { recursive: true });
+      for (const name of readdirSync(from)) if (name !== except) symlinkSync(join(from, name), join(to, name));
+    };
+    linkAll(piDir, copy, "dist");
+    linkAll(join(piDir, "dist"), join(copy, "dist"), "core");
+    linkAll(join(piDir, "dist", "core"), join(copy, "dist", "core"), "session-manager.js");
+    const source = readFileSync(join(piDir, "dist", "core", "session-manager.js"), "utf8");
+    const changed = source.replace('if (!firstMessage && message.role === "user") {', "if (!firstMessage) {");
+    expect(changed).not.toBe(source);
+    writeFileSync(join(copy, "dist", "core", "session-manager.js"), changed);
+    const env = { PI_SESSION_NATIVE_CACHE_DIR: join(temp(), "cache") };
+    const saved = process.env.PI_SESSION_NATIVE_CACHE_DIR;
+    process.env.PI_SESSION_NATIVE_CACHE_DIR = env.PI_SESSION_NATIVE_CACHE_DIR;
+    try {
+      const outcome = await verifyPi({ dir: copy, version: "1.6.0-changed", seeds: 2 });
+      expect(outcome.ok).toBe(false);
+      // the chunk is known-good (not verified again), the module differs
+      expect(outcome.results.map((/** @type {any} */ r) => [r.kind, r.ok, r.skipped ?? false])).toEqual([
+        ["module", false, false],
+        ["bundle", true, true],
+      ]);
+      const install = installDigest({ chunk: chunkPart(copy).digest, module: modulePart(copy, env).digest });
+      expect(outcome.installs).toEqual([install]);
+      const verdict = readVerdict(install, VERIFIER, env);
+      expect(verdict?.ok).toBe(false);
+      expect(verdict?.failure).toMatch(/^scenarios in the unbundled module dist\/core\/session-manager\.js: .*first/);
+    } finally {
+      if (saved === undefined) delete process.env.PI_SESSION_NATIVE_CACHE_DIR;
+      else process.env.PI_SESSION_NATIVE_CACHE_DIR = saved;
+    }
+  }, 120_000);
+
+  test("a background verification past its time limit is stopped and refuses the install", () => {
+    const cache = join(temp(), "cache");
+    const cli = join(import.meta.dirname, "..", "lib", "verify", "cli.mjs");
+    const r = spawnSync(process.execPath, [cli, piDir, "--background", "--all"], {
+      env: { ...process.env, PI_SESSION_NATIVE_CACHE_DIR: cache, PI_SESSION_NATIVE_VERIFY_LIMIT_S: "1" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(1);
+    const env = { PI_SESSION_NATIVE_CACHE_DIR: cache };
+    const install = installDigest({ chunk: chunkPart(piDir).digest, module: moduleDigest(findSessionModule(piDir)) });
+    expect(readVerdict(install, VERIFIER, env)).toMatchObject({
+      ok: false,
+      failure: "the verification did not finish within 1 s (pi's session code may never return)",
+    });
+    expect(readFileSync(join(cache, "last-report.txt"), "utf8")).toContain("RESULT: FAIL");
+  });
+
   test("the verifier's environment has this package's hooks off", () => {
     const env = verifierEnv({ NODE_OPTIONS: "--max-old-space-size=99 --import /a/pi-session-native/lib/register.mjs" });
     expect(env.PI_SESSION_NATIVE).toBe("0");
@@ -213,9 +296,10 @@ describe("the corpus", () => {
     const r = await runCorpus({ ref, impl, seeds: 6 });
     expect(r.checks.map((c) => [c.name, c.ok, c.detail])).toEqual([
       ["API surface", true, undefined],
-      ["operation sequences (6 seeds)", true, undefined],
       ["list / listAll", true, undefined],
       ["default folders", true, undefined],
+      ["scenarios", true, undefined],
+      ["operation sequences (6 seeds)", true, undefined],
     ]);
   }, 120_000);
 
@@ -223,7 +307,7 @@ describe("the corpus", () => {
     const { ref, impl } = await loadModules();
     const r = await runCorpus({ ref: makeMutantModule(ref, "dropLabel"), impl, seeds: 6 });
     expect(r.ok).toBe(false);
-    expect(r.failure.name).toBe("operation sequences (6 seeds)");
+    expect(r.failure.name).toMatch(/^(scenarios|operation sequences \(6 seeds\))$/);
     expect(r.failure.detail).toMatch(/label/);
   }, 120_000);
 });

@@ -15,10 +15,11 @@
 // - The unbundled `dist/core/session-manager.js` (`node dist/cli.js`, the SDK from dist/index.js):
 //   the `resolve` hook redirects it to this package's index.mjs.
 //
-// What is served is decided by what pi's session code is, not by pi's version string: the digest of
-// the chunk (or of the unbundled module and the files it imports; lib/verify/identity.mjs) must be
-// one this package ships as known-good (lib/verify/known-good.mjs: the pi releases it was verified
-// against) or one the verifier passed on this machine (lib/verify/verdicts.mjs). Session code it
+// What is served is decided by what pi's session code is, not by pi's version string, for the whole
+// install at once (lib/verify/install.mjs): the digests of the chunk and of the unbundled module
+// with the files it imports (lib/verify/identity.mjs) must both be ones this package ships as
+// known-good (lib/verify/known-good.mjs: the pi releases it was verified against), or the two
+// together passed the verifier on this machine (lib/verify/verdicts.mjs). Session code it
 // does not know: pi runs unmodified, one line says so, and the verifier (lib/verify/cli.mjs) starts
 // in the background; from the next start on, the code is served if it behaved as ours, and the
 // line says which operation differed if not. PI_SESSION_NATIVE_ANY_VERSION=1 serves unverified code
@@ -34,6 +35,7 @@
 // session code (verify/identity.mjs, known-good.mjs, verdicts.mjs). This file decides and serves.
 import { existsSync, readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   NATIVE_SESSION_VERSION,
@@ -47,7 +49,8 @@ import {
 import { othersMayHook, readWithRoom } from "./hook-reads.mjs";
 import { standIns } from "./stand-ins.mjs";
 import { memoDigest, rememberDigest } from "./verify/digest-memo.mjs";
-import { bundleDigest, knownRelease, moduleDigest, shortDigest } from "./verify/identity.mjs";
+import { bundleDigest, knownRelease, shortDigest } from "./verify/identity.mjs";
+import { chunkPart, installDigest, knownInstall, modulePart, packageOfChunk } from "./verify/install.mjs";
 import { piPackageOf, SESSION_EXPORTS, verifierEnv } from "./verify/locate.mjs";
 
 // for the tests and scripts that take them from here
@@ -129,17 +132,19 @@ function loadNative() {
 }
 
 /**
- * Whether the session code with `digest` may be served: known-good, or passed by the verifier on
- * this machine. Otherwise gives up (one line) and, for code never verified here, starts the
- * verifier in the background. `what` names the code in the line.
+ * Whether pi's session code, `parts` (`{ chunk, module }` digests of the install in `dir`), may be
+ * served: every part known-good, or the install passed by the verifier on this machine. Otherwise
+ * gives up (one line) and, for code never verified here, starts the verifier in the background.
+ * `what` names the code in the line.
  */
-function trusted(digest, pi, what) {
+function trusted(parts, pi, what, dir) {
   const s = state();
-  const release = knownRelease(digest);
+  const release = knownInstall(parts);
   if (release) {
     s.trust = `session code known-good (pi ${release})`;
     return true;
   }
+  const digest = installDigest(parts);
   const label = `pi ${pi?.version ?? "(version unknown)"}'s session code (${what}, ${shortDigest(digest)})`;
   if (s.env.PI_SESSION_NATIVE_ANY_VERSION === "1") {
     s.trust = "unverified (PI_SESSION_NATIVE_ANY_VERSION=1)";
@@ -165,7 +170,7 @@ function trusted(digest, pi, what) {
     );
     return false;
   }
-  const started = pi ? startVerifier(pi.dir) : false;
+  const started = (dir ?? pi?.dir) ? startVerifier(dir ?? pi.dir) : false;
   giveUp(
     `${label} is new to this package${started ? ": it is being verified in the background, and the next start serves it if it behaves as ours" : ""} ` +
       "(`pi-native --verify` verifies it now and prints the report)",
@@ -224,7 +229,9 @@ function serveChunk(url, result, bytes, read, remembered) {
     giveUp(`${file} does not match the signature: ${match.reason}`);
     return result;
   }
-  if (!trusted(digest, pi, file)) return result;
+  // the install's other part: the unbundled module beside the chunk (memoized like the chunk)
+  const home = packageOfChunk(file) ?? pi?.dir;
+  if (!trusted({ chunk: digest, module: modulePart(home, s.env)?.digest }, pi, file, home)) return result;
   if (remembered !== undefined) s.trust += ", digest remembered from an earlier start";
   // Where the addon is, and whether it loads, is found out when pi first uses its session code
   // (resolveServed: lib/native.js looks), not here: a run that never opens a session pays nothing
@@ -335,7 +342,10 @@ function redirectUnbundled(url, resolved) {
     const file = fileURLToPath(url);
     const pi = piPackageOf(file);
     s.version = pi?.version;
-    const ok = trusted(moduleDigest(file), pi, file);
+    // dist/core/session-manager.js: the package is two folders up; the bundle chunk is the other part
+    const home = resolvePath(dirname(file), "..", "..");
+    const parts = { module: modulePart(home, s.env)?.digest, chunk: chunkPart(home)?.digest };
+    const ok = trusted(parts, pi, file, home);
     s.hookMs += nowMs() - started;
     if (!ok || !loadNative()) return resolved;
     s.outcome = { served: true, module: "unbundled" };

@@ -256,9 +256,9 @@ export { MODEL, PROVIDER };
  * must point into the copy, so no symlinks there), its dependencies symlinked next to it.
  * `editChunk(source)` returns the new text of the bundle chunk that defines SessionManager (found
  * by content); `editPackage(pkg)` changes its package.json object in place.
- * @param {{ editChunk?: (source: string) => string, editPackage?: (pkg: any) => void, from?: string }} [options]
+ * @param {{ editChunk?: (source: string) => string, editModule?: (source: string) => string, editPackage?: (pkg: any) => void, from?: string }} [options]
  */
-export function copyPiPackage({ editChunk, editPackage, from = piPackage } = {}) {
+export function copyPiPackage({ editChunk, editModule, editPackage, from = piPackage } = {}) {
   const base = tempDir("pi-copy-");
   dirs.push(base);
   const nm = join(base, "node_modules");
@@ -285,6 +285,13 @@ export function copyPiPackage({ editChunk, editPackage, from = piPackage } = {})
     const edited = editChunk(original);
     if (edited === original) throw new Error("editChunk changed nothing");
     writeFileSync(chunk, edited);
+  }
+  if (editModule) {
+    const file = join(pkg, "dist", "core", "session-manager.js");
+    const text = readFileSync(file, "utf8");
+    const edited = editModule(text);
+    if (edited === text) throw new Error("editModule changed nothing");
+    writeFileSync(file, edited);
   }
   if (editPackage) {
     const file = join(pkg, "package.json");

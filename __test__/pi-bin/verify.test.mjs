@@ -7,6 +7,8 @@
 //   - a copy whose session behaviour changed (labels stored with a suffix) is never served, and its
 //     line says which operation differed; `pi-native --verify` prints the report and exits 1;
 //   - a copy whose SessionManager has a method ours lacks is never served, and its line says so;
+//   - a copy whose unbundled module alone changed behaviour (its chunk known-good) is not served
+//     either: one verdict for the install (lib/verify/install.mjs), and the line names the module;
 //   - a copy served before (its chunk's digest remembered, lib/verify/digest-memo.mjs) whose chunk
 //     then changes in place, same size and mtime put back, is not served: the memo does not vouch
 //     for it.
@@ -126,15 +128,38 @@ describe.skipIf(!node22)("pi served by what its session code is", () => {
       const root = makeRoot("piverify-", server.baseUrl);
       const report = await runPi(root, "native", ["--verify"], { bin: copy.bin, env });
       expect(report.code, report.stderr).toBe(1);
-      expect(report.stdout).toContain("DIFFERS  operation sequences");
+      expect(report.stdout).toMatch(/DIFFERS {2}(scenarios|operation sequences)/);
       expect(report.stdout).toMatch(/label/i);
       expect(report.stdout).toContain("RESULT: FAIL");
-      expect(report.stdout).toContain("module:"); // the unbundled module is unchanged: known-good
+      expect(report.stdout).toContain("(known: pi "); // the unbundled module is unchanged: known-good
+      expect(report.stdout).toContain("not served (the bundle chunk");
       const line = await unmodified(root, copy.bin, "after the verdict");
-      expect(line).toContain("does not behave as this package's: operation sequences");
+      expect(line).toMatch(
+        /does not behave as this package's: (scenarios|operation sequences)[^:]* in the bundle chunk/,
+      );
       expect(line).toContain("pi-native --verify");
       // and it stays so
       expect(await unmodified(root, copy.bin, "again")).toBe(line);
+    },
+    TIMEOUT,
+  );
+
+  test(
+    "only the unbundled module changed (the chunk known-good): the chunk is not served either, the line names the module",
+    async () => {
+      const copy = copyPiPackage({
+        editModule: (src) => src.replace('if (!firstMessage && message.role === "user") {', "if (!firstMessage) {"),
+      });
+      const root = makeRoot("piverify-", server.baseUrl);
+      const first = await unmodified(root, copy.bin, "first start");
+      expect(first).toContain("is new to this package: it is being verified in the background");
+      const verdicts = await waitForVerdicts(root, 1);
+      expect(Object.keys(verdicts)[0]).toMatch(/^install:/);
+      const line = await unmodified(root, copy.bin, "second start");
+      expect(line).toContain(
+        "does not behave as this package's: scenarios in the unbundled module dist/core/session-manager.js",
+      );
+      expect(line).toContain(copy.chunk);
     },
     TIMEOUT,
   );
@@ -153,7 +178,8 @@ describe.skipIf(!node22)("pi served by what its session code is", () => {
       await unmodified(root, copy.bin, "first start");
       await waitForVerdicts(root, 1);
       const line = await unmodified(root, copy.bin, "second start");
-      expect(line).toContain("API surface: SessionManager#archiveBranch is missing");
+      expect(line).toContain("API surface in the bundle chunk");
+      expect(line).toContain(": SessionManager#archiveBranch is missing");
       expect(line).not.toContain(MARKER);
     },
     TIMEOUT,
@@ -167,7 +193,10 @@ describe.skipIf(!node22)("pi served by what its session code is", () => {
       const first = await served(root, copy.bin, "first start");
       expect(first).not.toContain("digest remembered");
       const memo = JSON.parse(readFileSync(memoFile(root), "utf8"));
-      expect(Object.keys(memo.files)).toEqual([copy.chunk]);
+      // the chunk and the unbundled module beside it (the install's two parts)
+      expect(Object.keys(memo.files).sort()).toEqual(
+        [copy.chunk, join(copy.pkg, "dist", "core", "session-manager.js")].sort(),
+      );
       const second = await served(root, copy.bin, "second start");
       expect(second).toContain("digest remembered from an earlier start");
       // a behaviour change of the same length, written into the same file, its mtime put back

@@ -6,16 +6,23 @@
 // Prints the report and exits 0 when every piece of pi's session code behaves as ours, 1 when one
 // differs, 2 on bad arguments. --background (what the module hook starts when it meets session
 // code it does not know): one verifier per user at a time, lower CPU priority, no output; the
-// verdicts and the report go to the cache folder (lib/verify/verdicts.mjs).
+// verdicts and the report go to the cache folder (lib/verify/verdicts.mjs); a verification that
+// runs past BACKGROUND_LIMIT_S (pi's code in an endless loop) is stopped and refuses the install.
 // `pi-native --verify` runs this on the pi it would start.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { piPackageOf, verifierEnv } from "./locate.mjs";
+import { bundleDigest, moduleDigest } from "./identity.mjs";
+import { installDigest } from "./install.mjs";
+import { findSessionChunks, findSessionModule, piPackageOf, verifierEnv } from "./locate.mjs";
 import { formatReport, verifyPi } from "./run.mjs";
-import { takeLock, writeReport } from "./verdicts.mjs";
+import { takeLock, VERIFIER, writeReport, writeVerdict } from "./verdicts.mjs";
+
+/** Seconds a background verification may take (it takes ~10 s here): then the install is refused. */
+const BACKGROUND_LIMIT_S = 300;
 
 const HOOKS_KEY = Symbol.for("pi-session-native.hooks");
 
@@ -35,6 +42,7 @@ async function main() {
         seeds: { type: "string" },
         "no-record": { type: "boolean" },
         background: { type: "boolean" },
+        "background-child": { type: "boolean" },
         json: { type: "boolean" },
         all: { type: "boolean" },
       },
@@ -58,6 +66,11 @@ async function main() {
   const seeds = values.seeds === undefined ? 40 : Number(values.seeds);
   if (!Number.isInteger(seeds) || seeds < 1) usage("--seeds: a positive integer");
 
+  if (values["background-child"]) {
+    const outcome = await verifyPi({ ...pi, seeds, all: values.all, record: !values["no-record"] });
+    writeReport(formatReport(pi, outcome));
+    return outcome.ok ? 0 : 1;
+  }
   if (values.background) {
     const release = takeLock();
     if (!release) return 0; // another verifier is at work
@@ -67,9 +80,7 @@ async function main() {
       // not allowed: run at the normal priority
     }
     try {
-      const outcome = await verifyPi({ ...pi, seeds, all: values.all, record: !values["no-record"] });
-      writeReport(formatReport(pi, outcome));
-      return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
+      return watch(pi, process.argv.slice(2), values["no-record"]);
     } finally {
       release();
     }
@@ -84,7 +95,33 @@ async function main() {
   const report = formatReport(pi, outcome);
   if (!values["no-record"]) writeReport(report);
   process.stdout.write(values.json ? `${JSON.stringify({ pi, ...outcome }, null, 1)}\n` : report);
-  return outcome.results.length && outcome.results.every((r) => r.ok) ? 0 : 1;
+  return outcome.ok ? 0 : 1;
+}
+
+/**
+ * The background verification runs in a child that is given BACKGROUND_LIMIT_S: pi's session code
+ * runs in it, and code that never returns (an endless loop) would otherwise keep a process busy
+ * for good. A child stopped at the limit leaves a "no" for the install: not served.
+ */
+function watch(pi, args, noRecord) {
+  const limit = Number(process.env.PI_SESSION_NATIVE_VERIFY_LIMIT_S) || BACKGROUND_LIMIT_S;
+  const childArgs = args.map((a) => (a === "--background" ? "--background-child" : a));
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...childArgs], {
+    stdio: "ignore",
+    timeout: limit * 1000,
+    killSignal: "SIGKILL",
+  });
+  if (r.status !== null) return r.status;
+  const failure = `the verification did not finish within ${limit} s (pi's session code may never return)`;
+  if (!noRecord) {
+    const module = findSessionModule(pi.dir);
+    const parts = { module: module ? moduleDigest(module) : undefined };
+    const chunks = findSessionChunks(pi.dir).map((f) => bundleDigest(readFileSync(f)));
+    for (const chunk of chunks.length ? chunks : [undefined])
+      writeVerdict(installDigest({ ...parts, chunk }), VERIFIER, { ok: false, failure, pi: pi.version });
+    writeReport(`pi ${pi.version} at ${pi.dir}\nverifier ${VERIFIER}\n${failure}\nRESULT: FAIL\n`);
+  }
+  return 1;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

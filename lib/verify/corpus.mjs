@@ -12,10 +12,13 @@
 //   listing   SessionManager.list / listAll over one store both read: the SessionInfo fields,
 //             order and progress counts
 //   defaults  the default agent and session folders (HOME, PI_CODING_AGENT_DIR)
+//   scenarios fixed states where a listing's, lookup's or open's answer depends on the branch taken
+//             (lib/verify/scenarios.mjs)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DiffError, FIXTURES, fixtureContent, parseSkip, runSequence } from "./differential.mjs";
+import { runScenarios } from "./scenarios.mjs";
 
 const SEQUENCE_CONFIG = {
   sequences: 0, // the caller's seeds decide
@@ -74,8 +77,8 @@ function infoData(info, root) {
 }
 
 function firstDifference(a, b) {
-  const ja = JSON.stringify(a);
-  const jb = JSON.stringify(b);
+  const ja = JSON.stringify(a) ?? "undefined";
+  const jb = JSON.stringify(b) ?? "undefined";
   if (ja === jb) return undefined;
   let i = 0;
   while (i < ja.length && ja[i] === jb[i]) i++;
@@ -211,6 +214,16 @@ export async function runCorpus({ ref, impl, seeds = 40, onCheck }) {
     const missing = surfaceDifferences(ref, impl);
     if (!record("API surface", missing.length ? missing.join("; ") : undefined, t)) return finish();
 
+    // the cheap checks first: a pi that differs is told in a fraction of a second
+    t = performance.now();
+    if (!record("list / listAll", await listingCheck(ref, impl, tmp), t)) return finish();
+
+    t = performance.now();
+    if (!record("default folders", await defaultsCheck(ref, impl, tmp), t)) return finish();
+
+    t = performance.now();
+    if (!record("scenarios", await runScenarios({ ref, impl, tmp, compare: firstDifference }), t)) return finish();
+
     t = performance.now();
     let detail;
     const skip = parseSkip({});
@@ -226,13 +239,7 @@ export async function runCorpus({ ref, impl, seeds = 40, onCheck }) {
           .join("\n");
       }
     }
-    if (!record(`operation sequences (${seeds} seeds)`, detail, t)) return finish();
-
-    t = performance.now();
-    if (!record("list / listAll", await listingCheck(ref, impl, tmp), t)) return finish();
-
-    t = performance.now();
-    record("default folders", await defaultsCheck(ref, impl, tmp), t);
+    record(`operation sequences (${seeds} seeds)`, detail, t);
     return finish();
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -39,6 +39,12 @@ export function piPackageOf(file) {
 
 /** The bundle chunk of pi's package `dir` that declares SessionManager, or undefined. */
 export function findSessionChunk(dir) {
+  return findSessionChunks(dir)[0];
+}
+
+/** Every bundle chunk of pi's package `dir` that declares SessionManager (one in pi 1.3.0 to 1.6.0). */
+export function findSessionChunks(dir) {
+  const found = [];
   for (const sub of [join("dist", "bundle", "chunks"), join("dist", "bundle")]) {
     let names;
     try {
@@ -50,10 +56,10 @@ export function findSessionChunk(dir) {
     }
     for (const name of names) {
       const file = join(dir, sub, name);
-      if (readFileSync(file).includes(CLASS_SIGNATURE)) return file;
+      if (readFileSync(file).includes(CLASS_SIGNATURE)) found.push(file);
     }
   }
-  return undefined;
+  return found;
 }
 
 /** The unbundled session module of pi's package `dir`, or undefined. */

@@ -1,4 +1,5 @@
-// The verdicts of the verifier, per digest of pi's session code, in a per-user cache folder:
+// The verdicts of the verifier, one per pi install (install.mjs: the digests of its session code), in a
+// per-user cache folder:
 //   <cache>/key            32 random bytes (hex), made on first use, 0600 (cache-files.mjs)
 //   <cache>/verdicts.json  { format, verdicts: { <digest>: { verifier, ok, pi, at, failure, mac } } }
 //   <cache>/last-report.txt  the last verification's report
@@ -20,7 +21,7 @@ export { cacheDir };
 
 const FORMAT = 1;
 /** Bumped whenever the corpus (lib/verify/corpus.mjs) changes what it checks. */
-export const CORPUS_VERSION = 1;
+export const CORPUS_VERSION = 2;
 /** Who gives a verdict: one given by another package version or corpus is not reused. */
 export const VERIFIER = `pi-session-native@${createRequire(import.meta.url)("../../package.json").version}/corpus-${CORPUS_VERSION}`;
 
