@@ -575,6 +575,35 @@ describe("materialization in batches (entry texts laid out by Rust, parsed per e
   }
 });
 
+describe("createBranchedSession of a compaction without firstKeptEntryId (found by the verifier's scenarios)", () => {
+  test("the branched compaction has the key, undefined, as the reference's spread gives it", () => {
+    const lines = [
+      '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}',
+      '{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}',
+      '{"type":"compaction","id":"c0","parentId":"m1","timestamp":"2025-01-01T00:00:02.000Z","summary":"s","tokensBefore":1}',
+      '{"type":"label","id":"l1","parentId":"c0","timestamp":"2025-01-01T00:00:03.000Z","targetId":"m1","label":"x"}',
+      '{"type":"message","id":"m2","parentId":"l1","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"b","timestamp":2}}',
+    ];
+    const [a, b] = [ref, nat].map((impl) => {
+      const dir = tmp();
+      writeFileSync(join(dir, "s.jsonl"), `${lines.join("\n")}\n`);
+      const sm = impl.SessionManager.open(join(dir, "s.jsonl"), dir);
+      sm.createBranchedSession("m2");
+      return sm;
+    });
+    const keys = (sm) => Object.keys(sm.getEntries().find((e) => e.id === "c0"));
+    expect(keys(b)).toEqual(keys(a));
+    expect(keys(b)).toContain("firstKeptEntryId");
+    // The same lines but for the header and the re-created label's fresh id.
+    const body = (sm) =>
+      readFileSync(sm.getSessionFile(), "utf8")
+        .split("\n")
+        .slice(1)
+        .map((l) => l.replace(/^\{"type":"label","id":"[0-9a-f]{8}"/, '{"type":"label","id":"<new>"'));
+    expect(body(b)).toEqual(body(a));
+  });
+});
+
 describe("createBranchedSession on a session whose path was never materialized (Rust text route)", () => {
   /** A persisted session with labels on the path, a compaction keeping from a label, a branch. */
   function build(dir) {

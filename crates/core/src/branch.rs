@@ -145,6 +145,12 @@ pub fn branch_lines(
             None => push_member(text, "parentId", &parent_raw),
         };
         let mut first_kept_raw = None;
+        // The reference's spread gives a compaction without `firstKeptEntryId` that key, set
+        // to `undefined` (the file is the same, the object is not): only the object route
+        // makes it.
+        if e.etype == EntryType::Compaction && f.span("firstKeptEntryId").is_none() {
+            return Branched::Fallback;
+        }
         if e.etype == EntryType::Compaction {
             // `firstKeptEntryId === id ? id : replacement.get(firstKeptEntryId) ?? itself`.
             let target = e.first_kept().filter(|k| **k != e.id);
@@ -360,6 +366,12 @@ mod tests {
         let t = tree(&[H, r#"{"type":"custom","id":"\u0000n5","parentId":null}"#]);
         assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
         let t = tree(&[H, r#"{"type":"custom","id":7,"parentId":null}"#]);
+        assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
+        // A compaction without firstKeptEntryId: the reference's object gets the key.
+        let t = tree(&[
+            H,
+            r#"{"type":"compaction","id":"c","parentId":null,"summary":"s"}"#,
+        ]);
         assert!(matches!(branch_lines(&t, None, ids()), Branched::Fallback));
         assert!(matches!(
             branch_lines(&t, Some("nope"), ids()),
