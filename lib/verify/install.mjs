@@ -12,11 +12,11 @@
 // The hook knows one part when pi loads it; it finds the other here: the module by its fixed path,
 // digested with the files it imports (~0.6 ms, or ~0.1 ms of stats when the digest memo has it);
 // the chunk, on the unbundled path only, by the export lists at the end of pi's bundle chunks.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { memoDigest, rememberDigest, statKey } from "./digest-memo.mjs";
 import { bundleDigest, knownRelease, MODULE_IMPORTS, moduleDigest, sha256 } from "./identity.mjs";
-import { CLASS_SIGNATURE, findSessionModule } from "./locate.mjs";
+import { bundleFiles, CLASS_SIGNATURE, findSessionModule } from "./locate.mjs";
 
 /**
  * `install:<sha256>` of an install's part digests (the verdict's key).
@@ -106,21 +106,10 @@ function exportsSessionManager(file) {
  * SessionManager, or undefined. Reads only the tails of the chunks that do not export it.
  */
 export function chunkPart(dir) {
-  for (const sub of [join("dist", "bundle", "chunks"), join("dist", "bundle")]) {
-    let names;
-    try {
-      names = readdirSync(join(dir, sub))
-        .filter((n) => n.endsWith(".js"))
-        .sort();
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const file = join(dir, sub, name);
-      if (!exportsSessionManager(file)) continue;
-      const bytes = readFileSync(file);
-      if (bytes.includes(CLASS_SIGNATURE)) return { file, digest: bundleDigest(bytes) };
-    }
+  for (const file of bundleFiles(dir)) {
+    if (!exportsSessionManager(file)) continue;
+    const bytes = readFileSync(file);
+    if (bytes.includes(CLASS_SIGNATURE)) return { file, digest: bundleDigest(bytes) };
   }
   return undefined;
 }

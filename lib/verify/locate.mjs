@@ -44,7 +44,12 @@ export function findSessionChunk(dir) {
 
 /** Every bundle chunk of pi's package `dir` that declares SessionManager (one in pi 1.3.0 to 1.6.0). */
 export function findSessionChunks(dir) {
-  const found = [];
+  return bundleFiles(dir).filter((file) => readFileSync(file).includes(CLASS_SIGNATURE));
+}
+
+/** The `.js` files of pi's bundle in package `dir` (its chunks first), in name order. */
+export function bundleFiles(dir) {
+  const files = [];
   for (const sub of [join("dist", "bundle", "chunks"), join("dist", "bundle")]) {
     let names;
     try {
@@ -54,12 +59,9 @@ export function findSessionChunks(dir) {
     } catch {
       continue;
     }
-    for (const name of names) {
-      const file = join(dir, sub, name);
-      if (readFileSync(file).includes(CLASS_SIGNATURE)) found.push(file);
-    }
+    for (const name of names) files.push(join(dir, sub, name));
   }
-  return found;
+  return files;
 }
 
 /** The unbundled session module of pi's package `dir`, or undefined. */
