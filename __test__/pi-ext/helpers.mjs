@@ -56,6 +56,31 @@ export function sessionDirOf(agentDir, cwd) {
 let clock = Date.parse("2026-01-05T09:00:00.000Z");
 
 /**
+ * An assistant message as the scripted model (scripts/model-server.mjs) answers it, with usage.
+ * @param {unknown[]} content
+ * @param {{ stopReason?: string, timestamp?: number }} [options]
+ */
+export function scriptedAssistant(content, { stopReason = "stop", timestamp = 1 } = {}) {
+  return {
+    role: "assistant",
+    content,
+    api: "openai-completions",
+    provider: "scripted",
+    model: "scripted-1",
+    usage: {
+      input: 1,
+      output: 1,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 2,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason,
+    timestamp,
+  };
+}
+
+/**
  * A persisted session in `cwd`'s directory of the agent dir, made with this package's
  * SessionManager: `turns` is a list of [userText, assistantText]. Returns {path, id}.
  * @param {string} agentDir
@@ -69,23 +94,7 @@ export function makeSession(agentDir, cwd, turns, { name } = {}) {
     clock += 1000;
     sm.appendMessage({ role: "user", content: user, timestamp: clock });
     clock += 1000;
-    sm.appendMessage({
-      role: "assistant",
-      content: [{ type: "text", text: assistant }],
-      api: "openai-completions",
-      provider: "scripted",
-      model: "scripted-1",
-      usage: {
-        input: 1,
-        output: 1,
-        cacheRead: 0,
-        cacheWrite: 0,
-        totalTokens: 2,
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      },
-      stopReason: "stop",
-      timestamp: clock,
-    });
+    sm.appendMessage(scriptedAssistant([{ type: "text", text: assistant }], { timestamp: clock }));
   }
   if (name) sm.appendSessionInfo(name);
   return { path: sm.getSessionFile(), id: sm.getSessionId(), sm };

@@ -15,6 +15,7 @@ import {
   node22,
   piBin,
   sandbox,
+  scriptedAssistant,
   sessionDirOf,
   shownIdIn,
 } from "./helpers.mjs";
@@ -169,25 +170,12 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     sm.appendModelChange("scripted", "scripted-1");
     sm.appendThinkingLevelChange("high");
     sm.appendMessage({ role: "user", content: "fix the rounding in src/billing/invoiceRounding.ts", timestamp: 1 });
-    sm.appendMessage({
-      role: "assistant",
-      content: [
-        { type: "text", text: "I will run the reconcile-ledger script to compare the totals after the change" },
-      ],
-      api: "openai-completions",
-      provider: "scripted",
-      model: "scripted-1",
-      usage: {
-        input: 1,
-        output: 1,
-        cacheRead: 0,
-        cacheWrite: 0,
-        totalTokens: 2,
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      },
-      stopReason: "stop",
-      timestamp: 2,
-    });
+    sm.appendMessage(
+      scriptedAssistant(
+        [{ type: "text", text: "I will run the reconcile-ledger script to compare the totals after the change" }],
+        { timestamp: 2 },
+      ),
+    );
     const s = await startModelServer({ maxRequests: 5 });
     cleanups.push(() => s.close());
     writeAgentConfig(sb.agentDir, s.baseUrl);

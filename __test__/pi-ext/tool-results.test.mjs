@@ -3,25 +3,9 @@
 // SessionManager. The rpc test in sessions-flow.test.mjs runs it through the real pi bin.
 import { describe, expect, it } from "vitest";
 import { continuePoint } from "../../extensions/lib/tool-results.mjs";
-import { SessionManager } from "./helpers.mjs";
+import { SessionManager, scriptedAssistant } from "./helpers.mjs";
 
-const assistant = (content) => ({
-  role: "assistant",
-  content,
-  api: "openai-completions",
-  provider: "scripted",
-  model: "scripted-1",
-  usage: {
-    input: 1,
-    output: 1,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 2,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  },
-  stopReason: "toolUse",
-  timestamp: 1,
-});
+const assistant = (content) => scriptedAssistant(content, { stopReason: "toolUse" });
 const call = (id) => ({ type: "toolCall", id, name: "bash", arguments: { command: `echo ${id}` } });
 const result = (id) => ({
   role: "toolResult",
