@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { scriptedUsage } from "../scripts/model-server.mjs";
 import { displayWidth } from "../lib/cli/layout.mjs";
 import { root, tmp } from "./helpers.mjs";
 import { encodeCwd, filler, hasTmux, runCommands, tmuxServer, writeSessions } from "./tty-helpers.mjs";
@@ -217,14 +218,7 @@ describe.skipIf(!hasTmux)("pi-session fits every line and helps with typos (tmux
     mkdirSync(project, { recursive: true });
     const { SessionManager } = pkg;
     const sm = SessionManager.create(project, join(agentDir, "sessions", encodeCwd(project)));
-    const usage = {
-      input: 1,
-      output: 1,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 2,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    };
+    const usage = scriptedUsage();
     const u = sm.appendMessage({
       role: "user",
       content: "please read the invoice rounding code and fix the ledger reconciliation bug in it today",

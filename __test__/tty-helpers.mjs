@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { scriptedAssistant } from "../scripts/model-server.mjs";
 
 export const hasTmux = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
 
@@ -154,23 +155,7 @@ export function writeSessions(
         id: aid,
         parentId: uid,
         timestamp: iso(),
-        message: {
-          role: "assistant",
-          content: [{ type: "text", text: a }],
-          api: "openai-completions",
-          provider: "scripted",
-          model: "scripted-1",
-          usage: {
-            input: 1,
-            output: 1,
-            cacheRead: 0,
-            cacheWrite: 0,
-            totalTokens: 2,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-          },
-          stopReason: "stop",
-          timestamp: t,
-        },
+        message: scriptedAssistant([{ type: "text", text: a }], { timestamp: t }),
       });
       parent = aid;
     }

@@ -19,6 +19,36 @@ export const PROVIDER = "scripted";
 export const MODEL = "scripted-1";
 export const API_KEY = "test-key";
 
+/** The usage of a scripted answer, a fresh object each call (for sessions tests make themselves). */
+export function scriptedUsage() {
+  return {
+    input: 1,
+    output: 1,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 2,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/**
+ * An assistant message as the scripted model answers it (for sessions tests make themselves).
+ * @param {unknown[]} content
+ * @param {{ stopReason?: string, timestamp?: number }} [options]
+ */
+export function scriptedAssistant(content, { stopReason = "stop", timestamp = 1 } = {}) {
+  return {
+    role: "assistant",
+    content,
+    api: "openai-completions",
+    provider: PROVIDER,
+    model: MODEL,
+    usage: scriptedUsage(),
+    stopReason,
+    timestamp,
+  };
+}
+
 /** Text of the last user message of a chat-completions request body. */
 export function lastUserText(body) {
   const msgs = Array.isArray(body?.messages) ? body.messages : [];

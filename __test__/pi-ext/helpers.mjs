@@ -7,6 +7,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findNode22 } from "../../scripts/node22.mjs";
+import { scriptedAssistant } from "../../scripts/model-server.mjs";
+
+export { scriptedAssistant };
 import { printedIds } from "../../lib/cli/ids.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -54,31 +57,6 @@ export function sessionDirOf(agentDir, cwd) {
 }
 
 let clock = Date.parse("2026-01-05T09:00:00.000Z");
-
-/**
- * An assistant message as the scripted model (scripts/model-server.mjs) answers it, with usage.
- * @param {unknown[]} content
- * @param {{ stopReason?: string, timestamp?: number }} [options]
- */
-export function scriptedAssistant(content, { stopReason = "stop", timestamp = 1 } = {}) {
-  return {
-    role: "assistant",
-    content,
-    api: "openai-completions",
-    provider: "scripted",
-    model: "scripted-1",
-    usage: {
-      input: 1,
-      output: 1,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 2,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
-    stopReason,
-    timestamp,
-  };
-}
 
 /**
  * A persisted session in `cwd`'s directory of the agent dir, made with this package's

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
+import { scriptedUsage, startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import { hasTmux, runCommands, shq, tmuxServer } from "../tty-helpers.mjs";
 import { SessionManager, extensionPath, node22, piBin, repoRoot, sandbox, sessionDirOf } from "./helpers.mjs";
 
@@ -18,14 +18,7 @@ afterEach(async () => {
   for (const f of cleanups.splice(0).reverse()) await f();
 });
 
-const usage = {
-  input: 1,
-  output: 1,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 2,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
+const usage = scriptedUsage();
 const assistant = (content, stopReason = "stop") => ({
   role: "assistant",
   content,

@@ -6,7 +6,7 @@
 // exports warmSearchIndex then) and is skipped, saying so, without it.
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
+import { scriptedUsage, startModelServer, writeAgentConfig } from "../../scripts/model-server.mjs";
 import {
   SessionManager,
   extensionPath,
@@ -58,14 +58,7 @@ function toolSession(agentDir, cwd) {
   const sm = SessionManager.create(cwd, sessionDirOf(agentDir, cwd));
   let t = Date.parse("2026-02-01T10:00:00.000Z");
   sm.appendMessage({ role: "user", content: "tidy up the tree code", timestamp: t++ });
-  const usage = {
-    input: 1,
-    output: 1,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 2,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
+  const usage = scriptedUsage();
   sm.appendMessage({
     role: "assistant",
     content: [
