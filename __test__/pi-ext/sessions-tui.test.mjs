@@ -47,6 +47,28 @@ afterEach(async () => {
   for (const f of cleanups.splice(0).reverse()) await f();
 });
 
+/**
+ * pi with the extension in the sandbox `sb`'s project, in a tmux session "t" of `cols`x`rows`,
+ * on a scripted model (returned); `env`: more `NAME=value` settings. Stopped by the test's cleanups.
+ */
+async function startTui(sb, cols, rows, env = []) {
+  const s = await startModelServer({ maxRequests: 5 });
+  cleanups.push(() => s.close());
+  writeAgentConfig(sb.agentDir, s.baseUrl);
+  const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
+  const script = join(sb.root, "run.sh");
+  const settings = [...keep.map((k) => `${k}=${shq(sb.env[k])}`), ...env, "TERM=xterm-256color"].join(" ");
+  writeFileSync(
+    script,
+    `cd ${shq(sb.project)} && exec env ${settings} ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
+  );
+  expect(
+    tmux("new-session", "-d", "-s", "t", "-x", String(cols), "-y", String(rows), `bash ${shq(script)}`).status,
+  ).toBe(0);
+  cleanups.push(() => tmux("kill-server"));
+  return s;
+}
+
 describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", () => {
   it("lists the matches, switches on Enter, /session shows the chosen file", async () => {
     const sb = sandbox();
@@ -55,18 +77,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
     mkdirSync(other);
     makeSession(sb.agentDir, sb.project, [["fix the Needle parser", "done"]], { name: "parser work" });
     const target = makeSession(sb.agentDir, other, [["hello", `the needle \u001b]0;pwned\u0007 here`]]);
-    const s = await startModelServer({ maxRequests: 5 });
-    cleanups.push(() => s.close());
-    writeAgentConfig(sb.agentDir, s.baseUrl);
-
-    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
-    const script = join(sb.root, "run.sh");
-    writeFileSync(
-      script,
-      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
-    );
-    expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "45", `bash ${shq(script)}`).status).toBe(0);
-    cleanups.push(() => tmux("kill-server"));
+    const s = await startTui(sb, 140, 45);
 
     // The footer's first line is the cwd once the editor is up.
     const footerIs = (sc, dir) => sc.split("\n").some((l) => l.trim() === dir);
@@ -113,17 +124,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
       turns: 4,
       text: (i, t) => [filler(i * 7 + t, 250), filler(i * 11 + t, 250)],
     });
-    const s = await startModelServer({ maxRequests: 5 });
-    cleanups.push(() => s.close());
-    writeAgentConfig(sb.agentDir, s.baseUrl);
-    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
-    const script = join(sb.root, "run.sh");
-    writeFileSync(
-      script,
-      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
-    );
-    expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "45", `bash ${shq(script)}`).status).toBe(0);
-    cleanups.push(() => tmux("kill-server"));
+    await startTui(sb, 140, 45, ["PI_SESSION_NATIVE_WARM=0"]);
     await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
 
     tmux("send-keys", "-t", "t", "-l", "/sessions zzzznotthere");
@@ -176,17 +177,7 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
         { timestamp: 2 },
       ),
     );
-    const s = await startModelServer({ maxRequests: 5 });
-    cleanups.push(() => s.close());
-    writeAgentConfig(sb.agentDir, s.baseUrl);
-    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
-    const script = join(sb.root, "run.sh");
-    writeFileSync(
-      script,
-      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
-    );
-    expect(tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "30", `bash ${shq(script)}`).status).toBe(0);
-    cleanups.push(() => tmux("kill-server"));
+    await startTui(sb, 80, 30, ["PI_SESSION_NATIVE_WARM=0"]);
     await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
     tmux("send-keys", "-t", "t", "-l", "/sessions reconcile");
     await new Promise((r) => setTimeout(r, 300));
@@ -220,19 +211,9 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
       turns: 4,
       text: (i, t) => [filler(i * 7 + t, 300), filler(i * 11 + t, 300)],
     });
-    const s = await startModelServer({ maxRequests: 5 });
-    cleanups.push(() => s.close());
-    writeAgentConfig(sb.agentDir, s.baseUrl);
-    const keep = ["HOME", "PI_CODING_AGENT_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"];
-    const script = join(sb.root, "run.sh");
-    writeFileSync(
-      script,
-      // PI_SESSION_NATIVE_SLOW_FILE_MS=0: the large file is named at once (a fast machine could
-      // parse it within the default second)
-      `cd ${shq(sb.project)} && exec env ${keep.map((k) => `${k}=${shq(sb.env[k])}`).join(" ")} PI_SESSION_NATIVE_WARM=0 PI_SESSION_NATIVE_SLOW_FILE_MS=0 TERM=xterm-256color ${shq(node22)} ${shq(piBin)} -e ${shq(extensionPath)}\n`,
-    );
-    expect(tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "30", `bash ${shq(script)}`).status).toBe(0);
-    cleanups.push(() => tmux("kill-server"));
+    // PI_SESSION_NATIVE_SLOW_FILE_MS=0: the large file is named at once (a fast machine could
+    // parse it within the default second)
+    await startTui(sb, 140, 30, ["PI_SESSION_NATIVE_WARM=0", "PI_SESSION_NATIVE_SLOW_FILE_MS=0"]);
     await waitForPane((sc) => sc.split("\n").some((l) => l.trim() === sb.project));
     tmux("send-keys", "-t", "t", "-l", "/sessions zzzznotthere");
     await new Promise((r) => setTimeout(r, 300));
