@@ -128,13 +128,14 @@ export declare class NativeSession {
    * lib/lazy-entries.js to build their objects with: a prefix of the requested entries (a
    * piece, as `linesText` with `TextForm.Shell`), `forms.length` of them. `forms[k]`:
    * `SHAPED` (entry `k` is built by shape `shapes[k]` from the next values of `text` and
-   * the next `refs`), `TextForm.Whole` (the next value of `text` is the entry),
+   * the next `refs`, the next slices of `pool` (string `k` of the piece is
+   * `pool.slice(starts[k], starts[k + 1])`), the next `nums` and `ints`), `TextForm.Whole` (the next value of `text` is the entry),
    * `TextForm.Shell` (a shell no shape carries: the next value is a `null` placeholder and
    * JS reads the entry whole), or `UNREAD` (it could not be read). `text` is a JSON array body. `newShapes` and
    * `newInterned` (JSON array bodies) are the layouts and strings registered by this call,
    * the first with id `shapeBase` / `internedBase`.
    */
-  shapesText(indices: Uint32Array): { text: string; forms: Uint8Array; shapes: Uint32Array; refs: Uint32Array; newShapes: string; shapeBase: number; newInterned: string; internedBase: number }
+  shapesText(indices: Uint32Array): { text: string; pool: string; starts: Uint32Array; nums: Float64Array; ints: Int32Array; forms: Uint8Array; shapes: Uint32Array; refs: Uint32Array; newShapes: string; shapeBase: number; newInterned: string; internedBase: number }
   /** Indices of entries that are not `type: "session"`. */
   nonSession(): Uint32Array
   /** Index of the header (first `type: "session"` entry), or null. */

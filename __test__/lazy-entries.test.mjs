@@ -457,3 +457,85 @@ describe("lazy entries: each way of reading, first, native vs reference", () => 
     expect(err?.code).toBe("EIO");
   });
 });
+
+// A hand-out of 4,096+ entries is encoded on a worker thread while JS builds the pieces before
+// (crates/core/src/shape_stream.rs), and numbers reach JS as doubles Rust parsed, strings as
+// slices of a pool (crates/core/src/shapes.rs): every value must still be the one JSON.parse
+// gives, -0 and the doubles at the edges included.
+describe("large hand-outs (worker thread, numbers and pool strings)", () => {
+  const NUMS = [
+    "0.1",
+    "-0",
+    "1e400",
+    "-1e400",
+    "5e-324",
+    "9007199254740993",
+    "1.7976931348623157e308",
+    "123456789012345678901234567890",
+    "-12.5E-3",
+    "1E2",
+    "0.005847",
+    "1748768842904",
+    "2.2250738585072011e-308",
+    "0",
+    "-1",
+    "4.35",
+    "1e-7",
+    "0.30000000000000004",
+  ];
+  const lines = ['{"type":"session","version":3,"id":"big","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}'];
+  for (let i = 0; i < 6000; i++) {
+    const parent = i === 0 ? "null" : `"e${i - 1}"`;
+    const n = (k) => NUMS[(i + k) % NUMS.length];
+    const content = i % 3 === 0 ? JSON.stringify(big(150 + (i % 40))) : JSON.stringify(`é ${i} "q" \\ ${"\u2028"}`);
+    const ts = `"2025-01-01T00:${String(((i / 60) % 60) | 0).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.000Z"`;
+    lines.push(
+      i % 7 === 3
+        ? `{"type":"custom","customType":"k${i % 4}","id":"e${i}","parentId":${parent},"timestamp":${ts},"data":{"a":${n(0)},"b":[${n(1)},${n(2)}],"s":"x${i}"}}`
+        : `{"type":"message","id":"e${i}","parentId":${parent},"timestamp":${ts},"message":{"role":"assistant","content":${content},"model":"m${i % 3}","usage":{"input":${i},"output":${n(3)},"cost":{"total":${n(4)},"input":${n(5)}}},"stopReason":"stop","timestamp":${n(6)}}}`,
+    );
+  }
+  const BIG = Buffer.from(lines.join("\n") + "\n");
+
+  /** Every number in `v` (depth first), to compare with Object.is. */
+  const numbers = (v, out = []) => {
+    if (typeof v === "number") out.push(v);
+    else if (v && typeof v === "object") for (const k of Object.keys(v)) numbers(v[k], out);
+    return out;
+  };
+
+  for (const backed of [false, true]) {
+    test(`getBranch / getEntries of 6,000 entries equal the reference's, numbers exactly${backed ? " (file-backed)" : ""}`, () => {
+      const [a, b] = openBoth(BIG, backed ? { PI_SESSION_NATIVE_BACKED_MIN: "0" } : {});
+      const [ba, bb] = [a.getBranch(), b.getBranch()];
+      expect(bb.length).toBe(6000);
+      // Before any heavy value is read: the light numbers, strings and key order.
+      const light = (e) => ({ ...e, message: e.message && { ...e.message, content: undefined } });
+      const na = numbers(ba.map(light));
+      const nb = numbers(bb.map(light));
+      expect(nb.length).toBe(na.length);
+      expect(nb.every((x, k) => Object.is(x, na[k]))).toBe(true);
+      expect(nb.some((x) => Object.is(x, -0))).toBe(true);
+      expect(bb.map((e) => Object.keys(e).join())).toEqual(ba.map((e) => Object.keys(e).join()));
+      // Then everything, heavy values included, and the entries not on the branch.
+      expect(JSON.stringify(bb)).toBe(JSON.stringify(ba));
+      expect(JSON.stringify(b.getEntries())).toBe(JSON.stringify(a.getEntries()));
+      const [all, allB] = [numbers(a.getEntries()), numbers(b.getEntries())];
+      expect(allB.length).toBe(all.length);
+      expect(allB.every((x, k) => Object.is(x, all[k]))).toBe(true);
+    });
+  }
+
+  test("a hand-out started again part way, and one after an append, give the reference's entries", () => {
+    const [a, b] = openBoth(BIG);
+    // The branch of an entry part way, then the whole branch, then from the other end.
+    expect(JSON.stringify(b.getBranch("e4500"))).toBe(JSON.stringify(a.getBranch("e4500")));
+    b.appendMessage({ role: "user", content: "after", timestamp: 1 });
+    a.appendMessage({ role: "user", content: "after", timestamp: 1 });
+    const [ea, eb] = [a.getEntries(), b.getEntries()];
+    expect(eb.length).toBe(ea.length);
+    expect(eb.map((e) => e.id === undefined)).toEqual(ea.map((e) => e.id === undefined));
+    const strip = (e) => ({ ...e, id: undefined, parentId: undefined, timestamp: undefined });
+    expect(JSON.stringify(eb.map(strip))).toBe(JSON.stringify(ea.map(strip)));
+  });
+});

@@ -78,7 +78,7 @@ class Shells {
     const group = newGroup(this);
     for (let s = 0; s < want.length; ) {
       const b = this.core.shapesText(s === 0 ? want : want.subarray(s));
-      const { forms, shapes: ids, refs } = b;
+      const { forms, shapes: ids, refs, pool: P, starts: S, nums: F, ints: I } = b;
       const n = forms.length;
       if (n === 0) throw new Error("internal: empty entry shape batch");
       this._learn(b);
@@ -86,6 +86,9 @@ class Shells {
       const T = this.interned;
       let a = 0;
       let r = 0;
+      let o = 0;
+      let f = 0;
+      let i = 0;
       for (let k = 0; k < n; k++) {
         const form = forms[k];
         if (form === SHAPED) {
@@ -94,14 +97,17 @@ class Shells {
             put(s + k, this._parseWhole(this.core, want[s + k]));
           } else if (shape.lazy) {
             const rec = newRecord(group, want[s + k], shape);
-            put(s + k, shape.build(A, a, T, refs, r, rec), rec);
+            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, rec), rec);
             group.recs.push(rec);
             group.open++;
           } else {
-            put(s + k, shape.build(A, a, T, refs, r, null));
+            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, null));
           }
           a += shape.na;
           r += shape.nr;
+          o += shape.ns;
+          f += shape.nn;
+          i += shape.ni;
         } else if (form === UNREAD_FORM) {
           put(s + k, null);
         } else if (form === FORM_SHELLS) {
@@ -112,7 +118,8 @@ class Shells {
           put(s + k, A[a++]);
         }
       }
-      if (a !== A.length || r !== refs.length) throw new Error("internal: entry shape batch not consumed exactly");
+      if (a !== A.length || r !== refs.length || o + 1 !== S.length || f !== F.length || i !== I.length)
+        throw new Error("internal: entry shape batch not consumed exactly");
       stats.handedOut += n;
       s += n;
     }

@@ -15,6 +15,9 @@ const VALUE = 0;
 const INTERNED = 1;
 const LAZY = 2;
 const CONSTANTS = { 3: "true", 4: "false", 5: "null" };
+const STRING = 6;
+const NUMBER = 7;
+const INT = 8;
 
 /** Whether a layout (array of `[key, kind]`) has a lazy member, at any depth. */
 function hasLazy(members) {
@@ -22,9 +25,11 @@ function hasLazy(members) {
 }
 
 /**
- * Compile one layout into `{ build, na, nr, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg,
- * msgKey }`. `build(A, a, T, R, r, rec)` makes the entry from the values `A[a..a+na)` and the
- * interned strings `T[R[r..r+nr)]`. With `lazy`, `rec` is the entry's record
+ * Compile one layout into `{ build, na, nr, ns, nn, ni, lazy, lazyKeys, lazyInMsg, firstTop,
+ * firstMsg, msgKey }`. `build(A, a, T, R, r, P, S, o, F, f, I, i, rec)` makes the entry from
+ * the values `A[a..a+na)`, the interned strings `T[R[r..r+nr)]`, the pool strings
+ * `P.slice(S[o + k], S[o + k + 1])` for k < ns, the numbers `F[f..f+nn)` and the integers
+ * `I[i..i+ni)`. With `lazy`, `rec` is the entry's record
  * (lib/lazy-entries.js): the entry (`rec.top`) and the nested object holding lazy keys
  * (`rec.msg`, under key `msgKey`: the message) get it as their private slot, and their lazy
  * keys get the shared accessors. `lazyKeys` / `lazyInMsg`: the lazy keys in the order Rust
@@ -43,12 +48,21 @@ function compileShape(layout, tools) {
   let msgKey;
   let na = 0;
   let nr = 0;
+  let ns = 0;
+  let nn = 0;
+  let ni = 0;
   const q = JSON.stringify;
 
   /** The expression of one member's value (statements for a lazy object go to `lines` first). */
   const valueExpr = (key, kind, depth) => {
     if (kind === VALUE) return `A[a + ${na++}]`;
     if (kind === INTERNED) return `T[R[r + ${nr++}]]`;
+    if (kind === STRING) {
+      const k = ns++;
+      return `P.slice(S[o + ${k}], S[o + ${k + 1}])`;
+    }
+    if (kind === NUMBER) return `F[f + ${nn++}]`;
+    if (kind === INT) return `I[i + ${ni++}]`;
     if (Array.isArray(kind)) return objectOf(kind, key, depth + 1);
     const c = CONSTANTS[kind];
     if (c === undefined) throw new Error(`internal: unknown shape member kind ${kind}`);
@@ -98,36 +112,33 @@ function compileShape(layout, tools) {
   const lazy = hasLazy(layout);
   try {
     const result = lazy ? objectOf(layout, null, 0) : `{${literal(layout, 0)}}`;
-    const body = `return function build(A, a, T, R, r, rec) {\n${lines.join("\n")}\nreturn ${result};\n};`;
+    const body = `return function build(A, a, T, R, r, P, S, o, F, f, I, i, rec) {\n${lines.join("\n")}\nreturn ${result};\n};`;
     const build = new Function("PrivateSlot", "D", "INSPECT", "INSPECT_KEY", body)(
       tools.PrivateSlot,
       descs,
       tools.INSPECT,
       tools.inspectKey,
     );
-    return { build, na, nr, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
+    return { build, na, nr, ns, nn, ni, lazy, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
   } catch {
     // A layout this compiler does not take (never made by Rust today): its entries are read
     // whole, their values skipped.
-    const [vals, refs] = counts(layout);
-    return { build: null, na: vals, nr: refs, lazy: false, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
+    const c = counts(layout, { na: 0, nr: 0, ns: 0, nn: 0, ni: 0 });
+    return { build: null, ...c, lazy: false, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
   }
 }
 
-/** How many values and interned-string refs a layout takes: `[values, refs]`. */
-function counts(members) {
-  let vals = 0;
-  let refs = 0;
+/** How many values, interned-string refs, pool strings, numbers and integers a layout takes (added to `c`). */
+function counts(members, c) {
   for (const [, kind] of members) {
-    if (kind === VALUE) vals++;
-    else if (kind === INTERNED) refs++;
-    else if (Array.isArray(kind)) {
-      const [v, r] = counts(kind);
-      vals += v;
-      refs += r;
-    }
+    if (kind === VALUE) c.na++;
+    else if (kind === INTERNED) c.nr++;
+    else if (kind === STRING) c.ns++;
+    else if (kind === NUMBER) c.nn++;
+    else if (kind === INT) c.ni++;
+    else if (Array.isArray(kind)) counts(kind, c);
   }
-  return [vals, refs];
+  return c;
 }
 
 module.exports = { compileShape };

@@ -7,6 +7,7 @@
 use napi_derive::napi;
 use pi_session_core::entry::{EntryType, Role};
 use pi_session_core::materialize;
+use pi_session_core::shape_stream;
 
 /// The entry types `appendFields` takes with their index fields given (type, id, parentId
 /// and role are all their index holds), so Rust does not scan their text.
@@ -162,11 +163,11 @@ pub const UNREADABLE: u32 = materialize::UNREADABLE;
 
 /// `shapesText().forms[k]` of an entry built from a shape (the other forms are `TextForm`s).
 #[napi]
-pub const SHAPED: u8 = 3;
+pub const SHAPED: u8 = shape_stream::SHAPED;
 
 /// `shapesText().forms[k]` of an entry whose text could not be read.
 #[napi]
-pub const UNREAD: u8 = 255;
+pub const UNREAD: u8 = shape_stream::UNREAD;
 
 #[cfg(test)]
 mod tests {

@@ -8,21 +8,20 @@
 //! walks, labels, context selection and file writes stay in Rust.
 
 use napi::bindgen_prelude::{Either, Function, Object};
-use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
+use napi::bindgen_prelude::{Float64Array, Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
 use napi_derive::napi;
 use pi_session_core::context;
 use pi_session_core::entry::{Entry, Text};
 use pi_session_core::jsonl;
-use pi_session_core::materialize;
 use pi_session_core::session::{BranchedInto, LoadFileError, Session};
-use pi_session_core::shapes;
 use pi_session_core::store::{IdCheck, Persistence, StoreError, fs_error};
+use pi_session_core::{shape_stream, shapes};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::codes::{
-    BatchParent, Branched, FieldKind, FieldRole, ID_TAKEN, IDS_NOT_SPLIT, SHAPED, TextForm, UNREAD,
-    UNREADABLE,
+    BatchParent, Branched, FieldKind, FieldRole, ID_TAKEN, IDS_NOT_SPLIT, TextForm,
 };
 use crate::error::store_error;
 
@@ -33,7 +32,7 @@ pub struct NativeSession {
     needed: Vec<u32>,
     /// The shapes and interned strings JS has been sent (`shapesText`): they stay valid for
     /// the life of this object, across loads (a layout does not depend on the session).
-    shapes: shapes::Tables,
+    shapes: Arc<Mutex<shapes::Tables>>,
 }
 
 /// The context plan: selected entry indices with their latest edit ([`NO_EDIT`] for none),
@@ -68,7 +67,7 @@ impl NativeSession {
                 Persistence::Memory
             }),
             needed: Vec::new(),
-            shapes: shapes::Tables::default(),
+            shapes: Arc::new(Mutex::new(shapes::Tables::default())),
         }
     }
 
@@ -82,7 +81,7 @@ impl NativeSession {
         NativeSession {
             session: self.session.retire(),
             needed: Vec::new(),
-            shapes: shapes::Tables::default(),
+            shapes: Arc::new(Mutex::new(shapes::Tables::default())),
         }
     }
 
@@ -455,14 +454,15 @@ impl NativeSession {
     /// lib/lazy-entries.js to build their objects with: a prefix of the requested entries (a
     /// piece, as `linesText` with `TextForm.Shell`), `forms.length` of them. `forms[k]`:
     /// `SHAPED` (entry `k` is built by shape `shapes[k]` from the next values of `text` and
-    /// the next `refs`), `TextForm.Whole` (the next value of `text` is the entry),
+    /// the next `refs`, the next slices of `pool` (string `k` of the piece is
+    /// `pool.slice(starts[k], starts[k + 1])`), the next `nums` and `ints`), `TextForm.Whole` (the next value of `text` is the entry),
     /// `TextForm.Shell` (a shell no shape carries: the next value is a `null` placeholder and
     /// JS reads the entry whole), or `UNREAD` (it could not be read). `text` is a JSON array body. `newShapes` and
     /// `newInterned` (JSON array bodies) are the layouts and strings registered by this call,
     /// the first with id `shapeBase` / `internedBase`.
     #[napi(
         catch_unwind,
-        ts_return_type = "{ text: string; forms: Uint8Array; shapes: Uint32Array; refs: Uint32Array; newShapes: string; shapeBase: number; newInterned: string; internedBase: number }"
+        ts_return_type = "{ text: string; pool: string; starts: Uint32Array; nums: Float64Array; ints: Int32Array; forms: Uint8Array; shapes: Uint32Array; refs: Uint32Array; newShapes: string; shapeBase: number; newInterned: string; internedBase: number }"
     )]
     pub fn shapes_text<'env>(
         &mut self,
@@ -470,60 +470,29 @@ impl NativeSession {
         indices: Uint32Array,
     ) -> Result<Object<'env>> {
         let want: &[u32] = &indices;
-        let tables = &mut self.shapes;
-        self.session
-            .lines_text(want, materialize::Form::Shells, |text, p| {
-                let n = p.count();
-                let mut out = shapes::Out::default();
-                out.values.reserve(text.len() / 2);
-                let mut forms = Vec::with_capacity(n);
-                let mut ids = Vec::with_capacity(n);
-                for k in 0..n {
-                    let (start, end) = (p.starts[k], p.ends[k]);
-                    if start == UNREADABLE {
-                        forms.push(UNREAD);
-                        ids.push(0);
-                        continue;
-                    }
-                    let t = text.get(start as usize..end as usize).unwrap_or_default();
-                    let form = p.shells.get(k).copied().unwrap_or(materialize::WHOLE);
-                    match shapes::encode(t, form == materialize::SHELL, tables, &mut out) {
-                        Some(id) => {
-                            forms.push(SHAPED);
-                            ids.push(id);
-                        }
-                        // A shell no shape carries goes as a placeholder: JS reads that
-                        // entry whole (`line`); a whole text goes as it is.
-                        None => {
-                            out.push_value(if form == materialize::SHELL {
-                                b"null"
-                            } else {
-                                t
-                            });
-                            forms.push(form);
-                            ids.push(0);
-                        }
-                    }
-                }
-                let new = tables.take_new();
-                // ASCII (the piece is, and so is all that is copied from it).
-                let mut o = Object::new(env)?;
-                o.set("text", env.create_string_latin1(&out.values)?)?;
-                o.set("forms", Uint8Array::new(forms))?;
-                o.set("shapes", Uint32Array::new(ids))?;
-                o.set("refs", Uint32Array::new(out.refs))?;
-                o.set(
-                    "newShapes",
-                    env.create_string_latin1(new.shapes.as_bytes())?,
-                )?;
-                o.set("shapeBase", new.shape_base)?;
-                o.set(
-                    "newInterned",
-                    env.create_string_latin1(new.interned.as_bytes())?,
-                )?;
-                o.set("internedBase", new.interned_base)?;
-                Ok(o)
-            })
+        let e = self.session.shapes_piece(want, &self.shapes);
+        let new = shape_stream::lock(&self.shapes).take_new();
+        // ASCII (the texts are, and so is all that is copied from them).
+        let mut o = Object::new(env)?;
+        o.set("text", env.create_string_latin1(&e.out.values)?)?;
+        o.set("pool", env.create_string_latin1(&e.out.pool)?)?;
+        o.set("starts", Uint32Array::new(e.out.starts))?;
+        o.set("nums", Float64Array::new(e.out.nums))?;
+        o.set("ints", Int32Array::new(e.out.ints))?;
+        o.set("forms", Uint8Array::new(e.forms))?;
+        o.set("shapes", Uint32Array::new(e.ids))?;
+        o.set("refs", Uint32Array::new(e.out.refs))?;
+        o.set(
+            "newShapes",
+            env.create_string_latin1(new.shapes.as_bytes())?,
+        )?;
+        o.set("shapeBase", new.shape_base)?;
+        o.set(
+            "newInterned",
+            env.create_string_latin1(new.interned.as_bytes())?,
+        )?;
+        o.set("internedBase", new.interned_base)?;
+        Ok(o)
     }
 
     /// Indices of entries that are not `type: "session"`.

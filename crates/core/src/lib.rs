@@ -28,6 +28,7 @@ pub mod migrate;
 pub mod safefs;
 pub mod search;
 pub mod session;
+pub mod shape_stream;
 pub mod shapes;
 pub mod store;
 pub mod tree;

@@ -10,11 +10,13 @@ use crate::config::Settings;
 use crate::entry::{Entry, Key, Text};
 use crate::error::{FsError, fs_error};
 use crate::materialize::{self, Form, Piece};
+use crate::shape_stream::{self, Encoded, ShapeStream};
+use crate::shapes::Tables;
 use crate::store::{self, IdCheck, Persistence, Store, StoreError};
 use crate::tree::Tree;
 use crate::{branch, jsonl, migrate};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A session's entries, their persistence and the text batches being read.
 pub struct Session {
@@ -24,6 +26,8 @@ pub struct Session {
     prefetch: Option<Prefetch>,
     /// The batch [`Session::lines_text`] is handing out piece by piece.
     laid: Option<Laid>,
+    /// The shapes hand-out being encoded on a worker thread ([`Session::shapes_piece`]).
+    stream: Option<ShapeStream>,
 }
 
 /// What [`Session::load_file`] did.
@@ -175,6 +179,7 @@ impl Session {
             settings,
             prefetch: None,
             laid: None,
+            stream: None,
         }
     }
 
@@ -192,6 +197,7 @@ impl Session {
     fn entries_changing(&mut self) -> &mut Store {
         self.prefetch = None;
         self.laid = None;
+        self.stream = None;
         &mut self.store
     }
 
@@ -417,6 +423,35 @@ impl Session {
         out
     }
 
+    /// The next piece of a hand-out of the entries at `want` as shapes
+    /// ([`crate::shape_stream::encode_piece`]; `indices` says which entries it holds, a prefix
+    /// of `want`). A large hand-out is encoded ahead on a worker thread ([`ShapeStream`]) while
+    /// the caller builds the pieces before; a small one here, from [`Session::lines_text`].
+    pub fn shapes_piece(&mut self, want: &[u32], tables: &Arc<Mutex<Tables>>) -> Encoded {
+        if let Some(s) = self.stream.as_mut() {
+            if let Some(e) = s.next(want) {
+                return e;
+            }
+            self.stream = None;
+        }
+        if want.len() >= shape_stream::STREAM_MIN {
+            let entries = &self.store.tree.entries;
+            let (batch, piece) = (self.settings.text_batch, self.settings.text_piece);
+            let stream = ShapeStream::spawn(entries, want, Arc::clone(tables), batch, piece);
+            if let Some(mut s) = stream
+                && let Some(e) = s.next(want)
+            {
+                self.stream = Some(s);
+                return e;
+            }
+        }
+        self.lines_text(want, Form::Shells, |text, p| {
+            let mut e = shape_stream::encode_piece(text, &p, tables);
+            e.indices = want.get(..p.count()).unwrap_or_default().to_vec();
+            e
+        })
+    }
+
     /// Lay out the batch of texts that starts `want`: the one the worker thread prepared
     /// if it is for these entries, else here (a small first batch, so JS starts parsing at
     /// once). When entries remain after it, the next batch is started on a worker thread.
@@ -464,6 +499,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shapes::NewEntries;
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#;
 
@@ -524,6 +560,190 @@ mod tests {
             out.extend(got);
         }
         out
+    }
+
+    /// A session of `n` messages with usage numbers, heavy content in every third (so a
+    /// shell) and non-ASCII text in some, loaded from a file (small batches and pieces).
+    fn shaped_session(n: usize) -> Session {
+        let settings = Settings {
+            text_batch: 4096,
+            text_piece: 700,
+            ..Settings::default()
+        };
+        let mut s = Session::with_settings(Persistence::Memory, settings);
+        let mut lines = vec![HEADER.to_string()];
+        for i in 0..n {
+            let parent = if i == 0 {
+                "null".to_string()
+            } else {
+                format!("\"m{}\"", i - 1)
+            };
+            let content = if i % 3 == 0 {
+                "y".repeat(200)
+            } else {
+                format!("é{i}")
+            };
+            lines.push(format!(
+                r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.{:03}Z","message":{{"role":"assistant","content":"{content}","model":"m{}","usage":{{"input":{i},"cost":{{"total":0.{i}1}}}},"timestamp":17487688429{:02}}}}}"#,
+                i % 1000,
+                i % 5,
+                i % 100
+            ));
+        }
+        s.replace_lines(&lines.join("\n")).expect("lines");
+        s
+    }
+
+    /// Every piece of a shapes hand-out of `want` (`shapes_piece` until all are handed out),
+    /// with the layouts and strings registered when each was handed over.
+    fn shaped_all(
+        s: &mut Session,
+        want: &[u32],
+        tables: &Arc<Mutex<Tables>>,
+    ) -> Vec<(Encoded, NewEntries)> {
+        let mut out = Vec::new();
+        let mut done = 0;
+        while done < want.len() {
+            let e = s.shapes_piece(&want[done..], tables);
+            assert!(!e.indices.is_empty() && want[done..].starts_with(&e.indices));
+            done += e.indices.len();
+            let new = shape_stream::lock(tables).take_new();
+            out.push((e, new));
+        }
+        out
+    }
+
+    /// Forms with shape ids, refs, number bits, pool, JSON values, [layouts, strings].
+    type Flat = (
+        Vec<(u8, u32)>,
+        Vec<u32>,
+        Vec<u64>,
+        Vec<u8>,
+        Vec<u8>,
+        [String; 2],
+    );
+
+    /// What a hand-out gives JS, entry by entry: form, shape id, and the values it takes; and
+    /// every layout and string registered (when each was handed over may differ).
+    fn flat(pieces: &[(Encoded, NewEntries)]) -> Flat {
+        let (mut forms, mut ints) = (Vec::new(), Vec::new());
+        let (mut refs, mut nums, mut pool, mut values, mut new) = (
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            [String::new(), String::new()],
+        );
+        for (e, n) in pieces {
+            forms.extend(e.forms.iter().copied().zip(e.ids.iter().copied()));
+            refs.extend(&e.out.refs);
+            nums.extend(e.out.nums.iter().map(|n| n.to_bits()));
+            ints.extend(e.out.ints.iter().map(|&i| i as u64));
+            pool.extend(&e.out.pool);
+            // One JSON array body, whatever the pieces.
+            if !values.is_empty() && !e.out.values.is_empty() {
+                values.push(b',');
+            }
+            values.extend(&e.out.values);
+            // Layouts, then strings: each list in id order, however the pieces took them.
+            for (k, body) in [&n.shapes, &n.interned].into_iter().enumerate() {
+                if !body.is_empty() {
+                    new[k].push_str(body);
+                    new[k].push(',');
+                }
+            }
+        }
+        // The doubles, then the integers.
+        nums.extend(ints);
+        (forms, refs, nums, pool, values, new)
+    }
+
+    #[test]
+    fn a_large_shapes_hand_out_streams_and_gives_what_encoding_here_gives() {
+        let mut s = shaped_session(shape_stream::STREAM_MIN + 900);
+        let want: Vec<u32> = (1..s.tree().entries.len() as u32).collect();
+        let streamed = Arc::new(Mutex::new(Tables::default()));
+        let pieces = shaped_all(&mut s, &want, &streamed);
+        assert!(pieces.len() > 10);
+        // The hand-out went through the worker thread.
+        assert!(s.stream.is_some());
+        // The same entries encoded here, piece by piece, with tables of their own.
+        let here = Arc::new(Mutex::new(Tables::default()));
+        let mut expect = Vec::new();
+        let mut done = 0;
+        while done < want.len() {
+            let rest = &want[done..];
+            let mut e = s.lines_text(rest, Form::Shells, |text, p| {
+                shape_stream::encode_piece(text, &p, &here)
+            });
+            e.indices = rest[..e.forms.len()].to_vec();
+            done += e.indices.len();
+            let new = shape_stream::lock(&here).take_new();
+            expect.push((e, new));
+        }
+        let (a, b) = (flat(&pieces), flat(&expect));
+        assert_eq!(a.0.len(), want.len());
+        assert!(a.0.iter().all(|&(f, _)| f == shape_stream::SHAPED));
+        // (Not assert_eq: the values of 5,000 entries would fill the screen.)
+        assert!(
+            a.0 == b.0 && a.1 == b.1 && a.2 == b.2,
+            "forms, refs, numbers"
+        );
+        assert!(a.3 == b.3 && a.4 == b.4, "pool strings, JSON values");
+        assert!(a.5 == b.5, "layouts and strings registered");
+        // The non-ASCII text (light, so interned) was escaped.
+        assert!(b.5[1].contains("\\u00e9"));
+    }
+
+    #[test]
+    fn a_stream_left_part_way_loses_no_layout_or_string_js_must_learn() {
+        let mut s = shaped_session(shape_stream::STREAM_MIN + 100);
+        let want: Vec<u32> = (1..s.tree().entries.len() as u32).collect();
+        let tables = Arc::new(Mutex::new(Tables::default()));
+        // How many layouts and strings JS has learned: (shapes, interned).
+        let mut known = (0usize, 0usize);
+        let learn = |t: &Arc<Mutex<Tables>>, known: &mut (usize, usize)| {
+            let n = shape_stream::lock(t).take_new();
+            let count = |body: &str| {
+                if body.is_empty() {
+                    return 0;
+                }
+                let items: Vec<serde_json::Value> =
+                    serde_json::from_str(&format!("[{body}]")).expect("json");
+                items.len()
+            };
+            assert_eq!(n.shape_base as usize, known.0);
+            assert_eq!(n.interned_base as usize, known.1);
+            known.0 += count(&n.shapes);
+            known.1 += count(&n.interned);
+        };
+        // Two pieces of one hand-out (the worker runs ahead), then another request.
+        let first = s.shapes_piece(&want, &tables);
+        learn(&tables, &mut known);
+        let second = s.shapes_piece(&want[first.indices.len()..], &tables);
+        learn(&tables, &mut known);
+        assert!(s.stream.is_some());
+        let other: Vec<u32> = want.iter().rev().copied().collect();
+        let mut got = 0;
+        while got < other.len() {
+            let e = s.shapes_piece(&other[got..], &tables);
+            learn(&tables, &mut known);
+            assert!(other[got..].starts_with(&e.indices));
+            for (&f, &id) in e.forms.iter().zip(&e.ids) {
+                assert!(
+                    f != shape_stream::SHAPED || (id as usize) < known.0,
+                    "shape {id} not learned"
+                );
+            }
+            assert!(e.out.refs.iter().all(|&r| (r as usize) < known.1));
+            got += e.indices.len();
+        }
+        assert!(second.indices.first() > first.indices.last());
+        // A change of the entries drops a stream.
+        let _ = s.shapes_piece(&want, &tables);
+        assert!(s.stream.is_some());
+        s.replace_lines(HEADER).expect("lines");
+        assert!(s.stream.is_none());
     }
 
     #[test]

@@ -1,0 +1,237 @@
+//! Entry shapes for a large hand-out encoded on a worker thread, piece by piece, while JS
+//! builds the objects of the pieces before (lib/lazy-entries.js `Shells.make`).
+//!
+//! Why: encoding a giant session's branch ([`crate::shapes::encode`], ~1.5 µs an entry with
+//! its lay-out) ran on the JS thread between JS's builds, so the two added up: ~0.5 s of the
+//! ~1 s the first `getBranch()` of a 700 MB session cost. On a second core the encoding
+//! overlaps the building.
+//!
+//! The worker reads clones of the entries' shells and texts (reference counts), so the
+//! session may change meanwhile; the session drops its stream on any change of its entries
+//! (`Session::entries_changing`). It registers layouts and interned strings in the session's
+//! [`Tables`] under a lock taken per entry; the JS thread takes what is new when it hands a
+//! piece over ([`Tables::take_new`]), which may include what later pieces registered: JS
+//! learns them in id order all the same, a little early. So a stream dropped part way loses
+//! nothing JS must learn.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::entry::{Entry, Text};
+use crate::materialize::{self, Form, Piece, UNREADABLE};
+use crate::shapes::{self, Out, Tables};
+
+/// `Encoded::forms[k]` of an entry built from a shape (the other forms are
+/// [`materialize::WHOLE`] and [`materialize::SHELL`]).
+pub const SHAPED: u8 = 3;
+/// `Encoded::forms[k]` of an entry whose text could not be read.
+pub const UNREAD: u8 = 255;
+
+/// Hand-outs of fewer entries are encoded on the JS thread (a thread costs more than it saves).
+pub const STREAM_MIN: usize = 4096;
+/// Pieces encoded ahead of JS at most.
+const AHEAD: usize = 8;
+
+/// One piece of a hand-out: the entries at `indices`, each with its form and shape id, and
+/// the values the shapes take (`out`).
+#[derive(Debug, Default)]
+pub struct Encoded {
+    pub indices: Vec<u32>,
+    pub forms: Vec<u8>,
+    pub ids: Vec<u32>,
+    pub out: Out,
+}
+
+/// Lock the tables. A worker that panicked while holding them left them usable: each entry's
+/// registration is whole or absent (`encode` registers a layout after its values).
+pub fn lock(tables: &Mutex<Tables>) -> MutexGuard<'_, Tables> {
+    tables.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Encode a piece laid out with [`Form::Shells`] (`text` is its bytes) into its forms, shape
+/// ids and values (`indices` left empty). The tables are locked for each entry.
+pub fn encode_piece(text: &[u8], p: &Piece, tables: &Mutex<Tables>) -> Encoded {
+    let n = p.count();
+    let mut e = Encoded {
+        indices: Vec::new(),
+        forms: Vec::with_capacity(n),
+        ids: Vec::with_capacity(n),
+        out: Out::default(),
+    };
+    e.out.values.reserve(text.len() / 4);
+    for k in 0..n {
+        let (start, end) = (
+            p.starts.get(k).copied().unwrap_or(UNREADABLE),
+            p.ends.get(k).copied().unwrap_or(UNREADABLE),
+        );
+        if start == UNREADABLE {
+            e.forms.push(UNREAD);
+            e.ids.push(0);
+            continue;
+        }
+        let t = text.get(start as usize..end as usize).unwrap_or_default();
+        let form = p.shells.get(k).copied().unwrap_or(materialize::WHOLE);
+        let id = shapes::encode(t, form == materialize::SHELL, &mut lock(tables), &mut e.out);
+        match id {
+            Some(id) => {
+                e.forms.push(SHAPED);
+                e.ids.push(id);
+            }
+            // A shell no shape carries goes as a placeholder: JS reads that entry whole; a
+            // whole text goes as it is.
+            None => {
+                e.out.push_value(if form == materialize::SHELL {
+                    b"null"
+                } else {
+                    t
+                });
+                e.forms.push(form);
+                e.ids.push(0);
+            }
+        }
+    }
+    e.out.finish();
+    e
+}
+
+/// A hand-out being encoded on a worker thread.
+pub struct ShapeStream {
+    rx: Receiver<Encoded>,
+    cancel: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ShapeStream {
+    /// Start encoding the entries at `want` (indices into `entries`), in pieces of about
+    /// `piece` bytes laid out in batches of about `batch` bytes. `None` if no thread could
+    /// be started.
+    pub fn spawn(
+        entries: &[Entry],
+        want: &[u32],
+        tables: Arc<Mutex<Tables>>,
+        batch: usize,
+        piece: usize,
+    ) -> Option<ShapeStream> {
+        // What the worker reads: each entry's shell, or else its text (an owned text is
+        // copied here: only light entries without a shell need it, and they are small).
+        let mut shells: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
+        let mut texts: Vec<Option<Text>> = Vec::with_capacity(want.len());
+        for &i in want {
+            let e = entries.get(i as usize);
+            let shell = e.and_then(|e| e.shell.clone());
+            texts.push(if shell.is_some() {
+                None
+            } else {
+                e.map(|e| e.text.clone())
+            });
+            shells.push(shell);
+        }
+        let want = want.to_vec();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = sync_channel(AHEAD);
+        let flag = Arc::clone(&cancel);
+        let handle = std::thread::Builder::new()
+            .name("psn-shapes".into())
+            .spawn(move || {
+                let job = Job {
+                    want,
+                    texts,
+                    shells,
+                    tables,
+                    cancel: flag,
+                    batch,
+                    piece,
+                };
+                job.run(&tx);
+            })
+            .ok()?;
+        Some(ShapeStream {
+            rx,
+            cancel,
+            handle: Some(handle),
+        })
+    }
+
+    /// The next piece, if it is the one a request for `want` starts with (else the stream
+    /// is of no further use: the caller drops it).
+    pub fn next(&mut self, want: &[u32]) -> Option<Encoded> {
+        let e = self.rx.recv().ok()?;
+
+        (!e.indices.is_empty() && want.starts_with(&e.indices)).then_some(e)
+    }
+}
+
+impl Drop for ShapeStream {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        // Unblock a worker waiting to send, then wait for it to stop.
+        while self.rx.try_recv().is_ok() {}
+        if let Some(h) = self.handle.take() {
+            // Drain while it finishes the piece it is on (it stops at the next check).
+            while !h.is_finished() {
+                let _ = self.rx.recv_timeout(std::time::Duration::from_millis(1));
+            }
+            let _ = h.join();
+        }
+    }
+}
+
+/// What a worker owns.
+struct Job {
+    want: Vec<u32>,
+    texts: Vec<Option<Text>>,
+    shells: Vec<Option<Arc<str>>>,
+    tables: Arc<Mutex<Tables>>,
+    cancel: Arc<AtomicBool>,
+    batch: usize,
+    piece: usize,
+}
+
+impl Job {
+    fn run(&self, tx: &SyncSender<Encoded>) {
+        let local: Vec<u32> = (0..self.want.len() as u32).collect();
+        let mut scratch = Vec::new();
+        let mut pos = 0;
+        // The first batch is small, so JS starts building at once; then they double.
+        let mut budget = (self.batch / 16).max(1);
+        while pos < local.len() {
+            if self.cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let b = materialize::batch(
+                |i| self.texts.get(i as usize).and_then(|t| t.as_ref()),
+                |i| self.shells.get(i as usize).and_then(|s| s.as_deref()),
+                |_| None::<&[u32]>,
+                Form::Shells,
+                local.get(pos..).unwrap_or_default(),
+                budget,
+                &mut scratch,
+            );
+            budget = self.batch.min(budget.saturating_mul(2));
+            if b.count() == 0 {
+                return;
+            }
+            let mut at = 0;
+            while at < b.count() {
+                if self.cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let p = materialize::piece(&b, at, self.piece);
+                let text = b.bytes.get(p.start..p.end).unwrap_or_default();
+                let mut e = encode_piece(text, &p, &self.tables);
+                let from = pos + at;
+                e.indices = self
+                    .want
+                    .get(from..from + p.count())
+                    .unwrap_or_default()
+                    .to_vec();
+                at += p.count();
+                if tx.send(e).is_err() {
+                    return;
+                }
+            }
+            pos += b.count();
+        }
+    }
+}
