@@ -53,17 +53,20 @@ const MAX_INTERNED: usize = 1 << 16;
 /// Longest string token (quotes included) interned: repeated values are short names.
 const MAX_INTERNED_LEN: usize = 64;
 /// Keys whose values are (nearly) unique per entry: interning them would only fill the table.
-const UNIQUE_KEYS: [&str; 9] = [
-    "\"id\"",
-    "\"parentId\"",
-    "\"timestamp\"",
-    "\"responseId\"",
-    "\"toolCallId\"",
-    "\"targetId\"",
-    "\"fromId\"",
-    "\"firstKeptEntryId\"",
-    "\"parentSession\"",
-];
+fn is_unique_key(key: &[u8]) -> bool {
+    matches!(
+        key,
+        b"\"id\""
+            | b"\"parentId\""
+            | b"\"timestamp\""
+            | b"\"responseId\""
+            | b"\"toolCallId\""
+            | b"\"targetId\""
+            | b"\"fromId\""
+            | b"\"firstKeptEntryId\""
+            | b"\"parentSession\""
+    )
+}
 /// Longest string taken from the pool. V8 copies a slice shorter than 13 characters, but
 /// makes a longer one a view that keeps the whole pool alive as long as the entry lives:
 /// longer strings (timestamps, response ids) go as JSON values, which `JSON.parse` copies.
@@ -364,7 +367,7 @@ impl<'s> Encoder<'s, '_, '_> {
             b'"' => {
                 let end = string_end(s, i)?;
                 let token = s.get(i..end)?;
-                let unique = UNIQUE_KEYS.iter().any(|k| k.as_bytes() == key);
+                let unique = is_unique_key(key);
                 let id = (!unique && token.len() <= MAX_INTERNED_LEN)
                     .then(|| self.t.intern(token))
                     .flatten();
@@ -399,7 +402,7 @@ impl<'s> Encoder<'s, '_, '_> {
                 let token = s.get(i..end)?;
                 // The token is a JSON number (the text was parsed as JSON at load), which
                 // Rust's float syntax accepts; rounding is correct in both.
-                match std::str::from_utf8(token).ok()?.parse::<f64>() {
+                match parse_number(token) {
                     // -0 is not an integer here: it stays a double.
                     Ok(n)
                         if n.fract() == 0.0
@@ -428,6 +431,56 @@ impl<'s> Encoder<'s, '_, '_> {
         self.layout.push(char::from(b'0' + kind));
         Some(end)
     }
+}
+
+/// The double a JSON number token denotes (the one `JSON.parse` gives: both round
+/// correctly). Most tokens in a session (counts, costs, times) take the exact fast path:
+/// at most 15 significant digits and a power of ten up to 22, where one IEEE multiply or
+/// divide of two exact values rounds correctly (Clinger). Others go to Rust's parser.
+fn parse_number(token: &[u8]) -> Result<f64, ()> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let slow = || {
+        std::str::from_utf8(token)
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .ok_or(())
+    };
+    let (neg, digits) = match token.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, token),
+    };
+    let mut mantissa: u64 = 0;
+    let mut significant = 0;
+    let mut scale: i32 = 0;
+    let mut seen_dot = false;
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                if significant > 0 || c != b'0' {
+                    significant += 1;
+                }
+                if significant > 15 {
+                    return slow();
+                }
+                mantissa = mantissa * 10 + u64::from(c - b'0');
+                if seen_dot {
+                    scale -= 1;
+                }
+            }
+            b'.' if !seen_dot => seen_dot = true,
+            // An exponent, or anything unexpected: the full parser.
+            _ => return slow(),
+        }
+    }
+    if digits.is_empty() || scale < -22 {
+        return slow();
+    }
+    // mantissa < 10^15 < 2^53: exact as a double, and so is 10^-scale.
+    let magnitude = mantissa as f64 / POW10[(-scale) as usize];
+    Ok(if neg { -magnitude } else { magnitude })
 }
 
 /// A key's token (`"..."`) if this form carries it: no escapes, not `__proto__`, not all
@@ -629,5 +682,60 @@ mod tests {
         assert_eq!(enc(&mut t, &deep, false), None);
         // Whitespace between tokens, as a hand-edited file may have.
         assert!(enc(&mut t, "{ \"a\" : 1 , \"b\" : [ 1 , 2 ] }", false).is_some());
+    }
+
+    #[test]
+    fn the_number_fast_path_gives_what_rusts_parser_gives() {
+        let mut tokens: Vec<String> = [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1",
+            "-1",
+            "0.1",
+            "0.005847",
+            "1748768842904",
+            "123456789012345",
+            "1234567890123456",
+            "9007199254740993",
+            "0.30000000000000004",
+            "1e5",
+            "1E-7",
+            "-12.5E-3",
+            "100.000",
+            "000",
+            "0.000000000000000000001",
+            "0.0000000000000000000001",
+            "999999999999999",
+            "99999999999999.9",
+            "4.35",
+            "2.675",
+            "1.005",
+            "5e-324",
+            "1.7976931348623157e308",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Costs and counts as sessions hold them: up to 6 decimals, and some longer ones.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let int = x % 10_000_000;
+            let frac = (x >> 24) % 1_000_000_000_000;
+            let decimals = ((x >> 60) % 13) as usize;
+            let sign = if x & 1 == 1 { "-" } else { "" };
+            let f = format!("{frac:012}");
+            tokens.push(format!("{sign}{int}.{}", &f[..decimals.max(1)]));
+            tokens.push(format!("{sign}{}", x % 100_000_000_000_000_000));
+        }
+        for t in &tokens {
+            let want: f64 = t.parse().expect("valid");
+            let got = parse_number(t.as_bytes()).expect("parsed");
+            assert_eq!(got.to_bits(), want.to_bits(), "{t}: {got} != {want}");
+        }
     }
 }
