@@ -4,12 +4,13 @@
 // entries handed out as objects, entries whose heavy values were read (filled), and entries
 // parsed whole. pi's start-up walks the whole branch (every entry is handed out, cheap fields
 // only) but reads the heavy values of the context alone: anything more is work pi does not need.
-import { appendFileSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { writeSession } from "../../bench/gen.mjs";
 import { startModelServer } from "../../scripts/model-server.mjs";
-import { cleanup, makeRoot, markerCount, node22, runPiOk } from "./helpers.mjs";
+import { hasTmux, shq, tmuxServer } from "../tty-helpers.mjs";
+import { cleanup, makeRoot, markerCount, node22, piArgv, piEnv, runPiOk } from "./helpers.mjs";
 
 const TIMEOUT = 180_000;
 const REF = join(
@@ -73,6 +74,68 @@ describe.skipIf(!node22)("what pi reads of a long session (real pi bin, pi-nativ
           `pi --session -p on ${(size / 1048576).toFixed(1)} MB: branch ${branch}, context ${context} messages; handed out ${stats.handedOut}, filled ${stats.filled}, parsed whole ${stats.parsedWhole}`,
         );
       } finally {
+        await server.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  test.skipIf(!hasTmux)(
+    "the TUI: resume reads the context alone; /tree reads message contents (pi's tree maps every tool call), each entry made once",
+    async () => {
+      const server = await startModelServer({ maxRequests: 10 });
+      const tty = tmuxServer("pibin-reads");
+      try {
+        const root = makeRoot("pibin-reads-tui-", server.baseUrl);
+        const file = makeSession(root, 6);
+        const { SessionManager } = await import(REF);
+        const ref = SessionManager.open(file);
+        const entries = ref.getEntries();
+        const messages = entries.filter((e) => e.type === "message").length;
+        const context = ref.buildSessionContext().messages.length;
+        /** Run the TUI on `file`, do `then` once the footer is drawn, quit: the read counts. */
+        const tui = async (name, then) => {
+          const statsFile = join(root, `${name}.json`);
+          const env = piEnv(root, "native", { env: { PI_SESSION_NATIVE_READ_STATS: statsFile } });
+          const vars = Object.entries(env).filter(([k]) => /^(HOME|PATH|TERM|NO_COLOR|PI_)/.test(k));
+          const argv = [node22, ...piArgv("native", ["--session", file])];
+          tty.run(
+            name,
+            `cd ${shq(join(root, "project"))} && env ${vars.map(([k, v]) => `${k}=${shq(v)}`).join(" ")} ${argv.map(shq).join(" ")}`,
+            {
+              width: 160,
+              height: 45,
+            },
+          );
+          await tty.waitFor(name, (s) => /scripted-1/.test(s), 60_000);
+          await then(name);
+          tty.tmux("send-keys", "-t", name, "/quit", "Enter");
+          for (let i = 0; i < 300 && !existsSync(statsFile); i++) await new Promise((r) => setTimeout(r, 100));
+          return JSON.parse(readFileSync(statsFile, "utf8"));
+        };
+        const resume = await tui("resume", async () => {});
+        // Every entry is made (the footer's stats walk them all), the context parsed whole,
+        // and no heavy value of the compacted history read.
+        expect(resume.handedOut + resume.parsedWhole).toBeGreaterThanOrEqual(entries.length);
+        expect(resume.parsedWhole).toBeLessThanOrEqual(context + 64);
+        expect(resume.filled, JSON.stringify(resume)).toBeLessThanOrEqual(64);
+        const tree = await tui("tree", async (name) => {
+          tty.tmux("send-keys", "-t", name, "/tree", "Enter");
+          await tty.waitFor(name, (s) => /\(\d+\/\d+\)/.test(s), 60_000);
+          tty.tmux("send-keys", "-t", name, "Escape");
+          await tty.waitFor(name, (s) => !/\(\d+\/\d+\)/.test(s), 60_000);
+        });
+        // pi's tree selector reads the content of every message (its tool-call map): those are
+        // filled, once each; nothing is made twice or parsed whole beyond the resume's reads.
+        expect(tree.handedOut + tree.parsedWhole).toBeLessThanOrEqual(entries.length + 64);
+        expect(tree.parsedWhole).toBe(resume.parsedWhole);
+        expect(tree.filled).toBeGreaterThan(messages / 2);
+        expect(tree.filled).toBeLessThanOrEqual(messages);
+        console.log(
+          `pi's TUI on ${entries.length} entries (${messages} messages, context ${context}): resume ${JSON.stringify(resume)}, then /tree ${JSON.stringify(tree)}`,
+        );
+      } finally {
+        tty.tmux("kill-server");
         await server.close();
       }
     },
