@@ -11,7 +11,6 @@ use napi::bindgen_prelude::{Either, Function, Object};
 use napi::bindgen_prelude::{Float64Array, Int32Array, Uint8Array, Uint32Array};
 use napi::{Env, Error, Result};
 use napi_derive::napi;
-use pi_session_core::context;
 use pi_session_core::entry::{Entry, Text};
 use pi_session_core::jsonl;
 use pi_session_core::session::{BranchedInto, LoadFileError, Session};
@@ -584,8 +583,8 @@ impl NativeSession {
 
     /// The projection plan for the current leaf.
     #[napi(catch_unwind)]
-    pub fn context_plan(&self) -> ContextPlan {
-        let plan = context::plan(self.session.tree());
+    pub fn context_plan(&mut self) -> ContextPlan {
+        let plan = self.session.context_plan();
         ContextPlan {
             indices: Uint32Array::new(plan.selected.iter().map(|s| s.index).collect()),
             edits: Int32Array::new(

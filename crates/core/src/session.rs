@@ -14,7 +14,7 @@ use crate::shape_stream::{self, Encoded, ShapeStream};
 use crate::shapes::Tables;
 use crate::store::{self, IdCheck, Persistence, Store, StoreError};
 use crate::tree::Tree;
-use crate::{branch, jsonl, migrate};
+use crate::{branch, context, jsonl, migrate};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +28,8 @@ pub struct Session {
     laid: Option<Laid>,
     /// The shapes hand-out being encoded on a worker thread ([`Session::shapes_piece`]).
     stream: Option<ShapeStream>,
+    /// The last context plan, extended while the leaf only moves on to appended entries.
+    plan_memo: Option<context::PlanMemo>,
 }
 
 /// What [`Session::load_file`] did.
@@ -180,6 +182,7 @@ impl Session {
             prefetch: None,
             laid: None,
             stream: None,
+            plan_memo: None,
         }
     }
 
@@ -203,6 +206,7 @@ impl Session {
 
     /// Replace every entry.
     fn replace_entries(&mut self, entries: Vec<Entry>) {
+        self.plan_memo = None;
         self.entries_changing().replace(entries);
     }
 
@@ -332,6 +336,8 @@ impl Session {
 
     /// [`Store::restore_texts`].
     pub fn restore_texts(&mut self, indices: &[u32], lines: Vec<Option<String>>) {
+        // A restored text may change what the plan reads (a role): planned afresh.
+        self.plan_memo = None;
         self.entries_changing().restore_texts(indices, lines);
     }
 
@@ -421,6 +427,11 @@ impl Session {
             self.laid = Some(l);
         }
         out
+    }
+
+    /// The context plan for the current leaf ([`context::plan_with`]).
+    pub fn context_plan(&mut self) -> context::Plan {
+        context::plan_with(&self.store.tree, &mut self.plan_memo)
     }
 
     /// The next piece of a hand-out of the entries at `want` as shapes

@@ -102,6 +102,10 @@ pub struct Tree {
     /// appends leave every earlier resolution as it is ([`Tree::push`]): a walk is then array
     /// steps, not an id lookup per entry (55 ms for a 700 MB session's 321,395-entry path).
     parents: OnceLock<Parents>,
+    /// Bumped whenever the kept parent indices are dropped (a rebuild, a pop, an append that
+    /// changes an earlier resolution). While it stays the same, every path walked before is
+    /// still a prefix of the paths through its end: `context::plan_with` extends its last plan.
+    pub epoch: u64,
 }
 
 /// [`Tree::parents`]: per entry its parent's index ([`NO_PARENT`]: none, missing or falsy),
@@ -127,7 +131,7 @@ impl Tree {
     }
 
     pub fn rebuild_index(&mut self) {
-        self.parents = OnceLock::new();
+        self.drop_parents();
         self.by_id.clear();
         self.labels.clear();
         self.leaf = None;
@@ -194,7 +198,7 @@ impl Tree {
             .get()
             .is_some_and(|p| !self.by_id.contains(&e.id) && !p.unresolved.contains(&e.id));
         if !keep {
-            self.parents = OnceLock::new();
+            self.drop_parents();
         }
         self.entries.push(e);
         let i = self.entries.len() - 1;
@@ -220,6 +224,17 @@ impl Tree {
         }
     }
 
+    fn drop_parents(&mut self) {
+        self.parents = OnceLock::new();
+        self.epoch = self.epoch.wrapping_add(1);
+    }
+
+    /// The index of entry `i`'s parent on a walk (none: the walk ends at `i`).
+    pub fn parent_index(&self, i: usize) -> Option<usize> {
+        let p = *self.parents().of.get(i)?;
+        (p != NO_PARENT).then_some(p as usize)
+    }
+
     /// The parent indices, made now if they are not kept.
     fn parents(&self) -> &Parents {
         self.parents.get_or_init(|| {
@@ -238,7 +253,7 @@ impl Tree {
 
     /// Undo the last [`Tree::push`] after a failed write: memory goes back to what it was.
     pub fn pop(&mut self, previous_leaf: Option<Key>, snapshot: PushUndo) {
-        self.parents = OnceLock::new();
+        self.drop_parents();
         if let Some(e) = self.entries.pop() {
             if e.is_conversation() {
                 self.conversation = self.conversation.saturating_sub(1);
@@ -385,23 +400,25 @@ impl Tree {
     /// The reference's `buildSessionPath(entries, leafId, byId)` for the manager's state:
     /// `null` leaf -> empty; an unknown or falsy leaf falls back to the last entry.
     pub fn session_path(&self) -> Vec<u32> {
-        let Some(leaf) = self.leaf.as_deref() else {
-            return Vec::new();
-        };
+        match self.path_start() {
+            Some(i) => self.walk_from(i),
+            None => Vec::new(),
+        }
+    }
+
+    /// Where [`Tree::session_path`] starts: the leaf's entry, else the last entry.
+    pub fn path_start(&self) -> Option<usize> {
+        let leaf = self.leaf.as_deref()?;
         let start = if key_truthy(leaf) {
             self.index_of(leaf)
         } else {
             None
         };
-        let start = start.or_else(|| {
+        start.or_else(|| {
             self.entries
                 .iter()
                 .rposition(|e| e.etype != EntryType::Session)
-        });
-        match start {
-            Some(i) => self.walk_from(i),
-            None => Vec::new(),
-        }
+        })
     }
 }
 
