@@ -447,8 +447,8 @@ impl Session {
         }
         if want.len() >= shape_stream::STREAM_MIN {
             let entries = &self.store.tree.entries;
-            let (batch, piece) = (self.settings.text_batch, self.settings.text_piece);
-            let stream = ShapeStream::spawn(entries, want, Arc::clone(tables), batch, piece);
+            let piece = self.settings.text_piece;
+            let stream = ShapeStream::spawn(entries, want, Arc::clone(tables), piece);
             if let Some(mut s) = stream
                 && let Some(e) = s.next(want)
             {
@@ -574,7 +574,8 @@ mod tests {
     }
 
     /// A session of `n` messages with usage numbers, heavy content in every third (so a
-    /// shell) and non-ASCII text in some, loaded from a file (small batches and pieces).
+    /// shell; every sixth with a non-ASCII model, so a shell that is laid out escaped) and
+    /// non-ASCII text in some light ones, loaded from a file (small batches and pieces).
     fn shaped_session(n: usize) -> Session {
         let settings = Settings {
             text_batch: 4096,
@@ -597,7 +598,7 @@ mod tests {
             lines.push(format!(
                 r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.{:03}Z","message":{{"role":"assistant","content":"{content}","model":"m{}","usage":{{"input":{i},"cost":{{"total":0.{i}1}}}},"timestamp":17487688429{:02}}}}}"#,
                 i % 1000,
-                i % 5,
+                if i % 6 == 0 { format!("é{}", i % 5) } else { (i % 5).to_string() },
                 i % 100
             ));
         }

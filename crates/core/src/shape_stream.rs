@@ -43,6 +43,32 @@ pub struct Encoded {
     pub out: Out,
 }
 
+/// Encode one entry's laid-out text `t` (`None`: it could not be read) in `form` into `e`.
+fn encode_one(t: Option<&[u8]>, form: u8, tables: &Mutex<Tables>, e: &mut Encoded) {
+    let Some(t) = t else {
+        e.forms.push(UNREAD);
+        e.ids.push(0);
+        return;
+    };
+    match shapes::encode(t, form == materialize::SHELL, &mut lock(tables), &mut e.out) {
+        Some(id) => {
+            e.forms.push(SHAPED);
+            e.ids.push(id);
+        }
+        // A shell no shape carries goes as a placeholder: JS reads that entry whole; a whole
+        // text goes as it is.
+        None => {
+            e.out.push_value(if form == materialize::SHELL {
+                b"null"
+            } else {
+                t
+            });
+            e.forms.push(form);
+            e.ids.push(0);
+        }
+    }
+}
+
 /// Lock the tables. A worker that panicked while holding them left them usable: each entry's
 /// registration is whole or absent (`encode` registers a layout after its values).
 pub fn lock(tables: &Mutex<Tables>) -> MutexGuard<'_, Tables> {
@@ -65,31 +91,10 @@ pub fn encode_piece(text: &[u8], p: &Piece, tables: &Mutex<Tables>) -> Encoded {
             p.starts.get(k).copied().unwrap_or(UNREADABLE),
             p.ends.get(k).copied().unwrap_or(UNREADABLE),
         );
-        if start == UNREADABLE {
-            e.forms.push(UNREAD);
-            e.ids.push(0);
-            continue;
-        }
-        let t = text.get(start as usize..end as usize).unwrap_or_default();
+        let t = (start != UNREADABLE)
+            .then(|| text.get(start as usize..end as usize).unwrap_or_default());
         let form = p.shells.get(k).copied().unwrap_or(materialize::WHOLE);
-        let id = shapes::encode(t, form == materialize::SHELL, &mut lock(tables), &mut e.out);
-        match id {
-            Some(id) => {
-                e.forms.push(SHAPED);
-                e.ids.push(id);
-            }
-            // A shell no shape carries goes as a placeholder: JS reads that entry whole; a
-            // whole text goes as it is.
-            None => {
-                e.out.push_value(if form == materialize::SHELL {
-                    b"null"
-                } else {
-                    t
-                });
-                e.forms.push(form);
-                e.ids.push(0);
-            }
-        }
+        encode_one(t, form, tables, &mut e);
     }
     e.out.finish();
     e
@@ -104,28 +109,30 @@ pub struct ShapeStream {
 
 impl ShapeStream {
     /// Start encoding the entries at `want` (indices into `entries`), in pieces of about
-    /// `piece` bytes laid out in batches of about `batch` bytes. `None` if no thread could
-    /// be started.
+    /// `piece` bytes. `None` if no thread could be started.
     pub fn spawn(
         entries: &[Entry],
         want: &[u32],
         tables: Arc<Mutex<Tables>>,
-        batch: usize,
         piece: usize,
     ) -> Option<ShapeStream> {
         // What the worker reads: each entry's shell, or else its text (an owned text is
-        // copied here: only light entries without a shell need it, and they are small).
+        // copied here: only light entries without a shell need it, and they are small). An
+        // ASCII shell (nearly all) is encoded as it is; the others are laid out (escaped).
+        let mut direct: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
         let mut shells: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
         let mut texts: Vec<Option<Text>> = Vec::with_capacity(want.len());
         for &i in want {
             let e = entries.get(i as usize);
             let shell = e.and_then(|e| e.shell.clone());
-            texts.push(if shell.is_some() {
-                None
-            } else {
-                e.map(|e| e.text.clone())
-            });
-            shells.push(shell);
+            let (d, sh, t) = match shell {
+                Some(s) if s.is_ascii() => (Some(s), None, None),
+                Some(s) => (None, Some(s), None),
+                None => (None, None, e.map(|e| e.text.clone())),
+            };
+            direct.push(d);
+            shells.push(sh);
+            texts.push(t);
         }
         let want = want.to_vec();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -136,11 +143,11 @@ impl ShapeStream {
             .spawn(move || {
                 let job = Job {
                     want,
+                    direct,
                     texts,
                     shells,
                     tables,
                     cancel: flag,
-                    batch,
                     piece,
                 };
                 job.run(&tx);
@@ -180,58 +187,109 @@ impl Drop for ShapeStream {
 /// What a worker owns.
 struct Job {
     want: Vec<u32>,
+    /// Per entry of `want`: its shell when ASCII (encoded as it is), else nothing and the
+    /// shell to escape or the text to read ([`materialize::batch`]).
+    direct: Vec<Option<Arc<str>>>,
     texts: Vec<Option<Text>>,
     shells: Vec<Option<Arc<str>>>,
     tables: Arc<Mutex<Tables>>,
     cancel: Arc<AtomicBool>,
-    batch: usize,
     piece: usize,
 }
 
 impl Job {
-    fn run(&self, tx: &SyncSender<Encoded>) {
-        let local: Vec<u32> = (0..self.want.len() as u32).collect();
+    /// The bytes entry `k` adds to a piece.
+    fn size(&self, k: usize) -> usize {
+        let of = |s: &Option<Arc<str>>| s.as_ref().map_or(0, |s| s.len());
+        of(&self.direct[k]) + of(&self.shells[k]) + self.texts[k].as_ref().map_or(0, Text::len)
+    }
+
+    fn run(mut self, tx: &SyncSender<Encoded>) {
+        let n = self.want.len();
         let mut scratch = Vec::new();
         let mut pos = 0;
-        // The first batch is small, so JS starts building at once; then they double.
-        let mut budget = (self.batch / 16).max(1);
-        while pos < local.len() {
+        // The first piece is small, so JS starts building at once.
+        let mut budget = (self.piece / 4).max(1);
+        while pos < n {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let b = materialize::batch(
-                |i| self.texts.get(i as usize).and_then(|t| t.as_ref()),
-                |i| self.shells.get(i as usize).and_then(|s| s.as_deref()),
-                |_| None::<&[u32]>,
-                Form::Shells,
-                local.get(pos..).unwrap_or_default(),
-                budget,
-                &mut scratch,
-            );
-            budget = self.batch.min(budget.saturating_mul(2));
-            if b.count() == 0 {
+            // The piece: entries while their bytes stay within the budget.
+            let mut end = pos;
+            let mut bytes = 0;
+            while end < n && (end == pos || bytes < budget) {
+                bytes += self.size(end);
+                end += 1;
+            }
+            budget = self.piece;
+            // The entries not encoded from their shell as it is, laid out in one batch.
+            let others: Vec<u32> = (pos..end)
+                .filter(|&k| self.direct[k].is_none())
+                .map(|k| k as u32)
+                .collect();
+            let b = if others.is_empty() {
+                materialize::Batch::default()
+            } else {
+                materialize::batch(
+                    |i| self.texts.get(i as usize).and_then(|t| t.as_ref()),
+                    |i| self.shells.get(i as usize).and_then(|s| s.as_deref()),
+                    |_| None::<&[u32]>,
+                    Form::Shells,
+                    &others,
+                    usize::MAX,
+                    &mut scratch,
+                )
+            };
+            let count = end - pos;
+            let mut e = Encoded {
+                indices: self.want.get(pos..end).unwrap_or_default().to_vec(),
+                forms: Vec::with_capacity(count),
+                ids: Vec::with_capacity(count),
+                out: Out::default(),
+            };
+            // Room for what a piece of messages takes (no growing while encoding).
+            e.out.values.reserve(bytes / 8);
+            e.out.pool.reserve(count * 24);
+            e.out.starts.reserve(count * 3);
+            e.out.refs.reserve(count * 8);
+            e.out.nums.reserve(count * 4);
+            e.out.ints.reserve(count * 6);
+            let mut slot = 0;
+            for k in pos..end {
+                if let Some(shell) = &self.direct[k] {
+                    encode_one(
+                        Some(shell.as_bytes()),
+                        materialize::SHELL,
+                        &self.tables,
+                        &mut e,
+                    );
+                    continue;
+                }
+                // The batch holds every entry asked for (no budget), in order.
+                let (start, stop) = (
+                    b.starts.get(slot).copied().unwrap_or(UNREADABLE),
+                    b.ends.get(slot).copied().unwrap_or(UNREADABLE),
+                );
+                let form = b.shells.get(slot).copied().unwrap_or(materialize::WHOLE);
+                slot += 1;
+                let t = (start != UNREADABLE).then(|| {
+                    b.bytes
+                        .get(start as usize..stop as usize)
+                        .unwrap_or_default()
+                });
+                encode_one(t, form, &self.tables, &mut e);
+            }
+            e.out.finish();
+            // Encoded: this thread's references to those shells and texts go.
+            for k in pos..end {
+                self.direct[k] = None;
+                self.shells[k] = None;
+                self.texts[k] = None;
+            }
+            pos = end;
+            if tx.send(e).is_err() {
                 return;
             }
-            let mut at = 0;
-            while at < b.count() {
-                if self.cancel.load(Ordering::Relaxed) {
-                    return;
-                }
-                let p = materialize::piece(&b, at, self.piece);
-                let text = b.bytes.get(p.start..p.end).unwrap_or_default();
-                let mut e = encode_piece(text, &p, &self.tables);
-                let from = pos + at;
-                e.indices = self
-                    .want
-                    .get(from..from + p.count())
-                    .unwrap_or_default()
-                    .to_vec();
-                at += p.count();
-                if tx.send(e).is_err() {
-                    return;
-                }
-            }
-            pos += b.count();
         }
     }
 }
