@@ -117,22 +117,18 @@ impl ShapeStream {
         piece: usize,
     ) -> Option<ShapeStream> {
         // What the worker reads: each entry's shell, or else its text (an owned text is
-        // copied here: only light entries without a shell need it, and they are small). An
-        // ASCII shell (nearly all) is encoded as it is; the others are laid out (escaped).
-        let mut direct: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
+        // copied here: only light entries without a shell need it, and they are small).
         let mut shells: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
         let mut texts: Vec<Option<Text>> = Vec::with_capacity(want.len());
         for &i in want {
             let e = entries.get(i as usize);
             let shell = e.and_then(|e| e.shell.clone());
-            let (d, sh, t) = match shell {
-                Some(s) if s.is_ascii() => (Some(s), None, None),
-                Some(s) => (None, Some(s), None),
-                None => (None, None, e.map(|e| e.text.clone())),
-            };
-            direct.push(d);
-            shells.push(sh);
-            texts.push(t);
+            texts.push(if shell.is_some() {
+                None
+            } else {
+                e.map(|e| e.text.clone())
+            });
+            shells.push(shell);
         }
         let want = want.to_vec();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -143,7 +139,6 @@ impl ShapeStream {
             .spawn(move || {
                 let job = Job {
                     want,
-                    direct,
                     texts,
                     shells,
                     tables,
@@ -187,9 +182,9 @@ impl Drop for ShapeStream {
 /// What a worker owns.
 struct Job {
     want: Vec<u32>,
-    /// Per entry of `want`: its shell when ASCII (encoded as it is), else nothing and the
-    /// shell to escape or the text to read ([`materialize::batch`]).
-    direct: Vec<Option<Arc<str>>>,
+    /// Per entry of `want`: its text, when it has no shell. An ASCII shell (nearly all) is
+    /// encoded as it is; other shells and the texts are laid out ([`materialize::batch`]:
+    /// escaped, read from the file).
     texts: Vec<Option<Text>>,
     shells: Vec<Option<Arc<str>>>,
     tables: Arc<Mutex<Tables>>,
@@ -200,8 +195,13 @@ struct Job {
 impl Job {
     /// The bytes entry `k` adds to a piece.
     fn size(&self, k: usize) -> usize {
-        let of = |s: &Option<Arc<str>>| s.as_ref().map_or(0, |s| s.len());
-        of(&self.direct[k]) + of(&self.shells[k]) + self.texts[k].as_ref().map_or(0, Text::len)
+        let shell = self.shells[k].as_ref().map_or(0, |s| s.len());
+        shell + self.texts[k].as_ref().map_or(0, Text::len)
+    }
+
+    /// Entry `k`'s shell, if it is encoded as it is (ASCII, as the text JS reads must be).
+    fn direct(&self, k: usize) -> Option<&str> {
+        self.shells[k].as_deref().filter(|s| s.is_ascii())
     }
 
     fn run(mut self, tx: &SyncSender<Encoded>) {
@@ -223,8 +223,9 @@ impl Job {
             }
             budget = self.piece;
             // The entries not encoded from their shell as it is, laid out in one batch.
+            let direct: Vec<bool> = (pos..end).map(|k| self.direct(k).is_some()).collect();
             let others: Vec<u32> = (pos..end)
-                .filter(|&k| self.direct[k].is_none())
+                .filter(|&k| !direct[k - pos])
                 .map(|k| k as u32)
                 .collect();
             let b = if others.is_empty() {
@@ -256,13 +257,9 @@ impl Job {
             e.out.ints.reserve(count * 6);
             let mut slot = 0;
             for k in pos..end {
-                if let Some(shell) = &self.direct[k] {
-                    encode_one(
-                        Some(shell.as_bytes()),
-                        materialize::SHELL,
-                        &self.tables,
-                        &mut e,
-                    );
+                if direct[k - pos] {
+                    let shell = self.direct(k).unwrap_or_default().as_bytes();
+                    encode_one(Some(shell), materialize::SHELL, &self.tables, &mut e);
                     continue;
                 }
                 // The batch holds every entry asked for (no budget), in order.
@@ -282,7 +279,6 @@ impl Job {
             e.out.finish();
             // Encoded: this thread's references to those shells and texts go.
             for k in pos..end {
-                self.direct[k] = None;
                 self.shells[k] = None;
                 self.texts[k] = None;
             }

@@ -80,8 +80,9 @@ const MAX_MEMBERS: usize = 64;
 pub struct Tables {
     shapes: HashMap<Box<str>, u32>,
     interned: HashMap<Box<[u8]>, u32>,
-    /// The layout buffer [`encode`] reuses.
+    /// The layout and key buffers [`encode`] reuses.
     scratch: String,
+    keys: Vec<(usize, usize)>,
     /// Layouts registered since the last [`Tables::take_new`], as a JSON array body.
     new_shapes: String,
     /// Strings interned since then, as a JSON array body.
@@ -106,6 +107,7 @@ impl Default for Tables {
             shapes: HashMap::new(),
             interned: HashMap::new(),
             scratch: String::new(),
+            keys: Vec::new(),
             new_shapes: String::new(),
             new_interned: String::new(),
             n_new_shapes: 0,
@@ -224,12 +226,14 @@ pub fn encode(text: &[u8], shell: bool, t: &mut Tables, out: &mut Out) -> Option
     let lengths = out.lengths();
     let mut layout = std::mem::take(&mut t.scratch);
     layout.clear();
+    let mut keys = std::mem::take(&mut t.keys);
+    keys.clear();
     let mut e = Encoder {
         s: text,
         t,
         out,
         layout,
-        keys: Vec::new(),
+        keys,
     };
     let ok = (|| {
         let i = skip_ws(e.s, 0);
@@ -243,9 +247,12 @@ pub fn encode(text: &[u8], shell: bool, t: &mut Tables, out: &mut Out) -> Option
         };
         (skip_ws(e.s, end) == e.s.len()).then_some(())
     })();
-    let Encoder { t, layout, .. } = e;
+    let Encoder {
+        t, layout, keys, ..
+    } = e;
     let id = ok.and_then(|()| t.shape(&layout));
     t.scratch = layout;
+    t.keys = keys;
     if id.is_none() {
         out.truncate(lengths);
     }
@@ -258,8 +265,9 @@ struct Encoder<'s, 't, 'o> {
     out: &'o mut Out,
     /// The layout being written: members where they come, nested objects inline.
     layout: String,
-    /// The keys of the objects being written, innermost last (to refuse a repeated key).
-    keys: Vec<&'s [u8]>,
+    /// The keys of the objects being written, innermost last (to refuse a repeated key): their
+    /// places in the text, in a buffer the tables keep between entries.
+    keys: Vec<(usize, usize)>,
 }
 
 impl<'s> Encoder<'s, '_, '_> {
@@ -267,13 +275,17 @@ impl<'s> Encoder<'s, '_, '_> {
     /// written next, then `]`).
     fn member(&mut self, base: usize, key: &'s [u8]) -> Option<()> {
         let own = self.keys.get(base..)?;
-        if own.len() >= MAX_MEMBERS || own.contains(&key) {
+        let text = self.s;
+        let same = |&(at, len): &(usize, usize)| text.get(at..at + len) == Some(key);
+        if own.len() >= MAX_MEMBERS || own.iter().any(same) {
             return None;
         }
         if !own.is_empty() {
             self.layout.push(',');
         }
-        self.keys.push(key);
+        // The key is a slice of the text: kept as its place in it.
+        let at = (key.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+        self.keys.push((at, key.len()));
         self.layout.push('[');
         // Keys are ASCII (the text is): a key token is its own layout text.
         self.layout.push_str(std::str::from_utf8(key).ok()?);
