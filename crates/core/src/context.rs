@@ -325,27 +325,31 @@ mod tests {
         t.leaf = Some(Key::from("d"));
         assert!(!extends(&t, &memo), "another branch is planned afresh");
         same(&t, &mut memo, "branch back");
-        push(
-            &mut t,
-            r#"{"type":"message","id":"f","parentId":"d","message":{"role":"user"}}"#,
-        );
-        same(&t, &mut memo, "a turn on the other branch");
-        // A compaction and a context edit among the new entries.
-        push(
-            &mut t,
-            r#"{"type":"compaction","id":"k2","parentId":"f","firstKeptEntryId":"d"}"#,
-        );
-        same(&t, &mut memo, "a compaction");
-        push(
-            &mut t,
-            r#"{"type":"context_edit","id":"x","parentId":"k2","targetId":"d","replacement":null}"#,
-        );
-        same(&t, &mut memo, "a context edit");
-        push(
-            &mut t,
-            r#"{"type":"message","id":"g","parentId":"x","message":{"role":"user"}}"#,
-        );
-        same(&t, &mut memo, "after an edit");
+        // A turn on the other branch; a compaction and a context edit among new entries.
+        for (line, what) in [
+            (
+                r#"{"type":"message","id":"f","parentId":"d","message":{"role":"user"}}"#,
+                "a turn on the other branch",
+            ),
+            (
+                r#"{"type":"compaction","id":"k2","parentId":"f","firstKeptEntryId":"d"}"#,
+                "a compaction",
+            ),
+            (
+                r#"{"type":"context_edit","id":"x","parentId":"k2","targetId":"d","replacement":null}"#,
+                "a context edit",
+            ),
+            (
+                r#"{"type":"message","id":"g","parentId":"x","message":{"role":"user"}}"#,
+                "after an edit",
+            ),
+        ] {
+            push(&mut t, line);
+            if what == "a compaction" {
+                assert!(!extends(&t, &memo), "a compaction is planned afresh");
+            }
+            same(&t, &mut memo, what);
+        }
         // A repeated id (parent resolutions change), and an undone append.
         push(
             &mut t,

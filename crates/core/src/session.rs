@@ -575,7 +575,7 @@ mod tests {
 
     /// A session of `n` messages with usage numbers, heavy content in every third (so a
     /// shell; every sixth with a non-ASCII model, so a shell that is laid out escaped) and
-    /// non-ASCII text in some light ones, loaded from a file (small batches and pieces).
+    /// non-ASCII text in some light ones, from lines in memory (small batches and pieces).
     fn shaped_session(n: usize) -> Session {
         let settings = Settings {
             text_batch: 4096,
