@@ -421,8 +421,8 @@ fn read_line(line: &str) -> Option<LineRead> {
     let assistant = raw_is(role, "assistant");
     let mut calls: Vec<(String, Option<&str>)> = Vec::new();
     let mut joined: Option<String> = None;
-    let message_text_role = raw_is(ty, "message")
-        && (raw_is(role, "user") || assistant || raw_is(role, "toolResult"));
+    let message_text_role =
+        raw_is(ty, "message") && (raw_is(role, "user") || assistant || raw_is(role, "toolResult"));
     if let Some(c) = content {
         match scan::kind_of(c) {
             scan::Kind::String if message_text_role => joined = raw_str(Some(c)),

@@ -120,13 +120,21 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
         let b = bytes[i];
         if esc == Esc::No && b < 0x80 && b != 0x1b {
             if b.is_ascii_alphanumeric() {
+                // The whole run of ASCII letters and digits at once.
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j].is_ascii_alphanumeric() {
+                    j += 1;
+                }
                 let t = cur.get_or_insert((i, i));
-                t.1 = i + 1;
-                buf.push(b.to_ascii_lowercase() as char);
+                t.1 = j;
+                let from = buf.len();
+                buf.push_str(&text[i..j]);
+                buf[from..].make_ascii_lowercase();
+                i = j;
             } else {
                 flush(&mut cur, &mut buf);
+                i += 1;
             }
-            i += 1;
             continue;
         }
         // `i` is on a character boundary: ASCII bytes are whole characters.
@@ -208,34 +216,49 @@ pub fn indexed_parts(word: &str) -> Vec<String> {
     parts
 }
 
-/// The text handed to FTS5 for `text` (see [`IndexText`]): tokens in the order first seen.
-/// A word is folded (and split into parts) once, however often the text repeats it; two
-/// spellings of one token (`Session`, `session`) may both be given: FTS5 keeps a token
-/// once per text in a `detail=none` index anyway.
+/// The text handed to FTS5 for `text` (see [`IndexText`]): each distinct folded token or
+/// camelCase part once, in the order first seen. A word is split into parts once per
+/// spelling, however often the text repeats it (`idtree` then `idTree`: the second still
+/// gives `id tree`). The sets it uses are kept per thread between calls (no allocation per
+/// token, none per text but the output).
 pub fn index_text(text: &str) -> IndexText {
+    thread_local! {
+        static SETS: std::cell::RefCell<(RangeSet, RangeSet)> =
+            std::cell::RefCell::new((RangeSet::default(), RangeSet::default()));
+    }
+    SETS.with(|sets| match sets.try_borrow_mut() {
+        Ok(mut sets) => {
+            let (folded, words) = &mut *sets;
+            index_text_with(text, folded, words)
+        }
+        // Only if called again from inside itself, which it never does.
+        Err(_) => index_text_with(text, &mut RangeSet::default(), &mut RangeSet::default()),
+    })
+}
+
+fn index_text_with(text: &str, seen: &mut RangeSet, camel_words: &mut RangeSet) -> IndexText {
+    seen.start();
+    camel_words.start();
     let mut out = String::with_capacity(text.len() / 2);
     let mut count = 0usize;
-    let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
-        std::collections::HashSet::default();
-    let mut push = |t: &str| {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(t);
-    };
-    // Parts seen (identifiers share theirs: `getLeafId`, `setLeafId`).
-    let mut parts: std::collections::HashSet<String, foldhash::fast::RandomState> =
-        std::collections::HashSet::default();
     let mut bounds = [(0usize, 0usize); MAX_CAMEL_PARTS + 1];
     let mut part = String::new();
+    // Append `t` to `out` unless it is there already.
+    let push = |out: &mut String, seen: &mut RangeSet, t: &str| {
+        let at = out.len() + usize::from(!out.is_empty());
+        if seen.insert(out, t, at) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(t);
+        }
+    };
     for_each_token(text, |start, end, folded| {
         count += 1;
+        push(&mut out, seen, folded);
         let word = &text[start..end];
-        if !seen.insert(word) {
-            return;
-        }
-        push(folded);
-        if !maybe_camel(word) {
+        // Each spelling of a camelCase word is split once.
+        if !maybe_camel(word) || !camel_words.insert(text, word, start) {
             return;
         }
         if word.is_ascii() {
@@ -248,21 +271,98 @@ pub fn index_text(text: &str) -> IndexText {
                 part.clear();
                 part.push_str(&word[s..e]);
                 part.make_ascii_lowercase();
-                if !parts.contains(part.as_str()) {
-                    push(&part);
-                    parts.insert(part.clone());
-                }
+                push(&mut out, seen, &part);
             }
         } else {
             for p in indexed_parts(word) {
-                if !parts.contains(&p) {
-                    push(&p);
-                    parts.insert(p);
-                }
+                push(&mut out, seen, &p);
             }
         }
     });
     IndexText { tokens: out, count }
+}
+
+/// A set of strings held as byte ranges of one backing string (the index text being
+/// written, or the text being read), open addressing: reused from one text to the next
+/// without clearing (each slot carries the number of the text that filled it).
+#[derive(Default)]
+struct RangeSet {
+    /// (text number, start, end); a power of two long.
+    slots: Vec<(u32, u32, u32)>,
+    /// Number of the current text (slots of other numbers are free); never 0 in use.
+    round: u32,
+    len: usize,
+}
+
+/// Slots of a [`RangeSet`] at most kept from one text to the next (a huge text's table
+/// is let go, not probed around by every small one after it).
+const RANGE_SET_KEEP: usize = 1 << 16;
+
+impl RangeSet {
+    /// Empty the set for a new text.
+    fn start(&mut self) {
+        if self.slots.len() > RANGE_SET_KEEP {
+            self.slots = Vec::new();
+        }
+        self.len = 0;
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            // Numbers wrapped: every slot free again.
+            self.slots.iter_mut().for_each(|s| s.0 = 0);
+            self.round = 1;
+        }
+    }
+
+    fn hash(b: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        foldhash::fast::FixedState::with_seed(0x5eed).hash_one(b)
+    }
+
+    /// Add `t`, whose bytes are (or are about to be) `backing[at..at + t.len()]`; whether it
+    /// was new. Ranges past `u32::MAX` are never found again (a duplicate token at worst).
+    fn insert(&mut self, backing: &str, t: &str, at: usize) -> bool {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow(backing);
+        }
+        let (Ok(s), Ok(e)) = (u32::try_from(at), u32::try_from(at + t.len())) else {
+            return true;
+        };
+        let mask = self.slots.len() - 1;
+        let mut i = Self::hash(t.as_bytes()) as usize & mask;
+        loop {
+            let (g, a, b) = self.slots[i];
+            if g != self.round {
+                self.slots[i] = (self.round, s, e);
+                self.len += 1;
+                return true;
+            }
+            if backing.as_bytes().get(a as usize..b as usize) == Some(t.as_bytes()) {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Double the table (at least 64 slots), putting back the current text's ranges.
+    fn grow(&mut self, backing: &str) {
+        let n = (self.slots.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0, 0); n]);
+        let mask = n - 1;
+        for (g, a, b) in old {
+            if g != self.round {
+                continue;
+            }
+            let bytes = backing
+                .as_bytes()
+                .get(a as usize..b as usize)
+                .unwrap_or(&[]);
+            let mut i = Self::hash(bytes) as usize & mask;
+            while self.slots[i].0 == self.round {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = (g, a, b);
+        }
+    }
 }
 
 /// The camelCase parts of an ASCII word as byte ranges, by [`camel_parts`]' rules, into
@@ -736,6 +836,31 @@ mod tests {
             1
         );
         assert_eq!(index_text(""), IndexText::default());
+    }
+
+    #[test]
+    fn each_folded_token_is_given_once_and_each_spelling_split_once() {
+        // Folded duplicates once; a part already there as a token is not repeated.
+        let t = index_text("Session session SESSION id idTree tree idtree IdTree");
+        assert_eq!(t.tokens, "session id idtree tree");
+        assert_eq!(t.count, 8);
+        // A spelling met after its folded form still gives its parts.
+        assert_eq!(index_text("idtree idTree").tokens, "idtree id tree");
+        assert_eq!(
+            index_text("ÉcoleNormale écolenormale").tokens,
+            "ecolenormale ecole normale"
+        );
+        // The sets are reused from one text to the next: nothing leaks between texts, and a
+        // huge text (its table let go afterwards) changes nothing for the next ones.
+        let many: String = (0..100_000).map(|i| format!("w{i}x ")).collect();
+        let big = index_text(&many);
+        assert_eq!(big.tokens.split(' ').count(), 100_000);
+        assert_eq!(index_text("w1x w2x w1x").tokens, "w1x w2x");
+        for i in 0..2000 {
+            let a = format!("a{i} b{i} a{i} Ab{i}Cd");
+            let want = format!("a{i} b{i} ab{i}cd ab{i} cd");
+            assert_eq!(index_text(&a).tokens, want);
+        }
     }
 
     /// The ASCII fast path of the camelCase split gives `indexed_parts`' parts.
