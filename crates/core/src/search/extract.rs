@@ -276,7 +276,11 @@ pub fn parse_watched(
             Some(i) => (&bytes[pos..pos + i], pos + i + 1, true),
             None => (&bytes[pos..], bytes.len(), false),
         };
-        let text = String::from_utf8_lossy(line);
+        // Valid UTF-8 (nearly every line) is checked by the fast validator, not the lossy one.
+        let text = match std::str::from_utf8(line) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(line),
+        };
         let parsed = if line.iter().all(u8::is_ascii_whitespace) {
             None
         } else {

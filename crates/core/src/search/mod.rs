@@ -306,7 +306,7 @@ pub struct Index {
     /// Least time between two progress reports ([`PROGRESS_EVERY`]; tests set less).
     progress_every: std::time::Duration,
     /// Ids of the `names` table (roles and tool lists of rows) this connection has seen.
-    names: HashMap<String, i64>,
+    names: HashMap<String, i64, foldhash::fast::RandomState>,
     /// The `files` rows of the open write transaction, written just before it commits (and
     /// whether each is new): a statement on `files` (two b-trees) opens a statement
     /// savepoint, at which FTS5 writes what it holds as a segment of its own; written
@@ -470,7 +470,7 @@ impl Index {
             indexed: 0,
             parsed: 0,
             progress_every: PROGRESS_EVERY,
-            names: HashMap::new(),
+            names: HashMap::default(),
             pending: Vec::new(),
             next_id: 1,
         };

@@ -287,8 +287,8 @@ fn index_text_with(text: &str, seen: &mut RangeSet, camel_words: &mut RangeSet) 
 /// without clearing (each slot carries the number of the text that filled it).
 #[derive(Default)]
 struct RangeSet {
-    /// (text number, start, end); a power of two long.
-    slots: Vec<(u32, u32, u32)>,
+    /// (text number, the hash's high half, start, end); a power of two long.
+    slots: Vec<(u32, u32, u32, u32)>,
     /// Number of the current text (slots of other numbers are free); never 0 in use.
     round: u32,
     len: usize,
@@ -328,15 +328,17 @@ impl RangeSet {
             return true;
         };
         let mask = self.slots.len() - 1;
-        let mut i = Self::hash(t.as_bytes()) as usize & mask;
+        let h = Self::hash(t.as_bytes());
+        let tag = (h >> 32) as u32;
+        let mut i = h as usize & mask;
         loop {
-            let (g, a, b) = self.slots[i];
+            let (g, tg, a, b) = self.slots[i];
             if g != self.round {
-                self.slots[i] = (self.round, s, e);
+                self.slots[i] = (self.round, tag, s, e);
                 self.len += 1;
                 return true;
             }
-            if backing.as_bytes().get(a as usize..b as usize) == Some(t.as_bytes()) {
+            if tg == tag && backing.as_bytes().get(a as usize..b as usize) == Some(t.as_bytes()) {
                 return false;
             }
             i = (i + 1) & mask;
@@ -346,9 +348,9 @@ impl RangeSet {
     /// Double the table (at least 64 slots), putting back the current text's ranges.
     fn grow(&mut self, backing: &str) {
         let n = (self.slots.len() * 2).max(64);
-        let old = std::mem::replace(&mut self.slots, vec![(0, 0, 0); n]);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0, 0, 0); n]);
         let mask = n - 1;
-        for (g, a, b) in old {
+        for (g, tag, a, b) in old {
             if g != self.round {
                 continue;
             }
@@ -360,7 +362,7 @@ impl RangeSet {
             while self.slots[i].0 == self.round {
                 i = (i + 1) & mask;
             }
-            self.slots[i] = (g, a, b);
+            self.slots[i] = (g, tag, a, b);
         }
     }
 }
