@@ -49,7 +49,15 @@ const APP_ID: i32 = 0x5053_5248;
 /// phrases are checked on the texts read back), `rows.ntok` (the text's length, for
 /// ranking) (intermediate commits of issue 43's branch, without `names`).
 /// 5: schema 4 with `rows.role` and `rows.tools` as ids of a `names` table (issue 43).
-const SCHEMA: i32 = 5;
+/// 6: the `fts_new` table: texts written by refreshes after the first build (appended
+/// turns), merged among themselves, never into the first build's segments.
+const SCHEMA: i32 = 6;
+/// A refresh of at least this many files writes into `fts` (a first build, or as good as
+/// one); smaller ones (appended turns, a few new sessions) into `fts_new`: FTS5 writes each
+/// transaction as a segment and merges segments four at a time per level, and a level-0
+/// segment as large as a first build's would be rewritten by the merges of the small ones
+/// piling up beside it (60-470 ms appends, issue 43).
+const NEW_TABLE_MAX: usize = 256;
 /// Files per write transaction of an interactive refresh. FTS5 writes what a transaction
 /// added as one new segment when it commits (and merges segments as they pile up): larger
 /// transactions make fewer, larger segments; an abort loses at most this many files.
@@ -314,6 +322,9 @@ pub struct Index {
     pending: Vec<(String, FileRow, bool)>,
     /// The id the next new file of the open write transaction gets.
     next_id: i64,
+    /// The FTS5 table the current refresh writes into (`fts` or `fts_new`, see
+    /// [`NEW_TABLE_MAX`]).
+    fts_table: &'static str,
 }
 
 const SCHEMA_SQL: &str = "
@@ -330,6 +341,8 @@ CREATE INDEX rows_file ON rows(file);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none,
   tokenize='ascii');
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
+CREATE VIRTUAL TABLE fts_new USING fts5(body, content='', contentless_delete=1, detail=none,
+  tokenize='ascii');
 ";
 
 #[cfg(unix)]
@@ -473,6 +486,7 @@ impl Index {
             names: HashMap::default(),
             pending: Vec::new(),
             next_id: 1,
+            fts_table: "fts",
         };
         ix.load_files()?;
         Ok(ix)
@@ -763,6 +777,12 @@ impl Index {
             Load::Interactive => (BATCH, parse_threads()),
             Load::Background => (BACKGROUND_BATCH, 0),
         };
+        // A first build (or as large as one) into `fts`, the rest beside it (NEW_TABLE_MAX).
+        self.fts_table = if self.files.is_empty() || work.len() >= NEW_TABLE_MAX {
+            "fts"
+        } else {
+            "fts_new"
+        };
         self.index_files(&work, start, report.as_ref(), batch, workers, abort)?;
         if !gone.is_empty() {
             let tx = self.conn.unchecked_transaction()?;
@@ -1032,9 +1052,11 @@ impl Index {
                 let mut ins_row = self.conn.prepare_cached(
                     "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part, ntok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?;
-                let mut ins_fts = self
-                    .conn
-                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+                let mut ins_fts = self.conn.prepare_cached(if self.fts_table == "fts" {
+                    "INSERT INTO fts(rowid, body) VALUES (?1, ?2)"
+                } else {
+                    "INSERT INTO fts_new(rowid, body) VALUES (?1, ?2)"
+                })?;
                 for (r, (role, tools)) in p.rows.iter().zip(ids) {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
@@ -1168,10 +1190,13 @@ impl RefreshError {
 }
 
 fn delete_file_rows(conn: &Connection, file: i64) -> rusqlite::Result<()> {
-    conn.execute(
-        "DELETE FROM fts WHERE rowid IN (SELECT id FROM rows WHERE file = ?1)",
-        params![file],
-    )?;
+    // A file's rows may be in both tables (first built, then appended to).
+    for t in ["fts", "fts_new"] {
+        conn.execute(
+            &format!("DELETE FROM {t} WHERE rowid IN (SELECT id FROM rows WHERE file = ?1)"),
+            params![file],
+        )?;
+    }
     conn.execute("DELETE FROM rows WHERE file = ?1", params![file])?;
     Ok(())
 }
@@ -1663,7 +1688,9 @@ impl Index {
         // (rowids follow indexing order, oldest files first) are ranked first, and the
         // older ones only when those did not give enough hits.
         // Whether there are that many, first: FTS5 walks an AND of common tokens in rowid
-        // order much faster forwards (it skips ahead on the rarest) than backwards.
+        // order much faster forwards (it skips ahead on the rarest) than backwards. The
+        // window is counted in `fts`; the texts of `fts_new` (written after the first build)
+        // join the newest window.
         let many = |order: &str| -> rusqlite::Result<Option<i64>> {
             self.conn
                 .query_row(
@@ -1693,17 +1720,20 @@ impl Index {
             let window = match (newer, cut) {
                 (Some(n), Some(c)) => {
                     all.push(c.into());
-                    format!(
-                        " AND fts.rowid {} ?{}",
-                        if *n { ">=" } else { "<" },
-                        all.len()
-                    )
+                    format!(" AND rowid {} ?{}", if *n { ">=" } else { "<" }, all.len())
                 }
                 _ => String::new(),
             };
+            // `fts_new` (texts written since the first build: few, and new) is ranked with
+            // the newest window, or with everything when there is no window.
+            let new_rows = if *newer == Some(false) {
+                ""
+            } else {
+                " UNION ALL SELECT rowid FROM fts_new WHERE fts_new MATCH ?1"
+            };
             let sql = format!(
-                "SELECT {CANDIDATE}, r.ntok FROM fts JOIN rows r ON r.id = fts.rowid {NAMES} \
-                 WHERE fts MATCH ?1{filters}{window} ORDER BY r.ntok, r.id DESC"
+                "SELECT {CANDIDATE}, r.ntok FROM (SELECT rowid FROM fts WHERE fts MATCH ?1{window}{new_rows}) m \
+                 JOIN rows r ON r.id = m.rowid {NAMES} WHERE 1{filters} ORDER BY r.ntok, r.id DESC"
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
@@ -1850,7 +1880,134 @@ mod tests {
         let got = ix.search("common", &opts, &abort, None).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].entry_id.as_deref(), Some("o1"));
+        // A text appended since (in `fts_new`) is ranked with the newest window, and the
+        // older one of `fts` is still found after it.
+        let mut a = fs::OpenOptions::new().append(true).open(&old).unwrap();
+        a.write_all(line("o2", Some("o1"), "common appended").as_bytes())
+            .unwrap();
+        drop(a);
+        let got = ix.search("common", &opts, &abort, None).unwrap();
+        let ids: Vec<_> = got.iter().map(|h| h.entry_id.as_deref()).collect();
+        assert_eq!(ids, [Some("o2"), Some("o1")]);
+        opts.cwd = None;
+        let got = ix.search("common appended", &opts, &abort, None).unwrap();
+        assert_eq!(got.len(), 1);
         let _ = fs::remove_dir_all(&root);
+    }
+
+    /// Blocks and bytes of one FTS5 table's segments (`<table>_data`).
+    fn fts_blocks(ix: &Index, table: &str) -> (i64, i64) {
+        ix.conn
+            .query_row(
+                &format!("SELECT count(*), coalesce(sum(length(block)), 0) FROM {table}_data"),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    }
+
+    /// Texts written after the first build go to `fts_new`: the first build's segment is
+    /// never merged again by them (appends stayed fast), and every query finds texts of
+    /// both tables, in the newest window and outside it, filtered, rewritten and removed.
+    #[test]
+    fn appends_after_the_first_build_leave_its_segments_alone() {
+        let root = fresh_root("newtable");
+        let header = |id: &str| {
+            format!(
+                "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"t\",\"cwd\":\"/p\"}}\n"
+            )
+        };
+        let mut files = Vec::new();
+        for f in 0..20 {
+            let p = root.join(format!("s{f}.jsonl"));
+            let mut body = header(&format!("sess-{f}"));
+            let mut parent: Option<String> = None;
+            for i in 0..30 {
+                let id = format!("f{f}e{i}");
+                body.push_str(&line(
+                    &id,
+                    parent.as_deref(),
+                    &format!("common word{i} file{f}x"),
+                ));
+                parent = Some(id);
+            }
+            fs::write(&p, body).unwrap();
+            modified_an_hour_ago(&p);
+            files.push((p, parent));
+        }
+        let mut ix = Index::open(&root).unwrap();
+        assert_eq!(hits(&mut ix, "file7x word3"), ["f7e3"]);
+        let built = fts_blocks(&ix, "fts");
+        assert!(built.1 > 0);
+        assert_eq!(
+            fts_blocks(&ix, "fts_new").1,
+            fts_blocks(
+                &Index::open(&fresh_root("newtable-empty")).unwrap(),
+                "fts_new"
+            )
+            .1
+        );
+        // 60 appended turns, each found by the next query, as FTS5 would merge them.
+        for j in 0..60 {
+            let (p, leaf) = &mut files[j % 20];
+            let id = format!("app{j}");
+            let mut a = fs::OpenOptions::new().append(true).open(&*p).unwrap();
+            a.write_all(
+                line(
+                    &id,
+                    leaf.as_deref(),
+                    &format!("common fresh{j}q file{}x", j % 20),
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            drop(a);
+            *leaf = Some(id.clone());
+            assert_eq!(hits(&mut ix, &format!("fresh{j}q")), [id]);
+        }
+        // The first build's segments are as it wrote them; the appends are beside them.
+        assert_eq!(fts_blocks(&ix, "fts"), built);
+        assert!(fts_blocks(&ix, "fts_new").1 > 0);
+        // One query over both tables: a phrase, a word in both, a filter.
+        let mut got = hits(&mut ix, "file3x");
+        got.sort();
+        assert_eq!(got.len(), 33);
+        assert!(got.contains(&"app3".to_string()) && got.contains(&"f3e0".to_string()));
+        assert_eq!(hits(&mut ix, "\"fresh5q file5x\""), ["app5"]);
+        assert!(hits(&mut ix, "\"file5x fresh5q\"").is_empty());
+        let opts = Options {
+            limit: 1000,
+            snippet_chars: 80,
+            roles: vec!["assistant".into()],
+            ..Options::default()
+        };
+        let abort = Arc::new(AtomicBool::new(false));
+        assert!(
+            ix.search("fresh5q", &opts, &abort, None)
+                .unwrap()
+                .is_empty()
+        );
+        // A rewrite of a file with rows in both tables: its old texts are gone from both.
+        let (p, _) = &files[3];
+        fs::write(
+            p,
+            format!(
+                "{}{}",
+                header("sess-3"),
+                line("r1", None, "rewritten file3x")
+            ),
+        )
+        .unwrap();
+        assert_eq!(hits(&mut ix, "file3x"), ["r1"]);
+        assert!(hits(&mut ix, "fresh3q").is_empty());
+        assert!(hits(&mut ix, "\"word4 file3x\"").is_empty());
+        // Removed: nothing of it in either table.
+        fs::remove_file(&files[5].0).unwrap();
+        assert!(hits(&mut ix, "fresh5q").is_empty());
+        assert!(hits(&mut ix, "file5x").is_empty());
+        assert_eq!(hits(&mut ix, "fresh6q"), ["app6"]);
+        let _ = fs::remove_dir_all(&root);
+        let _ = fs::remove_dir_all(fresh_root("newtable-empty"));
     }
 
     /// Between full scans, the watch (Linux) or the full scan (elsewhere) finds appends,
