@@ -569,6 +569,20 @@ fn read_line(line: &str) -> Option<LineRead> {
     }))
 }
 
+/// An entry line's id, timestamp and full searchable texts ([`entry_texts`]), read from its
+/// text without building its value (the phrase check of a query reads back many of them);
+/// `None` for a line `JSON.parse` rejects, a session header or a line that is no object.
+pub fn entry_line(line: &[u8]) -> Option<(Option<String>, Option<String>, Vec<Text>)> {
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(line),
+    };
+    match read_line(&text)? {
+        LineRead::Entry(e) => Some((e.id, e.timestamp, e.texts)),
+        LineRead::NotObject | LineRead::Header { .. } => None,
+    }
+}
+
 /// The full searchable texts of one entry line ([`entry_texts`]), for snippets and windows.
 pub fn line_texts(line: &[u8]) -> Option<(Value, Vec<Text>)> {
     let e = value::parse(&String::from_utf8_lossy(line))?;

@@ -1578,20 +1578,12 @@ impl Index {
             if crate::entry::read_exact_at(file, &mut buf, c.off).is_err() {
                 return false;
             }
-            let Some((e, texts)) = extract::line_texts(&buf) else {
+            let Some((id, timestamp, texts)) = extract::entry_line(&buf) else {
                 return false;
             };
-            let id = e
-                .get("id")
-                .and_then(|v| v.as_js_string())
-                .map(|s| s.to_string_lossy());
             if id != c.entry_id {
                 return false;
             }
-            let timestamp = e
-                .get("timestamp")
-                .and_then(|v| v.as_js_string())
-                .map(|s| s.to_string_lossy());
             let Some(t) = usize::try_from(c.part)
                 .ok()
                 .and_then(|i| texts.get(i))
@@ -1602,11 +1594,11 @@ impl Index {
             };
             // The index knows which tokens a text holds, not where: a term of several
             // tokens in a row is checked here, on the text.
-            let toks = text::tokens(t);
-            if c.matched == "text" && check && !q.matches(t, &toks) {
+            if c.matched == "text" && check && !q.matches_text(t) {
                 turned_down.set(turned_down.get() + 1);
                 return false;
             }
+            let toks = text::tokens(t);
             *per.entry(c.file).or_insert(0) += 1;
             if skipped < opts.offset {
                 skipped += 1;

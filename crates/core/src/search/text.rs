@@ -534,6 +534,42 @@ impl Query {
             .any(|t| t.tokens.len() > 1 || t.parts.len() > 1)
     }
 
+    /// [`Query::matches`] on `text` itself, its tokens read into one buffer (no allocation
+    /// per token): the phrase check of every candidate a query reads back.
+    pub fn matches_text(&self, text: &str) -> bool {
+        let mut buf = String::with_capacity(text.len());
+        let mut spans: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for_each_token(text, |s, e, f| {
+            let a = buf.len();
+            buf.push_str(f);
+            spans.push((s, e, a, buf.len()));
+        });
+        let folded: Vec<&str> = spans.iter().map(|&(_, _, a, b)| &buf[a..b]).collect();
+        let mut parts: Option<Vec<Vec<String>>> = None;
+        self.terms.iter().all(|t| {
+            [&t.tokens, &t.parts]
+                .into_iter()
+                .filter(|l| !l.is_empty())
+                .any(|l| {
+                    if in_a_row(&folded, l, t.prefix) {
+                        return true;
+                    }
+                    let parts = parts.get_or_insert_with(|| {
+                        spans
+                            .iter()
+                            .filter(|&&(s, e, _, _)| maybe_camel(&text[s..e]))
+                            .map(|&(s, e, _, _)| indexed_parts(&text[s..e]))
+                            .filter(|p| !p.is_empty())
+                            .collect()
+                    });
+                    parts.iter().any(|p| {
+                        let p: Vec<&str> = p.iter().map(String::as_str).collect();
+                        in_a_row(&p, l, t.prefix)
+                    })
+                })
+        })
+    }
+
     /// Whether the text (`text` and its [`tokens`]) holds every term: its tokens (or, for a
     /// camelCase word, its parts) in a row, the last one as a prefix when the term is one,
     /// either among the text's tokens or among the indexed parts of one of its identifiers
@@ -919,9 +955,12 @@ mod tests {
     /// identifier's parts; one-token terms need no check.
     #[test]
     fn phrases_are_checked_on_the_text() {
+        // Both checks (tokens given, and tokens read into one buffer) agree on every case.
         let yes = |q: &str, text: &str| {
             let q = parse_query(q);
-            q.matches(text, &tokens(text))
+            let r = q.matches(text, &tokens(text));
+            assert_eq!(q.matches_text(text), r, "{q:?} on {text:?}");
+            r
         };
         assert!(yes("\"purple walrus\"", "the Purple walrus sat"));
         assert!(!yes("\"purple walrus\"", "walrus purple"));
@@ -943,6 +982,12 @@ mod tests {
         assert!(!yes("\"summary tree\"", "idSummary treeHelper"));
         assert!(yes("解析", "修复了解析器"));
         assert!(!yes("解析", "析解"));
+        assert!(yes("\"ecole normale\"", "l'École Normale"));
+        assert!(yes("\"red word\"", "a \x1b[31mred\x1b[0m word"));
+        assert!(!yes("\"word red\"", "a \x1b[31mred\x1b[0m word"));
+        assert!(yes("\"html parser\" x*", "new HTMLParser(xyz)"));
+        assert!(!yes("\"html parser\" q*", "new HTMLParser(xyz)"));
+        assert!(!yes("\"a b\"", ""));
         assert!(!parse_query("walrus auth*").needs_check());
         assert!(parse_query("\"a b\"").needs_check());
         assert!(parse_query("summaryTree").needs_check());
