@@ -30,12 +30,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Matching texts ranked together at most (see `Index::query`): the newest this many first.
 pub const RANK_WINDOW: usize = 20_000;
-/// Candidate texts a query's phrase check may turn down before the query stops with the
-/// hits it has: the index knows which texts hold a phrase's tokens, not whether they are in
-/// a row, and a phrase of common words that are rarely in a row (`"the of"`) would otherwise
-/// read back most of the store's texts (~0.1 ms each). Past this many, such a query answers
-/// with fewer hits than it might have (the best-ranked ones of those checked, newest first).
-pub const MAX_TURNED_DOWN: usize = 20_000;
+/// Work a query's phrase check may spend on candidate texts it turns down before the query
+/// stops with the hits it has: the index knows which texts hold a phrase's tokens, not
+/// whether they are in a row, and a phrase of common words that are rarely in a row (`"the
+/// of"`) would otherwise read back most of the store's texts. A candidate turned down by the
+/// fast condition (`text::Query::may_match_text`: read back and scanned, ~7 us on the
+/// generated store) costs 1; one turned down by the full check (tokenized: non-ASCII
+/// text, or its words in sequence but not as whole tokens) costs [`FULL_CHECK_COST`]. Past
+/// this much, such a query answers with fewer hits than it might have (the best-ranked ones
+/// of those checked, newest first): up to 160,000 candidates, ~1 s, where 20,000 full
+/// checks took ~1.4 s before the fast condition (issue 43).
+pub const MAX_TURNED_DOWN: usize = 160_000;
+/// What a candidate turned down by the full phrase check costs of [`MAX_TURNED_DOWN`] (its
+/// time against one turned down by the fast condition).
+pub const FULL_CHECK_COST: usize = 8;
 /// Name of the index file in a sessions directory.
 pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
@@ -313,6 +321,8 @@ pub struct Index {
     parsed: usize,
     /// Least time between two progress reports ([`PROGRESS_EVERY`]; tests set less).
     progress_every: std::time::Duration,
+    /// [`MAX_TURNED_DOWN`] (tests set less).
+    max_turned_down: usize,
     /// Ids of the `names` table (roles and tool lists of rows) this connection has seen.
     names: HashMap<String, i64, foldhash::fast::RandomState>,
     /// The `files` rows of the open write transaction, written just before it commits (and
@@ -483,6 +493,7 @@ impl Index {
             indexed: 0,
             parsed: 0,
             progress_every: PROGRESS_EVERY,
+            max_turned_down: MAX_TURNED_DOWN,
             names: HashMap::default(),
             pending: Vec::new(),
             next_id: 1,
@@ -1594,9 +1605,19 @@ impl Index {
             };
             // The index knows which tokens a text holds, not where: a term of several
             // tokens in a row is checked here, on the text.
-            if c.matched == "text" && check && !q.matches_text(t) {
-                turned_down.set(turned_down.get() + 1);
-                return false;
+            // The fast necessary condition first (most texts turned down never get tokenized).
+            if c.matched == "text" && check {
+                let cost = if !q.may_match_text(t) {
+                    1
+                } else if !q.matches_text(t) {
+                    FULL_CHECK_COST
+                } else {
+                    0
+                };
+                if cost > 0 {
+                    turned_down.set(turned_down.get() + cost);
+                    return false;
+                }
             }
             let toks = text::tokens(t);
             *per.entry(c.file).or_insert(0) += 1;
@@ -1704,7 +1725,7 @@ impl Index {
             &[None]
         };
         for newer in passes {
-            if out.len() >= opts.limit || turned_down.get() >= MAX_TURNED_DOWN {
+            if out.len() >= opts.limit || turned_down.get() >= self.max_turned_down {
                 break;
             }
             let mut all: Vec<rusqlite::types::Value> = vec![m.clone().into()];
@@ -1729,7 +1750,7 @@ impl Index {
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
-            while out.len() < opts.limit && turned_down.get() < MAX_TURNED_DOWN {
+            while out.len() < opts.limit && turned_down.get() < self.max_turned_down {
                 let Some(r) = rows.next()? else { break };
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
@@ -2246,46 +2267,56 @@ mod tests {
         let _ = fs::remove_dir_all(&root);
     }
 
-    /// A phrase whose words are in many texts but never in a row stops after
-    /// MAX_TURNED_DOWN candidates turned down: a text holding it that ranks after them (the
-    /// oldest one) is not reached, one among them is.
+    /// A phrase whose tokens are in many texts but rarely in a row stops after
+    /// `max_turned_down` of work on candidates turned down: a text holding it that ranks
+    /// after them (the oldest session) is missed then, found when within the bound. A
+    /// candidate the fast condition turns down costs 1, one the full check turns down (here:
+    /// non-ASCII texts) FULL_CHECK_COST.
     #[test]
     fn a_phrase_check_is_bounded() {
+        let bound = 2_000;
+        let search = |root: &Path, q: &str| {
+            let mut ix = Index::open(root).unwrap();
+            ix.max_turned_down = bound;
+            let abort = Arc::new(AtomicBool::new(false));
+            let opts = Options {
+                limit: 5,
+                snippet_chars: 40,
+                ..Options::default()
+            };
+            ix.search(q, &opts, &abort, None).unwrap().len()
+        };
+        let plant = |root: &Path| {
+            // The oldest session, whose texts rank last: the phrase in a row, same length.
+            let old = root.join("old.jsonl");
+            fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
+            modified_ago(&old, 7200);
+        };
+        // ASCII candidates, turned down by the fast condition: 1 each.
         let root = fresh_root("bound");
-        let n = MAX_TURNED_DOWN / 200 + 5;
-        write_chains(&root, n, true, |i, j| {
+        write_chains(&root, bound / 200 + 5, true, |i, j| {
             format!("walrus {i} of the {j} tundra")
         });
-        // The oldest session, whose texts rank last: the phrase in a row, same length.
-        let old = root.join("old.jsonl");
-        fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
-        modified_ago(&old, 7200);
-        let mut ix = Index::open(&root).unwrap();
-        let abort = Arc::new(AtomicBool::new(false));
-        let opts = Options {
-            limit: 5,
-            snippet_chars: 40,
-            ..Options::default()
-        };
-        assert!(
-            ix.search("\"tundra walrus\"", &opts, &abort, None)
-                .unwrap()
-                .is_empty()
-        );
+        plant(&root);
+        assert_eq!(search(&root, "\"tundra walrus\""), 0);
         // Found when it is within the bound (here: the only candidate).
-        assert_eq!(
-            ix.search("\"x tundra walrus\"", &opts, &abort, None)
-                .unwrap()
-                .len(),
-            1
-        );
-        assert_eq!(
-            ix.search("\"the 7 tundra\"", &opts, &abort, None)
-                .unwrap()
-                .len(),
-            5
-        );
+        assert_eq!(search(&root, "\"x tundra walrus\""), 1);
+        assert_eq!(search(&root, "\"the 7 tundra\""), 5);
         let _ = fs::remove_dir_all(&root);
+        // As many candidates (a quarter of the bound's count) find the old one when the fast
+        // condition turns them down; when only the full check can (non-ASCII), they cost
+        // FULL_CHECK_COST each and use the bound up.
+        let n = bound / 4 / 200 + 1;
+        assert!(n * 200 < bound && n * 200 * FULL_CHECK_COST > bound);
+        for (word, found) in [("walrus", 1), ("wálrus", 0)] {
+            let root = fresh_root("bound-full");
+            write_chains(&root, n, true, |i, j| {
+                format!("{word} {i} of the {j} tundra")
+            });
+            plant(&root);
+            assert_eq!(search(&root, "\"tundra walrus\""), found, "{word}");
+            let _ = fs::remove_dir_all(&root);
+        }
     }
 
     /// Writes `n` sessions `s<i>.jsonl` of 200 chained messages each (`text(i, j)`), with a
