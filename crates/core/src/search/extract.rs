@@ -372,10 +372,12 @@ fn raw_str(raw: Option<&str>) -> Option<String> {
 /// Whether a raw JSON value is the string `want`.
 fn raw_is(raw: Option<&str>, want: &str) -> bool {
     let Some(raw) = raw else { return false };
-    if raw.len() < 2 || !raw.starts_with('"') {
+    if raw.len() < 2 || !raw.starts_with('"') || !raw.ends_with('"') {
         return false;
     }
-    let body = &raw[1..raw.len() - 1];
+    let Some(body) = raw.get(1..raw.len() - 1) else {
+        return false;
+    };
     if !body.contains('\\') {
         return body == want;
     }

@@ -1701,25 +1701,29 @@ impl Index {
         // (rowids follow indexing order, oldest files first) are ranked first, and the
         // older ones only when those did not give enough hits.
         // Whether there are that many, first: FTS5 walks an AND of common tokens in rowid
-        // order much faster forwards (it skips ahead on the rarest) than backwards. The
-        // window is counted in `fts`; the texts of `fts_new` (written after the first build)
-        // join the newest window.
-        let many = |order: &str| -> rusqlite::Result<Option<i64>> {
+        // order much faster forwards (it skips ahead on the rarest) than backwards. Each of
+        // the two tables (`fts`, the first build; `fts_new`, what was written since) has a
+        // window of its own: at most 2 x RANK_WINDOW texts are ranked in the first pass,
+        // however the store grew.
+        let many = |table: &str, order: &str| -> rusqlite::Result<Option<i64>> {
             self.conn
                 .query_row(
                     &format!(
-                        "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid {order} LIMIT 1 OFFSET ?2"
+                        "SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY rowid {order} LIMIT 1 OFFSET ?2"
                     ),
                     params![m, (RANK_WINDOW - 1) as i64],
                     |r| r.get(0),
                 )
                 .optional()
         };
-        let cut: Option<i64> = match many("ASC")? {
-            Some(_) => many("DESC")?,
-            None => None,
-        };
-        let passes: &[Option<bool>] = if cut.is_some() {
+        let mut cuts: [(&str, Option<i64>); 2] = [("fts", None), ("fts_new", None)];
+        for (table, cut) in &mut cuts {
+            *cut = match many(table, "ASC")? {
+                Some(_) => many(table, "DESC")?,
+                None => None,
+            };
+        }
+        let passes: &[Option<bool>] = if cuts.iter().any(|(_, c)| c.is_some()) {
             &[Some(true), Some(false)]
         } else {
             &[None]
@@ -1730,23 +1734,28 @@ impl Index {
             }
             let mut all: Vec<rusqlite::types::Value> = vec![m.clone().into()];
             all.extend(args.iter().cloned());
-            let window = match (newer, cut) {
-                (Some(n), Some(c)) => {
-                    all.push(c.into());
-                    format!(" AND rowid {} ?{}", if *n { ">=" } else { "<" }, all.len())
-                }
-                _ => String::new(),
-            };
-            // `fts_new` (texts written since the first build: few, and new) is ranked with
-            // the newest window, or with everything when there is no window.
-            let new_rows = if *newer == Some(false) {
-                ""
-            } else {
-                " UNION ALL SELECT rowid FROM fts_new WHERE fts_new MATCH ?1"
-            };
+            let mut arms: Vec<String> = Vec::new();
+            for (table, cut) in &cuts {
+                let window = match (newer, cut) {
+                    (Some(n), Some(c)) => {
+                        all.push((*c).into());
+                        format!(" AND rowid {} ?{}", if *n { ">=" } else { "<" }, all.len())
+                    }
+                    // No window in this table: all of it was ranked in the first pass.
+                    (Some(false), None) => continue,
+                    _ => String::new(),
+                };
+                arms.push(format!(
+                    "SELECT rowid FROM {table} WHERE {table} MATCH ?1{window}"
+                ));
+            }
+            if arms.is_empty() {
+                continue;
+            }
             let sql = format!(
-                "SELECT {CANDIDATE}, r.ntok FROM (SELECT rowid FROM fts WHERE fts MATCH ?1{window}{new_rows}) m \
-                 JOIN rows r ON r.id = m.rowid {NAMES} WHERE 1{filters} ORDER BY r.ntok, r.id DESC"
+                "SELECT {CANDIDATE}, r.ntok FROM ({}) m \
+                 JOIN rows r ON r.id = m.rowid {NAMES} WHERE 1{filters} ORDER BY r.ntok, r.id DESC",
+                arms.join(" UNION ALL ")
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
@@ -1905,6 +1914,68 @@ mod tests {
         opts.cwd = None;
         let got = ix.search("common appended", &opts, &abort, None).unwrap();
         assert_eq!(got.len(), 1);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A store that grew a little at a time after its first build keeps its texts in
+    /// `fts_new`: that table has a ranking window of its own, and its older texts are
+    /// found by the second pass.
+    #[test]
+    fn texts_written_after_the_first_build_have_a_ranking_window_too() {
+        let root = fresh_root("window-new");
+        let session = |name: &str, cwd: &str, lines: &str| {
+            let p = root.join(name);
+            fs::write(
+                &p,
+                format!(
+                    "{{\"type\":\"session\",\"version\":3,\"id\":\"{name}\",\"timestamp\":\"t\",\"cwd\":\"{cwd}\"}}\n{lines}"
+                ),
+            )
+            .unwrap();
+            p
+        };
+        let seed = session("seed.jsonl", "/seed", &line("s1", None, "nothing here"));
+        modified_ago(&seed, 7200);
+        let mut ix = Index::open(&root).unwrap();
+        assert!(hits(&mut ix, "common").is_empty());
+        let old = session(
+            "old.jsonl",
+            "/old",
+            &line("o1", None, "common word in the old one"),
+        );
+        modified_an_hour_ago(&old);
+        assert_eq!(hits(&mut ix, "common"), ["o1"]);
+        let mut body = String::new();
+        let mut parent: Option<String> = None;
+        for i in 0..RANK_WINDOW + 10 {
+            let id = format!("n{i}");
+            body.push_str(&line(&id, parent.as_deref(), "common filler"));
+            parent = Some(id);
+        }
+        session("new.jsonl", "/new", &body);
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut opts = Options {
+            limit: 5,
+            snippet_chars: 80,
+            ..Options::default()
+        };
+        let got = ix.search("common", &opts, &abort, None).unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|h| h.cwd.as_deref() == Some("/new")));
+        // All of it went to `fts_new` (no refresh since the first was large).
+        let in_new: i64 = ix
+            .conn
+            .query_row(
+                "SELECT count(*) FROM fts_new WHERE fts_new MATCH 'common'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(in_new as usize, RANK_WINDOW + 11);
+        opts.cwd = Some("/old".into());
+        let got = ix.search("common", &opts, &abort, None).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].entry_id.as_deref(), Some("o1"));
         let _ = fs::remove_dir_all(&root);
     }
 
