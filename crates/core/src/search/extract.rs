@@ -15,6 +15,10 @@
 //!   names, numbers and booleans are left out (they are what every call has);
 //! - a label set on an entry (`label`) and a session's name (`session_info`).
 //!
+//! The index reads a line with [`read_line`]: the scanner validates it and only the strings
+//! kept are decoded; [`entry_texts`] (on a parsed value) says the same and is what a test
+//! holds it to.
+//!
 //! Not indexed: thinking blocks (hidden in pi's view, often longer than the answer, and
 //! not what a user saw), images, a tool result's `details` (the edit's diff repeats the
 //! call's old and new text), `custom` entries (extension state, not shown), model and
