@@ -15,7 +15,7 @@
 //!   names, numbers and booleans are left out (they are what every call has);
 //! - a label set on an entry (`label`) and a session's name (`session_info`).
 //!
-//! The index reads a line with [`read_line`]: the scanner validates it and only the strings
+//! The index reads a line with `read_line`: the scanner validates it and only the strings
 //! kept are decoded; [`entry_texts`] (on a parsed value) says the same and is what a test
 //! holds it to.
 //!
