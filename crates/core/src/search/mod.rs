@@ -1962,7 +1962,7 @@ mod tests {
         let got = ix.search("common", &opts, &abort, None).unwrap();
         assert_eq!(got.len(), 5);
         assert!(got.iter().all(|h| h.cwd.as_deref() == Some("/new")));
-        // All of it went to `fts_new` (no refresh since the first was large).
+        // Both sessions went to `fts_new`: every refresh after the first was small.
         let in_new: i64 = ix
             .conn
             .query_row(
