@@ -629,15 +629,15 @@ describe("searchSessions: progress, warming, abort, old index", () => {
     const file = join(d, INDEX);
     // `PRAGMA user_version` is the big-endian integer at offset 60 of a SQLite file.
     const buf = readFileSync(file);
-    expect(buf.readUInt32BE(60)).toBe(5);
-    // Schema 3: positions, two columns (issue 33): read with schema 5's queries it would
+    expect(buf.readUInt32BE(60)).toBe(6);
+    // Schema 3: positions, two columns (issue 33): read with schema 6's queries it would
     // answer wrong, so it is rebuilt.
     buf.writeUInt32BE(3, 60);
     // Put in place as another program would: a new file renamed over the index.
     writeFileSync(`${file}.tmp`, buf, { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
     expect((await searchSessions("fooWidget2Helper", { sessionDir: d })).length).toBe(1);
-    expect(readFileSync(file).readUInt32BE(60)).toBe(5);
+    expect(readFileSync(file).readUInt32BE(60)).toBe(6);
   });
 
   it("reports a large session's bytes as it is read, before the file is done", async () => {

@@ -233,11 +233,13 @@ describe.skipIf(!node22 || !hasTmux)("/sessions in the interactive TUI (tmux)", 
       seen.some((l) => /(, | )1 s[ (]/.test(l)),
       seen.join("\n"),
     ).toBe(true);
-    // The large file, named with how far it is, while the count of files stands still.
+    // The large file, named with how far it is, while the count of files stands still (the
+    // seconds counter, checked above, shows from the first second on: the 150 MB file may
+    // be read within it since issue 43's faster parse).
     const named = seen.filter((l) => l.includes(`(reading session ${large.id.slice(0, 8)}: `));
     expect(named.length, seen.join("\n")).toBeGreaterThan(0);
     expect(named.at(-1)).toMatch(
-      /Indexing sessions \d+\/401, \d+ s \(reading session \w{8}: \d+(\.\d)?\/\d+ MB\) for \/sessions "zzzznotthere"… \(Esc cancels\)/,
+      /Indexing sessions \d+\/401(, \d+ s)? \(reading session \w{8}: \d+(\.\d)?\/\d+ MB\) for \/sessions "zzzznotthere"… \(Esc cancels\)/,
     );
     const sent = Date.now();
     tmux("send-keys", "-t", "t", "Escape");

@@ -130,11 +130,17 @@ fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::R
     conn.execute_batch("CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL)")?;
     let files_ins = variant == "none-files" || variant == "none-files-ins";
     let files_upd = variant == "none-files" || variant == "none-files-upd";
+    // `SP_HASH` (bytes) and `SP_PER_TX` (files) override the hash size and the files per
+    // transaction of the `none-hash*` variants.
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
     if variant.starts_with("none-hash") || variant.starts_with("none-files") {
-        conn.execute_batch("INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);")?;
+        let hash = env("SP_HASH").unwrap_or(67108864);
+        conn.execute_batch(&format!(
+            "INSERT INTO fts(fts, rank) VALUES('hashsize', {hash});"
+        ))?;
     }
     let per_tx = if variant == "none-hash-big" {
-        per_tx * 8
+        env("SP_PER_TX").unwrap_or(per_tx * 8)
     } else {
         per_tx
     };

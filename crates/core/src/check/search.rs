@@ -213,7 +213,8 @@ fn str_units(v: Option<&Value>) -> Vec<u16> {
 }
 
 /// The (role, text) pairs searched in one parsed entry (also what the search index
-/// indexes, crates/core/src/search/extract.rs).
+/// indexes, crates/core/src/search/extract.rs, whose `read_line` takes the same from the
+/// line's text without a value: a test there holds the two equal).
 pub(crate) fn texts(e: &Value) -> Vec<(String, Vec<u16>)> {
     let Some(obj) = e.as_object() else {
         return Vec::new();

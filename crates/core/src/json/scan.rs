@@ -925,6 +925,81 @@ pub fn is_truthy(raw: &str) -> bool {
     }
 }
 
+/// The raw items of a raw JSON array already validated by [`scan`] or [`scan_with`] (an
+/// array value taken from a scanned line), in order; `None` if `raw` is not an array. On
+/// text that is not valid JSON the answer may be wrong (or `None`), never a panic.
+pub fn array_items(raw: &str) -> Option<Vec<&str>> {
+    let s = raw.as_bytes();
+    let mut i = 0;
+    while i < s.len() && is_ws(s[i]) {
+        i += 1;
+    }
+    if s.get(i) != Some(&b'[') {
+        return None;
+    }
+    i += 1;
+    let mut out = Vec::new();
+    loop {
+        while i < s.len() && is_ws(s[i]) {
+            i += 1;
+        }
+        match s.get(i)? {
+            b']' if out.is_empty() => return Some(out),
+            _ => {}
+        }
+        let start = i;
+        i = value_end_trusted(s, i)?;
+        out.push(raw.get(start..i)?);
+        while i < s.len() && is_ws(s[i]) {
+            i += 1;
+        }
+        match s.get(i)? {
+            b',' => i += 1,
+            b']' => return Some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// The end of the valid JSON value starting at `i` (no whitespace before it): containers
+/// by their depth, strings by their closing quote, scalars by the next delimiter.
+fn value_end_trusted(s: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match *s.get(i)? {
+            b'"' => {
+                let end = string_end_trusted(s, i + 1);
+                if end <= i + 1 || s.get(end - 1) != Some(&b'"') {
+                    return None;
+                }
+                i = end;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            b if depth == 0 => {
+                // A scalar at the top: up to the next delimiter.
+                if b == b',' || b == b':' {
+                    return None;
+                }
+                while i < s.len() && !matches!(s[i], b',' | b']' | b'}') && !is_ws(s[i]) {
+                    i += 1;
+                }
+                return Some(i);
+            }
+            _ => i += 1,
+        }
+        if depth == 0 {
+            return Some(i);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

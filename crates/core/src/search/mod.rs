@@ -30,12 +30,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Matching texts ranked together at most (see `Index::query`): the newest this many first.
 pub const RANK_WINDOW: usize = 20_000;
-/// Candidate texts a query's phrase check may turn down before the query stops with the
-/// hits it has: the index knows which texts hold a phrase's tokens, not whether they are in
-/// a row, and a phrase of common words that are rarely in a row (`"the of"`) would otherwise
-/// read back most of the store's texts (~0.1 ms each). Past this many, such a query answers
-/// with fewer hits than it might have (the best-ranked ones of those checked, newest first).
-pub const MAX_TURNED_DOWN: usize = 20_000;
+/// Work a query's phrase check may spend on candidate texts it turns down before the query
+/// stops with the hits it has: the index knows which texts hold a phrase's tokens, not
+/// whether they are in a row, and a phrase of common words that are rarely in a row (`"the
+/// of"`) would otherwise read back most of the store's texts. A candidate turned down by the
+/// fast condition (`text::Query::may_match_text`: read back and scanned, ~7 us on the
+/// generated store) costs 1; one turned down by the full check (tokenized: non-ASCII
+/// text, or its words in sequence but not as whole tokens) costs [`FULL_CHECK_COST`]. Past
+/// this much, such a query answers with fewer hits than it might have (the best-ranked ones
+/// of those checked, newest first): up to 160,000 candidates, ~1 s, where 20,000 full
+/// checks took ~1.4 s before the fast condition (issue 43).
+pub const MAX_TURNED_DOWN: usize = 160_000;
+/// What a candidate turned down by the full phrase check costs of [`MAX_TURNED_DOWN`] (its
+/// time against one turned down by the fast condition).
+pub const FULL_CHECK_COST: usize = 8;
 /// Name of the index file in a sessions directory.
 pub const INDEX_FILE: &str = ".pi-session-search.sqlite";
 /// `PRAGMA application_id` of an index ("piss" would be rude: "PSRH").
@@ -49,7 +57,15 @@ const APP_ID: i32 = 0x5053_5248;
 /// phrases are checked on the texts read back), `rows.ntok` (the text's length, for
 /// ranking) (intermediate commits of issue 43's branch, without `names`).
 /// 5: schema 4 with `rows.role` and `rows.tools` as ids of a `names` table (issue 43).
-const SCHEMA: i32 = 5;
+/// 6: the `fts_new` table: texts written by refreshes after the first build (appended
+/// turns), merged among themselves, never into the first build's segments.
+const SCHEMA: i32 = 6;
+/// A refresh of at least this many files writes into `fts` (a first build, or as good as
+/// one); smaller ones (appended turns, a few new sessions) into `fts_new`: FTS5 writes each
+/// transaction as a segment and merges segments four at a time per level, and a level-0
+/// segment as large as a first build's would be rewritten by the merges of the small ones
+/// piling up beside it (60-470 ms appends, issue 43).
+const NEW_TABLE_MAX: usize = 256;
 /// Files per write transaction of an interactive refresh. FTS5 writes what a transaction
 /// added as one new segment when it commits (and merges segments as they pile up): larger
 /// transactions make fewer, larger segments; an abort loses at most this many files.
@@ -305,8 +321,10 @@ pub struct Index {
     parsed: usize,
     /// Least time between two progress reports ([`PROGRESS_EVERY`]; tests set less).
     progress_every: std::time::Duration,
+    /// [`MAX_TURNED_DOWN`] (tests set less).
+    max_turned_down: usize,
     /// Ids of the `names` table (roles and tool lists of rows) this connection has seen.
-    names: HashMap<String, i64>,
+    names: HashMap<String, i64, foldhash::fast::RandomState>,
     /// The `files` rows of the open write transaction, written just before it commits (and
     /// whether each is new): a statement on `files` (two b-trees) opens a statement
     /// savepoint, at which FTS5 writes what it holds as a segment of its own; written
@@ -314,6 +332,9 @@ pub struct Index {
     pending: Vec<(String, FileRow, bool)>,
     /// The id the next new file of the open write transaction gets.
     next_id: i64,
+    /// The FTS5 table the current refresh writes into (`fts` or `fts_new`, see
+    /// [`NEW_TABLE_MAX`]).
+    fts_table: &'static str,
 }
 
 const SCHEMA_SQL: &str = "
@@ -330,6 +351,8 @@ CREATE INDEX rows_file ON rows(file);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none,
   tokenize='ascii');
 INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
+CREATE VIRTUAL TABLE fts_new USING fts5(body, content='', contentless_delete=1, detail=none,
+  tokenize='ascii');
 ";
 
 #[cfg(unix)]
@@ -470,9 +493,11 @@ impl Index {
             indexed: 0,
             parsed: 0,
             progress_every: PROGRESS_EVERY,
-            names: HashMap::new(),
+            max_turned_down: MAX_TURNED_DOWN,
+            names: HashMap::default(),
             pending: Vec::new(),
             next_id: 1,
+            fts_table: "fts",
         };
         ix.load_files()?;
         Ok(ix)
@@ -763,6 +788,12 @@ impl Index {
             Load::Interactive => (BATCH, parse_threads()),
             Load::Background => (BACKGROUND_BATCH, 0),
         };
+        // A first build (or as large as one) into `fts`, the rest beside it (NEW_TABLE_MAX).
+        self.fts_table = if self.files.is_empty() || work.len() >= NEW_TABLE_MAX {
+            "fts"
+        } else {
+            "fts_new"
+        };
         self.index_files(&work, start, report.as_ref(), batch, workers, abort)?;
         if !gone.is_empty() {
             let tx = self.conn.unchecked_transaction()?;
@@ -1032,9 +1063,11 @@ impl Index {
                 let mut ins_row = self.conn.prepare_cached(
                     "INSERT INTO rows(file, entry_id, role, tools, ts_ms, off, len, active, part, ntok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?;
-                let mut ins_fts = self
-                    .conn
-                    .prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+                let mut ins_fts = self.conn.prepare_cached(if self.fts_table == "fts" {
+                    "INSERT INTO fts(rowid, body) VALUES (?1, ?2)"
+                } else {
+                    "INSERT INTO fts_new(rowid, body) VALUES (?1, ?2)"
+                })?;
                 for (r, (role, tools)) in p.rows.iter().zip(ids) {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
@@ -1168,10 +1201,13 @@ impl RefreshError {
 }
 
 fn delete_file_rows(conn: &Connection, file: i64) -> rusqlite::Result<()> {
-    conn.execute(
-        "DELETE FROM fts WHERE rowid IN (SELECT id FROM rows WHERE file = ?1)",
-        params![file],
-    )?;
+    // A file's rows may be in both tables (first built, then appended to).
+    for t in ["fts", "fts_new"] {
+        conn.execute(
+            &format!("DELETE FROM {t} WHERE rowid IN (SELECT id FROM rows WHERE file = ?1)"),
+            params![file],
+        )?;
+    }
     conn.execute("DELETE FROM rows WHERE file = ?1", params![file])?;
     Ok(())
 }
@@ -1553,20 +1589,12 @@ impl Index {
             if crate::entry::read_exact_at(file, &mut buf, c.off).is_err() {
                 return false;
             }
-            let Some((e, texts)) = extract::line_texts(&buf) else {
+            let Some((id, timestamp, texts)) = extract::entry_line(&buf) else {
                 return false;
             };
-            let id = e
-                .get("id")
-                .and_then(|v| v.as_js_string())
-                .map(|s| s.to_string_lossy());
             if id != c.entry_id {
                 return false;
             }
-            let timestamp = e
-                .get("timestamp")
-                .and_then(|v| v.as_js_string())
-                .map(|s| s.to_string_lossy());
             let Some(t) = usize::try_from(c.part)
                 .ok()
                 .and_then(|i| texts.get(i))
@@ -1577,11 +1605,21 @@ impl Index {
             };
             // The index knows which tokens a text holds, not where: a term of several
             // tokens in a row is checked here, on the text.
-            let toks = text::tokens(t);
-            if c.matched == "text" && check && !q.matches(t, &toks) {
-                turned_down.set(turned_down.get() + 1);
-                return false;
+            // The fast necessary condition first (most texts turned down never get tokenized).
+            if c.matched == "text" && check {
+                let cost = if !q.may_match_text(t) {
+                    1
+                } else if !q.matches_text(t) {
+                    FULL_CHECK_COST
+                } else {
+                    0
+                };
+                if cost > 0 {
+                    turned_down.set(turned_down.get() + cost);
+                    return false;
+                }
             }
+            let toks = text::tokens(t);
             *per.entry(c.file).or_insert(0) += 1;
             if skipped < opts.offset {
                 skipped += 1;
@@ -1663,51 +1701,65 @@ impl Index {
         // (rowids follow indexing order, oldest files first) are ranked first, and the
         // older ones only when those did not give enough hits.
         // Whether there are that many, first: FTS5 walks an AND of common tokens in rowid
-        // order much faster forwards (it skips ahead on the rarest) than backwards.
-        let many = |order: &str| -> rusqlite::Result<Option<i64>> {
+        // order much faster forwards (it skips ahead on the rarest) than backwards. Each of
+        // the two tables (`fts`, the first build; `fts_new`, what was written since) has a
+        // window of its own: at most 2 x RANK_WINDOW texts are ranked in the first pass,
+        // however the store grew.
+        let many = |table: &str, order: &str| -> rusqlite::Result<Option<i64>> {
             self.conn
                 .query_row(
                     &format!(
-                        "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid {order} LIMIT 1 OFFSET ?2"
+                        "SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY rowid {order} LIMIT 1 OFFSET ?2"
                     ),
                     params![m, (RANK_WINDOW - 1) as i64],
                     |r| r.get(0),
                 )
                 .optional()
         };
-        let cut: Option<i64> = match many("ASC")? {
-            Some(_) => many("DESC")?,
-            None => None,
-        };
-        let passes: &[Option<bool>] = if cut.is_some() {
+        let mut cuts: [(&str, Option<i64>); 2] = [("fts", None), ("fts_new", None)];
+        for (table, cut) in &mut cuts {
+            *cut = match many(table, "ASC")? {
+                Some(_) => many(table, "DESC")?,
+                None => None,
+            };
+        }
+        let passes: &[Option<bool>] = if cuts.iter().any(|(_, c)| c.is_some()) {
             &[Some(true), Some(false)]
         } else {
             &[None]
         };
         for newer in passes {
-            if out.len() >= opts.limit || turned_down.get() >= MAX_TURNED_DOWN {
+            if out.len() >= opts.limit || turned_down.get() >= self.max_turned_down {
                 break;
             }
             let mut all: Vec<rusqlite::types::Value> = vec![m.clone().into()];
             all.extend(args.iter().cloned());
-            let window = match (newer, cut) {
-                (Some(n), Some(c)) => {
-                    all.push(c.into());
-                    format!(
-                        " AND fts.rowid {} ?{}",
-                        if *n { ">=" } else { "<" },
-                        all.len()
-                    )
-                }
-                _ => String::new(),
-            };
+            let mut arms: Vec<String> = Vec::new();
+            for (table, cut) in &cuts {
+                let window = match (newer, cut) {
+                    (Some(n), Some(c)) => {
+                        all.push((*c).into());
+                        format!(" AND rowid {} ?{}", if *n { ">=" } else { "<" }, all.len())
+                    }
+                    // No window in this table: all of it was ranked in the first pass.
+                    (Some(false), None) => continue,
+                    _ => String::new(),
+                };
+                arms.push(format!(
+                    "SELECT rowid FROM {table} WHERE {table} MATCH ?1{window}"
+                ));
+            }
+            if arms.is_empty() {
+                continue;
+            }
             let sql = format!(
-                "SELECT {CANDIDATE}, r.ntok FROM fts JOIN rows r ON r.id = fts.rowid {NAMES} \
-                 WHERE fts MATCH ?1{filters}{window} ORDER BY r.ntok, r.id DESC"
+                "SELECT {CANDIDATE}, r.ntok FROM ({}) m \
+                 JOIN rows r ON r.id = m.rowid {NAMES} WHERE 1{filters} ORDER BY r.ntok, r.id DESC",
+                arms.join(" UNION ALL ")
             );
             let mut st = self.conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(all))?;
-            while out.len() < opts.limit && turned_down.get() < MAX_TURNED_DOWN {
+            while out.len() < opts.limit && turned_down.get() < self.max_turned_down {
                 let Some(r) = rows.next()? else { break };
                 if abort.load(Ordering::Relaxed) {
                     return Err(QueryError::Other(aborted()));
@@ -1850,7 +1902,196 @@ mod tests {
         let got = ix.search("common", &opts, &abort, None).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].entry_id.as_deref(), Some("o1"));
+        // A text appended since (in `fts_new`) is ranked with the newest window, and the
+        // older one of `fts` is still found after it.
+        let mut a = fs::OpenOptions::new().append(true).open(&old).unwrap();
+        a.write_all(line("o2", Some("o1"), "common appended").as_bytes())
+            .unwrap();
+        drop(a);
+        let got = ix.search("common", &opts, &abort, None).unwrap();
+        let ids: Vec<_> = got.iter().map(|h| h.entry_id.as_deref()).collect();
+        assert_eq!(ids, [Some("o2"), Some("o1")]);
+        opts.cwd = None;
+        let got = ix.search("common appended", &opts, &abort, None).unwrap();
+        assert_eq!(got.len(), 1);
         let _ = fs::remove_dir_all(&root);
+    }
+
+    /// A store that grew a little at a time after its first build keeps its texts in
+    /// `fts_new`: that table has a ranking window of its own, and its older texts are
+    /// found by the second pass.
+    #[test]
+    fn texts_written_after_the_first_build_have_a_ranking_window_too() {
+        let root = fresh_root("window-new");
+        let session = |name: &str, cwd: &str, lines: &str| {
+            let p = root.join(name);
+            fs::write(
+                &p,
+                format!(
+                    "{{\"type\":\"session\",\"version\":3,\"id\":\"{name}\",\"timestamp\":\"t\",\"cwd\":\"{cwd}\"}}\n{lines}"
+                ),
+            )
+            .unwrap();
+            p
+        };
+        let seed = session("seed.jsonl", "/seed", &line("s1", None, "nothing here"));
+        modified_ago(&seed, 7200);
+        let mut ix = Index::open(&root).unwrap();
+        assert!(hits(&mut ix, "common").is_empty());
+        let old = session(
+            "old.jsonl",
+            "/old",
+            &line("o1", None, "common word in the old one"),
+        );
+        modified_an_hour_ago(&old);
+        assert_eq!(hits(&mut ix, "common"), ["o1"]);
+        let mut body = String::new();
+        let mut parent: Option<String> = None;
+        for i in 0..RANK_WINDOW + 10 {
+            let id = format!("n{i}");
+            body.push_str(&line(&id, parent.as_deref(), "common filler"));
+            parent = Some(id);
+        }
+        session("new.jsonl", "/new", &body);
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut opts = Options {
+            limit: 5,
+            snippet_chars: 80,
+            ..Options::default()
+        };
+        let got = ix.search("common", &opts, &abort, None).unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|h| h.cwd.as_deref() == Some("/new")));
+        // Both sessions went to `fts_new`: every refresh after the first was small.
+        let in_new: i64 = ix
+            .conn
+            .query_row(
+                "SELECT count(*) FROM fts_new WHERE fts_new MATCH 'common'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(in_new as usize, RANK_WINDOW + 11);
+        opts.cwd = Some("/old".into());
+        let got = ix.search("common", &opts, &abort, None).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].entry_id.as_deref(), Some("o1"));
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    /// Blocks and bytes of one FTS5 table's segments (`<table>_data`).
+    fn fts_blocks(ix: &Index, table: &str) -> (i64, i64) {
+        ix.conn
+            .query_row(
+                &format!("SELECT count(*), coalesce(sum(length(block)), 0) FROM {table}_data"),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    }
+
+    /// Texts written after the first build go to `fts_new`: the first build's segment is
+    /// never merged again by them (appends stayed fast), and every query finds texts of
+    /// both tables, in the newest window and outside it, filtered, rewritten and removed.
+    #[test]
+    fn appends_after_the_first_build_leave_its_segments_alone() {
+        let root = fresh_root("newtable");
+        let header = |id: &str| {
+            format!(
+                "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"t\",\"cwd\":\"/p\"}}\n"
+            )
+        };
+        let mut files = Vec::new();
+        for f in 0..20 {
+            let p = root.join(format!("s{f}.jsonl"));
+            let mut body = header(&format!("sess-{f}"));
+            let mut parent: Option<String> = None;
+            for i in 0..30 {
+                let id = format!("f{f}e{i}");
+                body.push_str(&line(
+                    &id,
+                    parent.as_deref(),
+                    &format!("common word{i} file{f}x"),
+                ));
+                parent = Some(id);
+            }
+            fs::write(&p, body).unwrap();
+            modified_an_hour_ago(&p);
+            files.push((p, parent));
+        }
+        let mut ix = Index::open(&root).unwrap();
+        assert_eq!(hits(&mut ix, "file7x word3"), ["f7e3"]);
+        let built = fts_blocks(&ix, "fts");
+        assert!(built.1 > 0);
+        assert_eq!(
+            fts_blocks(&ix, "fts_new").1,
+            fts_blocks(
+                &Index::open(&fresh_root("newtable-empty")).unwrap(),
+                "fts_new"
+            )
+            .1
+        );
+        // 60 appended turns, each found by the next query, as FTS5 would merge them.
+        for j in 0..60 {
+            let (p, leaf) = &mut files[j % 20];
+            let id = format!("app{j}");
+            let mut a = fs::OpenOptions::new().append(true).open(&*p).unwrap();
+            a.write_all(
+                line(
+                    &id,
+                    leaf.as_deref(),
+                    &format!("common fresh{j}q file{}x", j % 20),
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            drop(a);
+            *leaf = Some(id.clone());
+            assert_eq!(hits(&mut ix, &format!("fresh{j}q")), [id]);
+        }
+        // The first build's segments are as it wrote them; the appends are beside them.
+        assert_eq!(fts_blocks(&ix, "fts"), built);
+        assert!(fts_blocks(&ix, "fts_new").1 > 0);
+        // One query over both tables: a phrase, a word in both, a filter.
+        let mut got = hits(&mut ix, "file3x");
+        got.sort();
+        assert_eq!(got.len(), 33);
+        assert!(got.contains(&"app3".to_string()) && got.contains(&"f3e0".to_string()));
+        assert_eq!(hits(&mut ix, "\"fresh5q file5x\""), ["app5"]);
+        assert!(hits(&mut ix, "\"file5x fresh5q\"").is_empty());
+        let opts = Options {
+            limit: 1000,
+            snippet_chars: 80,
+            roles: vec!["assistant".into()],
+            ..Options::default()
+        };
+        let abort = Arc::new(AtomicBool::new(false));
+        assert!(
+            ix.search("fresh5q", &opts, &abort, None)
+                .unwrap()
+                .is_empty()
+        );
+        // A rewrite of a file with rows in both tables: its old texts are gone from both.
+        let (p, _) = &files[3];
+        fs::write(
+            p,
+            format!(
+                "{}{}",
+                header("sess-3"),
+                line("r1", None, "rewritten file3x")
+            ),
+        )
+        .unwrap();
+        assert_eq!(hits(&mut ix, "file3x"), ["r1"]);
+        assert!(hits(&mut ix, "fresh3q").is_empty());
+        assert!(hits(&mut ix, "\"word4 file3x\"").is_empty());
+        // Removed: nothing of it in either table.
+        fs::remove_file(&files[5].0).unwrap();
+        assert!(hits(&mut ix, "fresh5q").is_empty());
+        assert!(hits(&mut ix, "file5x").is_empty());
+        assert_eq!(hits(&mut ix, "fresh6q"), ["app6"]);
+        let _ = fs::remove_dir_all(&root);
+        let _ = fs::remove_dir_all(fresh_root("newtable-empty"));
     }
 
     /// Between full scans, the watch (Linux) or the full scan (elsewhere) finds appends,
@@ -2097,46 +2338,56 @@ mod tests {
         let _ = fs::remove_dir_all(&root);
     }
 
-    /// A phrase whose words are in many texts but never in a row stops after
-    /// MAX_TURNED_DOWN candidates turned down: a text holding it that ranks after them (the
-    /// oldest one) is not reached, one among them is.
+    /// A phrase whose tokens are in many texts but rarely in a row stops after
+    /// `max_turned_down` of work on candidates turned down: a text holding it that ranks
+    /// after them (the oldest session) is missed then, found when within the bound. A
+    /// candidate the fast condition turns down costs 1, one the full check turns down (here:
+    /// non-ASCII texts) FULL_CHECK_COST.
     #[test]
     fn a_phrase_check_is_bounded() {
+        let bound = 2_000;
+        let search = |root: &Path, q: &str| {
+            let mut ix = Index::open(root).unwrap();
+            ix.max_turned_down = bound;
+            let abort = Arc::new(AtomicBool::new(false));
+            let opts = Options {
+                limit: 5,
+                snippet_chars: 40,
+                ..Options::default()
+            };
+            ix.search(q, &opts, &abort, None).unwrap().len()
+        };
+        let plant = |root: &Path| {
+            // The oldest session, whose texts rank last: the phrase in a row, same length.
+            let old = root.join("old.jsonl");
+            fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
+            modified_ago(&old, 7200);
+        };
+        // ASCII candidates, turned down by the fast condition: 1 each.
         let root = fresh_root("bound");
-        let n = MAX_TURNED_DOWN / 200 + 5;
-        write_chains(&root, n, true, |i, j| {
+        write_chains(&root, bound / 200 + 5, true, |i, j| {
             format!("walrus {i} of the {j} tundra")
         });
-        // The oldest session, whose texts rank last: the phrase in a row, same length.
-        let old = root.join("old.jsonl");
-        fs::write(&old, line("o1", None, "x tundra walrus of the y")).unwrap();
-        modified_ago(&old, 7200);
-        let mut ix = Index::open(&root).unwrap();
-        let abort = Arc::new(AtomicBool::new(false));
-        let opts = Options {
-            limit: 5,
-            snippet_chars: 40,
-            ..Options::default()
-        };
-        assert!(
-            ix.search("\"tundra walrus\"", &opts, &abort, None)
-                .unwrap()
-                .is_empty()
-        );
+        plant(&root);
+        assert_eq!(search(&root, "\"tundra walrus\""), 0);
         // Found when it is within the bound (here: the only candidate).
-        assert_eq!(
-            ix.search("\"x tundra walrus\"", &opts, &abort, None)
-                .unwrap()
-                .len(),
-            1
-        );
-        assert_eq!(
-            ix.search("\"the 7 tundra\"", &opts, &abort, None)
-                .unwrap()
-                .len(),
-            5
-        );
+        assert_eq!(search(&root, "\"x tundra walrus\""), 1);
+        assert_eq!(search(&root, "\"the 7 tundra\""), 5);
         let _ = fs::remove_dir_all(&root);
+        // As many candidates (a quarter of the bound's count) find the old one when the fast
+        // condition turns them down; when only the full check can (non-ASCII), they cost
+        // FULL_CHECK_COST each and use the bound up.
+        let n = bound / 4 / 200 + 1;
+        assert!(n * 200 < bound && n * 200 * FULL_CHECK_COST > bound);
+        for (word, found) in [("walrus", 1), ("wálrus", 0)] {
+            let root = fresh_root("bound-full");
+            write_chains(&root, n, true, |i, j| {
+                format!("{word} {i} of the {j} tundra")
+            });
+            plant(&root);
+            assert_eq!(search(&root, "\"tundra walrus\""), found, "{word}");
+            let _ = fs::remove_dir_all(&root);
+        }
     }
 
     /// Writes `n` sessions `s<i>.jsonl` of 200 chained messages each (`text(i, j)`), with a

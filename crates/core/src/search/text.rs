@@ -120,13 +120,21 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize, &str)) {
         let b = bytes[i];
         if esc == Esc::No && b < 0x80 && b != 0x1b {
             if b.is_ascii_alphanumeric() {
+                // The whole run of ASCII letters and digits at once.
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j].is_ascii_alphanumeric() {
+                    j += 1;
+                }
                 let t = cur.get_or_insert((i, i));
-                t.1 = i + 1;
-                buf.push(b.to_ascii_lowercase() as char);
+                t.1 = j;
+                let from = buf.len();
+                buf.push_str(&text[i..j]);
+                buf[from..].make_ascii_lowercase();
+                i = j;
             } else {
                 flush(&mut cur, &mut buf);
+                i += 1;
             }
-            i += 1;
             continue;
         }
         // `i` is on a character boundary: ASCII bytes are whole characters.
@@ -208,34 +216,49 @@ pub fn indexed_parts(word: &str) -> Vec<String> {
     parts
 }
 
-/// The text handed to FTS5 for `text` (see [`IndexText`]): tokens in the order first seen.
-/// A word is folded (and split into parts) once, however often the text repeats it; two
-/// spellings of one token (`Session`, `session`) may both be given: FTS5 keeps a token
-/// once per text in a `detail=none` index anyway.
+/// The text handed to FTS5 for `text` (see [`IndexText`]): each distinct folded token or
+/// camelCase part once, in the order first seen. A word is split into parts once per
+/// spelling, however often the text repeats it (`idtree` then `idTree`: the second still
+/// gives `id tree`). The sets it uses are kept per thread between calls (no allocation per
+/// token, none per text but the output).
 pub fn index_text(text: &str) -> IndexText {
+    thread_local! {
+        static SETS: std::cell::RefCell<(RangeSet, RangeSet)> =
+            std::cell::RefCell::new((RangeSet::default(), RangeSet::default()));
+    }
+    SETS.with(|sets| match sets.try_borrow_mut() {
+        Ok(mut sets) => {
+            let (folded, words) = &mut *sets;
+            index_text_with(text, folded, words)
+        }
+        // Only if called again from inside itself, which it never does.
+        Err(_) => index_text_with(text, &mut RangeSet::default(), &mut RangeSet::default()),
+    })
+}
+
+fn index_text_with(text: &str, seen: &mut RangeSet, camel_words: &mut RangeSet) -> IndexText {
+    seen.start();
+    camel_words.start();
     let mut out = String::with_capacity(text.len() / 2);
     let mut count = 0usize;
-    let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
-        std::collections::HashSet::default();
-    let mut push = |t: &str| {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(t);
-    };
-    // Parts seen (identifiers share theirs: `getLeafId`, `setLeafId`).
-    let mut parts: std::collections::HashSet<String, foldhash::fast::RandomState> =
-        std::collections::HashSet::default();
     let mut bounds = [(0usize, 0usize); MAX_CAMEL_PARTS + 1];
     let mut part = String::new();
+    // Append `t` to `out` unless it is there already.
+    let push = |out: &mut String, seen: &mut RangeSet, t: &str| {
+        let at = out.len() + usize::from(!out.is_empty());
+        if seen.insert(out, t, at) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(t);
+        }
+    };
     for_each_token(text, |start, end, folded| {
         count += 1;
+        push(&mut out, seen, folded);
         let word = &text[start..end];
-        if !seen.insert(word) {
-            return;
-        }
-        push(folded);
-        if !maybe_camel(word) {
+        // Each spelling of a camelCase word is split once.
+        if !maybe_camel(word) || !camel_words.insert(text, word, start) {
             return;
         }
         if word.is_ascii() {
@@ -248,21 +271,100 @@ pub fn index_text(text: &str) -> IndexText {
                 part.clear();
                 part.push_str(&word[s..e]);
                 part.make_ascii_lowercase();
-                if !parts.contains(part.as_str()) {
-                    push(&part);
-                    parts.insert(part.clone());
-                }
+                push(&mut out, seen, &part);
             }
         } else {
             for p in indexed_parts(word) {
-                if !parts.contains(&p) {
-                    push(&p);
-                    parts.insert(p);
-                }
+                push(&mut out, seen, &p);
             }
         }
     });
     IndexText { tokens: out, count }
+}
+
+/// A set of strings held as byte ranges of one backing string (the index text being
+/// written, or the text being read), open addressing: reused from one text to the next
+/// without clearing (each slot carries the number of the text that filled it).
+#[derive(Default)]
+struct RangeSet {
+    /// (text number, the hash's high half, start, end); a power of two long.
+    slots: Vec<(u32, u32, u32, u32)>,
+    /// Number of the current text (slots of other numbers are free); never 0 in use.
+    round: u32,
+    len: usize,
+}
+
+/// Slots of a [`RangeSet`] at most kept from one text to the next (a huge text's table
+/// is let go, not probed around by every small one after it).
+const RANGE_SET_KEEP: usize = 1 << 16;
+
+impl RangeSet {
+    /// Empty the set for a new text.
+    fn start(&mut self) {
+        if self.slots.len() > RANGE_SET_KEEP {
+            self.slots = Vec::new();
+        }
+        self.len = 0;
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            // Numbers wrapped: every slot free again.
+            self.slots.iter_mut().for_each(|s| s.0 = 0);
+            self.round = 1;
+        }
+    }
+
+    fn hash(b: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        foldhash::fast::FixedState::with_seed(0x5eed).hash_one(b)
+    }
+
+    /// Add `t`, whose bytes are (or are about to be) `backing[at..at + t.len()]`; whether it
+    /// was new. Ranges past `u32::MAX` are never found again (a duplicate token at worst).
+    fn insert(&mut self, backing: &str, t: &str, at: usize) -> bool {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow(backing);
+        }
+        let (Ok(s), Ok(e)) = (u32::try_from(at), u32::try_from(at + t.len())) else {
+            return true;
+        };
+        let mask = self.slots.len() - 1;
+        let h = Self::hash(t.as_bytes());
+        let tag = (h >> 32) as u32;
+        let mut i = h as usize & mask;
+        loop {
+            let (g, tg, a, b) = self.slots[i];
+            if g != self.round {
+                self.slots[i] = (self.round, tag, s, e);
+                self.len += 1;
+                return true;
+            }
+            if tg == tag && backing.as_bytes().get(a as usize..b as usize) == Some(t.as_bytes()) {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Double the table (at least 64 slots), putting back the current text's ranges.
+    fn grow(&mut self, backing: &str) {
+        let n = (self.slots.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0, 0, 0); n]);
+        let mask = n - 1;
+        for (g, tag, a, b) in old {
+            if g != self.round {
+                continue;
+            }
+            let bytes = backing
+                .as_bytes()
+                .get(a as usize..b as usize)
+                .unwrap_or(&[]);
+            let mut i = Self::hash(bytes) as usize & mask;
+            while self.slots[i].0 == self.round {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = (g, tag, a, b);
+        }
+    }
 }
 
 /// The camelCase parts of an ASCII word as byte ranges, by [`camel_parts`]' rules, into
@@ -373,6 +475,36 @@ fn push_all(out: &mut String, tokens: &[String], prefix: bool, group: bool) {
 }
 
 /// Whether `list` holds `want` in a row (the last one as a prefix with `prefix`).
+/// Whether `low` holds `want`'s tokens one after the other, separated by bytes that are not
+/// ASCII letters or digits, or by nothing (every place the first one is at is tried).
+fn in_sequence(low: &[u8], want: &[String]) -> bool {
+    let Some(first) = want.first().map(String::as_bytes) else {
+        return true;
+    };
+    if first.is_empty() {
+        return true;
+    }
+    let finder = memchr::memmem::Finder::new(first);
+    let mut from = 0;
+    while let Some(k) = low.get(from..).and_then(|rest| finder.find(rest)) {
+        let at = from + k;
+        let mut i = at + first.len();
+        let all = want[1..].iter().all(|t| {
+            while i < low.len() && !low[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            let ok = low.get(i..).is_some_and(|r| r.starts_with(t.as_bytes()));
+            i += t.len();
+            ok
+        });
+        if all {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
 fn in_a_row(list: &[&str], want: &[String], prefix: bool) -> bool {
     if want.is_empty() || list.len() < want.len() {
         return false;
@@ -430,6 +562,61 @@ impl Query {
         self.terms
             .iter()
             .any(|t| t.tokens.len() > 1 || t.parts.len() > 1)
+    }
+
+    /// A necessary condition for [`Query::matches_text`], checked an order of magnitude
+    /// faster, for texts of ASCII without escape sequences (their tokens are their runs of
+    /// ASCII letters and digits, lower-cased): each term's tokens (or parts) must be in the
+    /// lower-cased text one after the other with only other bytes between them (nothing
+    /// between: one identifier's parts). `true` for any other text.
+    pub fn may_match_text(&self, text: &str) -> bool {
+        let b = text.as_bytes();
+        if !b.is_ascii() || memchr::memchr(0x1b, b).is_some() {
+            return true;
+        }
+        let low = b.to_ascii_lowercase();
+        self.terms.iter().all(|t| {
+            [&t.tokens, &t.parts]
+                .into_iter()
+                .filter(|l| !l.is_empty())
+                .any(|l| in_sequence(&low, l))
+        })
+    }
+
+    /// [`Query::matches`] on `text` itself, its tokens read into one buffer (no allocation
+    /// per token): the phrase check of every candidate a query reads back.
+    pub fn matches_text(&self, text: &str) -> bool {
+        let mut buf = String::with_capacity(text.len());
+        let mut spans: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for_each_token(text, |s, e, f| {
+            let a = buf.len();
+            buf.push_str(f);
+            spans.push((s, e, a, buf.len()));
+        });
+        let folded: Vec<&str> = spans.iter().map(|&(_, _, a, b)| &buf[a..b]).collect();
+        let mut parts: Option<Vec<Vec<String>>> = None;
+        self.terms.iter().all(|t| {
+            [&t.tokens, &t.parts]
+                .into_iter()
+                .filter(|l| !l.is_empty())
+                .any(|l| {
+                    if in_a_row(&folded, l, t.prefix) {
+                        return true;
+                    }
+                    let parts = parts.get_or_insert_with(|| {
+                        spans
+                            .iter()
+                            .filter(|&&(s, e, _, _)| maybe_camel(&text[s..e]))
+                            .map(|&(s, e, _, _)| indexed_parts(&text[s..e]))
+                            .filter(|p| !p.is_empty())
+                            .collect()
+                    });
+                    parts.iter().any(|p| {
+                        let p: Vec<&str> = p.iter().map(String::as_str).collect();
+                        in_a_row(&p, l, t.prefix)
+                    })
+                })
+        })
     }
 
     /// Whether the text (`text` and its [`tokens`]) holds every term: its tokens (or, for a
@@ -738,6 +925,31 @@ mod tests {
         assert_eq!(index_text(""), IndexText::default());
     }
 
+    #[test]
+    fn each_folded_token_is_given_once_and_each_spelling_split_once() {
+        // Folded duplicates once; a part already there as a token is not repeated.
+        let t = index_text("Session session SESSION id idTree tree idtree IdTree");
+        assert_eq!(t.tokens, "session id idtree tree");
+        assert_eq!(t.count, 8);
+        // A spelling met after its folded form still gives its parts.
+        assert_eq!(index_text("idtree idTree").tokens, "idtree id tree");
+        assert_eq!(
+            index_text("ÉcoleNormale écolenormale").tokens,
+            "ecolenormale ecole normale"
+        );
+        // The sets are reused from one text to the next: nothing leaks between texts, and a
+        // huge text (its table let go afterwards) changes nothing for the next ones.
+        let many: String = (0..100_000).map(|i| format!("w{i}x ")).collect();
+        let big = index_text(&many);
+        assert_eq!(big.tokens.split(' ').count(), 100_000);
+        assert_eq!(index_text("w1x w2x w1x").tokens, "w1x w2x");
+        for i in 0..2000 {
+            let a = format!("a{i} b{i} a{i} Ab{i}Cd");
+            let want = format!("a{i} b{i} ab{i}cd ab{i} cd");
+            assert_eq!(index_text(&a).tokens, want);
+        }
+    }
+
     /// The ASCII fast path of the camelCase split gives `indexed_parts`' parts.
     #[test]
     fn ascii_camel_parts_agree() {
@@ -792,9 +1004,14 @@ mod tests {
     /// identifier's parts; one-token terms need no check.
     #[test]
     fn phrases_are_checked_on_the_text() {
+        // Both checks (tokens given, and tokens read into one buffer) agree on every case.
         let yes = |q: &str, text: &str| {
             let q = parse_query(q);
-            q.matches(text, &tokens(text))
+            let r = q.matches(text, &tokens(text));
+            assert_eq!(q.matches_text(text), r, "{q:?} on {text:?}");
+            // The fast condition is necessary: never false where the check is true.
+            assert!(q.may_match_text(text) || !r, "{q:?} on {text:?}");
+            r
         };
         assert!(yes("\"purple walrus\"", "the Purple walrus sat"));
         assert!(!yes("\"purple walrus\"", "walrus purple"));
@@ -816,9 +1033,88 @@ mod tests {
         assert!(!yes("\"summary tree\"", "idSummary treeHelper"));
         assert!(yes("解析", "修复了解析器"));
         assert!(!yes("解析", "析解"));
+        assert!(yes("\"ecole normale\"", "l'École Normale"));
+        assert!(yes("\"red word\"", "a \x1b[31mred\x1b[0m word"));
+        assert!(!yes("\"word red\"", "a \x1b[31mred\x1b[0m word"));
+        assert!(yes("\"html parser\" x*", "new HTMLParser(xyz)"));
+        assert!(!yes("\"html parser\" q*", "new HTMLParser(xyz)"));
+        assert!(!yes("\"a b\"", ""));
         assert!(!parse_query("walrus auth*").needs_check());
         assert!(parse_query("\"a b\"").needs_check());
         assert!(parse_query("summaryTree").needs_check());
+    }
+
+    /// `may_match_text` is a necessary condition of `matches_text` (never false where the
+    /// check is true) and turns down most non-adjacent candidates without tokenizing them.
+    #[test]
+    fn the_fast_phrase_condition_never_turns_down_a_match() {
+        let words = [
+            "the",
+            "session",
+            "Session",
+            "idSummaryTree",
+            "summary",
+            "tree",
+            "HTMLParser",
+            "html",
+            "parser",
+            "a1B2",
+            "b2",
+            "file",
+            "files",
+            "x",
+            "é",
+            "école",
+            "\x1b[31mred",
+            "red",
+        ];
+        let seps = [" ", "\n", "/", "-", "_", ".", "", "  ", "\"", "(", "\t"];
+        let mut seed = 0x1234_5678_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let (mut checked, mut turned_down_fast, mut matched) = (0, 0, 0);
+        for _ in 0..4000 {
+            let mut text = String::new();
+            for _ in 0..next(12) + 1 {
+                text.push_str(words[next(words.len())]);
+                text.push_str(seps[next(seps.len())]);
+            }
+            let mut q = String::from("\"");
+            for k in 0..next(3) + 1 {
+                if k > 0 {
+                    q.push(' ');
+                }
+                q.push_str(words[next(words.len())]);
+            }
+            q.push('"');
+            if next(4) == 0 {
+                q.pop();
+                q.pop();
+                q.push_str("\"*");
+            }
+            if next(5) == 0 {
+                q = words[next(words.len())].to_string();
+            }
+            let query = parse_query(&q);
+            let full = query.matches_text(&text);
+            let fast = query.may_match_text(&text);
+            assert!(fast || !full, "{q} on {text:?}");
+            checked += 1;
+            matched += full as usize;
+            turned_down_fast += (!fast) as usize;
+        }
+        assert!(
+            matched > 300 && turned_down_fast > 800,
+            "{checked} {matched} {turned_down_fast}"
+        );
+        let q = parse_query("\"update session file\"");
+        assert!(!q.may_match_text("update the session of a file"));
+        assert!(q.may_match_text("Update session-file"));
+        assert!(q.may_match_text("updateSessionFile()"));
     }
 
     #[test]
