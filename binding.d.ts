@@ -364,6 +364,13 @@ export declare function nativeVersion(): string
 export declare const NO_EDIT: number
 
 /**
+ * Start reading the session file at `path` on a thread, for the `SessionManager.open` of it
+ * that pi makes once started (crates/core/src/preload.rs): false if it is not a regular
+ * file. The open uses what was read only if the file has not changed since.
+ */
+export declare function preloadSession(path: string): boolean
+
+/**
  * The entries around `entry_id` on its branch: resolves to a JSON array, or null when the
  * file cannot be read or has no such entry.
  */

@@ -13,6 +13,8 @@
 //                                          an --only filter containing "10k" selects them
 //                                          (`--only picker10k`, `--only picker10k-warm`)
 //   node bench/pi-bin.mjs --big-rounds 3   rounds of the 10k rows (default 3)
+//   PI_BENCH_NATIVE_ENV=K=V,K2=V2 node bench/pi-bin.mjs ...   extra environment of the pi-native runs
+//                                          (compare a setting: PI_SESSION_NATIVE_PRELOAD=0)
 //   node bench/pi-bin.mjs --big-ref-rounds 1   plain `pi` runs in them (default 1: pi 1.6.0's own
 //                                          picker took 640 s on 10,000 sessions (not profiled); its
 //                                          single run, without warm-up, serves both the cold and the
@@ -354,6 +356,17 @@ function removeIndexes(agentDir) {
 // ---------------------------------------------------------------------------
 // running pi
 // ---------------------------------------------------------------------------
+/**
+ * PI_BENCH_NATIVE_ENV="K=V,K2=V2": extra environment of the pi-native runs, to compare a
+ * setting side by side (`PI_BENCH_NATIVE_ENV=PI_SESSION_NATIVE_PRELOAD=0`).
+ */
+const NATIVE_ENV = Object.fromEntries(
+  (process.env.PI_BENCH_NATIVE_ENV ?? "")
+    .split(",")
+    .filter((kv) => kv.includes("="))
+    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+);
+
 /** Environment of one run: nothing inherited that changes pi or the hook. */
 function piEnv(dirs, how, debug = false) {
   const env = { ...process.env };
@@ -367,6 +380,7 @@ function piEnv(dirs, how, debug = false) {
     NO_COLOR: "1",
   });
   if (how === "native") env.PI_CODING_AGENT_BIN = PI_BIN;
+  if (how === "native") Object.assign(env, NATIVE_ENV);
   if (debug) env.PI_SESSION_NATIVE_DEBUG = "1";
   // pi turns on Node's compile cache (module.enableCompileCache(), in os.tmpdir()), whose entries
   // are keyed by file: with one folder, plain and switched runs overwrite each other's entry for
@@ -436,6 +450,7 @@ function pickerScript(dirs, how, debug, piArgs = ["-r"], tag = "picker") {
     "PI_TELEMETRY",
     "PI_CODING_AGENT_BIN",
     "PI_SESSION_NATIVE_DEBUG",
+    ...Object.keys(NATIVE_ENV),
     "PATH",
     "TMPDIR",
   ];

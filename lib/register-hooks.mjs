@@ -33,7 +33,7 @@
 // The jobs are in modules of their own: recognising the chunk (chunk-signature.mjs), reading pi's
 // modules (hook-reads.mjs), the stand-ins appended to the chunk (stand-ins.mjs), judging the
 // session code (verify/identity.mjs, known-good.mjs, verdicts.mjs). This file decides and serves.
-import { existsSync, readFileSync, writeSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -253,6 +253,7 @@ function serveChunk(url, result, bytes, read, remembered) {
     }
   }
   s.outcome = { served: true, module: file, names: match.assignments.map(([, name]) => name) };
+  preloadNamedSession(process.argv.slice(2));
   // the addon and our JS load when pi first uses its session code (lib/stand-ins.mjs)
   s.patch = standIns(resolveServed, SESSION_EXPORTS, NATIVE_SESSION_VERSION);
   const key = 'globalThis[Symbol.for("pi-session-native.hooks")]';
@@ -268,6 +269,29 @@ function serveChunk(url, result, bytes, read, remembered) {
     return { ...result, source: read.buffer.subarray(0, read.length + tail.length) };
   }
   return { ...result, source: Buffer.concat([bytes, tail]) };
+}
+
+/**
+ * `pi --session <file>`: the file is read and indexed on a thread of the addon now, while pi
+ * loads the rest of itself (~130 ms before it opens the session; a 700 MB session takes ~300 ms
+ * to load), and its open takes what was read if the file has not changed since
+ * (crates/core/src/preload.rs). pi's own parser takes the value after the first `--session`;
+ * a value that is not a file here (a session id) starts nothing. Never fails pi: without the
+ * addon, nothing is started and the open reads the file as before.
+ * @param {string[]} args pi's arguments
+ */
+function preloadNamedSession(args) {
+  const at = args.indexOf("--session");
+  const value = at >= 0 ? args[at + 1] : undefined;
+  if (!value || state().env.PI_SESSION_NATIVE_PRELOAD === "0") return;
+  try {
+    const file = resolvePath(value);
+    if (!statSync(file).isFile()) return;
+    const found = locateAddon();
+    if (found.file) require(found.file).preloadSession(file);
+  } catch {
+    // no such file, or no addon: pi's open reads the file itself
+  }
 }
 
 /** Where the addon is (`{ file }`), or why there is none (`{ why }`): lib/binary.js's first candidate. */

@@ -43,6 +43,15 @@ pub fn sync_created_dirs(first: String, last: String) {
     }
 }
 
+/// Start reading the session file at `path` on a thread, for the `SessionManager.open` of it
+/// that pi makes once started (crates/core/src/preload.rs): false if it is not a regular
+/// file. The open uses what was read only if the file has not changed since.
+#[napi]
+pub fn preload_session(path: String) -> bool {
+    let settings = pi_session_core::config::Settings::from_env();
+    pi_session_core::preload::start(std::path::Path::new(&path), settings.backed_min)
+}
+
 /// A UUIDv7 session id (time-ordered, like the reference's `uuidv7()`).
 #[napi]
 pub fn uuidv7() -> String {

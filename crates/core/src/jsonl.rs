@@ -138,12 +138,39 @@ fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
 /// `backed_min` bytes large keep entry text in the file, not in memory
 /// (`PI_SESSION_NATIVE_BACKED_MIN`, [`crate::config::Settings::backed_min`]).
 pub fn load_file(path: &Path, backed_min: u64) -> Result<Loaded, LoadError> {
+    match open_load(path, backed_min)? {
+        Pending::Done(loaded) => Ok(loaded),
+        Pending::Backed { job, file } => {
+            let mut loaded = job.run(scan_threads())?;
+            if !loaded.entries.is_empty() {
+                loaded.file = file;
+            }
+            Ok(loaded)
+        }
+    }
+}
+
+/// A load opened by [`open_load`]: done (a missing, small or empty file), or a large file's
+/// ranges for threads to load ([`BackedLoad::work`], then [`BackedLoad::finish`] and `file`).
+pub(crate) enum Pending {
+    Done(Loaded),
+    Backed {
+        job: BackedLoad,
+        file: Option<((u64, u64), u64)>,
+    },
+}
+
+/// Open `path` for [`load_file`]: a file under `backed_min` bytes is read and parsed here; a
+/// larger one is left as ranges to load.
+pub(crate) fn open_load(path: &Path, backed_min: u64) -> Result<Pending, LoadError> {
     // Opened without blocking (a FIFO) and refused unless a regular file (a device such as
     // `/dev/zero` would never end). A directory keeps the reference's `EISDIR` from its read:
     // Node opens a directory on every platform (on Windows too) and fails on the read.
     let f = match crate::safefs::open_regular(path, true) {
         Ok(o) => o.file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Pending::Done(Loaded::default()));
+        }
         Err(e) if crate::safefs::is_not_regular(&e) && path.is_dir() => {
             return Err(LoadError::Read(std::io::ErrorKind::IsADirectory.into()));
         }
@@ -155,11 +182,8 @@ pub fn load_file(path: &Path, backed_min: u64) -> Result<Loaded, LoadError> {
         .map(|m| (crate::durability::file_id(m), m.len()));
     let size = meta.as_ref().map_or(0, |m| m.len());
     if size >= backed_min {
-        let mut loaded = load_backed(f)?;
-        if !loaded.entries.is_empty() {
-            loaded.file = file;
-        }
-        return Ok(loaded);
+        let job = BackedLoad::new(f, 4 << 20, scan_threads())?;
+        return Ok(Pending::Backed { job, file });
     }
     // Size the buffer from the file's length: no regrowth copies for large sessions.
     // Never past the size it had when opened.
@@ -176,82 +200,132 @@ pub fn load_file(path: &Path, backed_min: u64) -> Result<Loaded, LoadError> {
     if let Some(first) = loaded.entries.first()
         && !first.is_valid_header()
     {
-        return Ok(Loaded::default());
+        return Ok(Pending::Done(Loaded::default()));
     }
     loaded.file = file;
-    Ok(loaded)
+    Ok(Pending::Done(loaded))
 }
 
-/// Stream a large file in chunks: entries keep only their byte range, memory stays bounded
-/// by the index plus one chunk per thread. The handle stays open for reading entries back.
-///
-/// The file is cut at newlines into one range per scan thread, and each thread reads
-/// (positioned reads on a shared handle) and scans its own range: reading from the page
-/// cache costs about as much as scanning, so both halves of the work run on every core.
-/// (Reading on one thread and scanning each chunk on all of them left the other core idle
-/// during every read.)
+/// A large file's load as [`load_file`] makes it (tests): entries keep only their byte range,
+/// memory stays bounded by the index plus one chunk per thread, the handle stays open for
+/// reading entries back. The file is cut at newlines into ranges ([`BackedLoad`]), and each
+/// thread reads (positioned reads on a shared handle) and scans the ranges it takes: reading
+/// from the page cache costs about as much as scanning, so both halves of the work run on
+/// every core. (Reading on one thread and scanning each chunk on all of them left the other
+/// core idle during every read.)
+#[cfg(test)]
 pub(crate) fn load_backed(file: std::fs::File) -> Result<Loaded, LoadError> {
     load_backed_in(file, 4 << 20, scan_threads())
 }
 
-/// [`load_backed`] with reads of `chunk` bytes (tests use tiny ones to cut every line) over
-/// `threads` ranges.
+/// [`load_backed`] with reads of `chunk` bytes (tests use tiny ones to cut every line) on
+/// `threads` threads.
+#[cfg(test)]
 fn load_backed_in(file: std::fs::File, chunk: usize, threads: usize) -> Result<Loaded, LoadError> {
-    use crate::entry::FileSource;
-    use std::sync::atomic::AtomicBool;
-    let chunk = chunk.max(1);
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let src = Arc::new(FileSource::new(file));
-    let cuts = range_cuts(&src, size, threads, 2 * chunk as u64).map_err(LoadError::Read)?;
-    // Set when the first entry is not a header: the load is empty, the others stop early.
-    let not_session = AtomicBool::new(false);
-    let ranges: Vec<(u64, Option<u64>)> = (0..cuts.len())
-        .map(|k| (cuts[k], cuts.get(k + 1).copied()))
-        .collect();
-    let results: Vec<Result<Range, LoadError>> = if ranges.len() == 1 {
-        vec![load_range(&src, 0, None, chunk, &not_session)]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = ranges
-                .iter()
-                .map(|&(from, to)| {
-                    let (src, stop) = (&src, &not_session);
-                    scope.spawn(move || load_range(src, from, to, chunk, stop))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(LoadError::Read(std::io::Error::other(
-                            "scan thread panicked",
-                        )))
-                    })
-                })
-                .collect()
+    BackedLoad::new(file, chunk, threads)?.run(threads)
+}
+
+/// A large file's load cut into ranges (several per thread, at line starts) that threads take
+/// in turn: the threads that load it may join at different times. An open loads with every
+/// scan thread from the start; a preload (crates/core/src/preload.rs) starts on one thread
+/// while pi starts, and the open joins it with its own thread for the ranges left.
+pub(crate) struct BackedLoad {
+    src: Arc<crate::entry::FileSource>,
+    ranges: Vec<(u64, Option<u64>)>,
+    chunk: usize,
+    next: std::sync::atomic::AtomicUsize,
+    done: Vec<std::sync::OnceLock<Result<Range, LoadError>>>,
+    /// Set when the first entry is not a header: the load is empty, the others stop early.
+    not_session: std::sync::atomic::AtomicBool,
+}
+
+impl BackedLoad {
+    /// Ranges for `threads` threads to share: ~8 a thread (each at least two chunks), so a
+    /// thread that joins late still finds work.
+    pub(crate) fn new(
+        file: std::fs::File,
+        chunk: usize,
+        threads: usize,
+    ) -> Result<BackedLoad, LoadError> {
+        use crate::entry::FileSource;
+        let chunk = chunk.max(1);
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let src = Arc::new(FileSource::new(file));
+        let pieces = threads.max(1) * 8;
+        let cuts = range_cuts(&src, size, pieces, 2 * chunk as u64).map_err(LoadError::Read)?;
+        let ranges: Vec<(u64, Option<u64>)> = (0..cuts.len())
+            .map(|k| (cuts[k], cuts.get(k + 1).copied()))
+            .collect();
+        let done = ranges.iter().map(|_| std::sync::OnceLock::new()).collect();
+        Ok(BackedLoad {
+            src,
+            ranges,
+            chunk,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            done,
+            not_session: std::sync::atomic::AtomicBool::new(false),
         })
-    };
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut last_byte = None;
-    for r in results {
-        let r = r?;
-        if entries.is_empty() {
-            entries = r.entries;
-        } else {
-            entries.extend(r.entries);
+    }
+
+    /// Load every range on this thread and `threads - 1` more, then [`BackedLoad::finish`].
+    fn run(self, threads: usize) -> Result<Loaded, LoadError> {
+        let helpers = threads
+            .saturating_sub(1)
+            .min(self.ranges.len().saturating_sub(1));
+        std::thread::scope(|scope| {
+            for _ in 0..helpers {
+                // A helper that cannot start leaves its share to the others.
+                let _ = std::thread::Builder::new().spawn_scoped(scope, || self.work());
+            }
+            self.work();
+        });
+        self.finish()
+    }
+
+    /// Load ranges until none is left to take.
+    pub(crate) fn work(&self) {
+        use std::sync::atomic::Ordering;
+        let mut buf = Vec::new();
+        loop {
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(from, to)) = self.ranges.get(k) else {
+                return;
+            };
+            let r = load_range(&self.src, from, to, self.chunk, &self.not_session, &mut buf);
+            let _ = self.done[k].set(r);
         }
-        last_byte = r.last_byte.or(last_byte);
     }
-    if not_session.load(std::sync::atomic::Ordering::Relaxed)
-        || entries.first().is_some_and(|e| !e.is_valid_header())
-    {
-        return Ok(Loaded::default());
+
+    /// The entries, once every thread that worked on it has stopped.
+    pub(crate) fn finish(self) -> Result<Loaded, LoadError> {
+        let mut ranges = Vec::with_capacity(self.done.len());
+        for slot in self.done {
+            // A range no thread loaded (one panicked): the load fails, as a read would.
+            ranges.push(slot.into_inner().unwrap_or_else(|| {
+                Err(LoadError::Read(std::io::Error::other(
+                    "scan thread stopped",
+                )))
+            })?);
+        }
+        // One allocation for all (growing by each range's entries copied them again and again).
+        let total = ranges.iter().map(|r| r.entries.len()).sum();
+        let mut entries: Vec<Entry> = Vec::with_capacity(total);
+        let mut last_byte = None;
+        for r in ranges {
+            entries.extend(r.entries);
+            last_byte = r.last_byte.or(last_byte);
+        }
+        if self.not_session.load(std::sync::atomic::Ordering::Relaxed)
+            || entries.first().is_some_and(|e| !e.is_valid_header())
+        {
+            return Ok(Loaded::default());
+        }
+        Ok(Loaded {
+            entries,
+            unterminated: last_byte.is_some_and(|b| b != b'\n'),
+            file: None,
+        })
     }
-    Ok(Loaded {
-        entries,
-        unterminated: last_byte.is_some_and(|b| b != b'\n'),
-        file: None,
-    })
 }
 
 /// Range starts: 0, then for each further thread the first line start at or after an equal
@@ -287,7 +361,7 @@ fn range_cuts(
 }
 
 /// One range's entries and the last byte it read.
-struct Range {
+pub(crate) struct Range {
     entries: Vec<Entry>,
     last_byte: Option<u8>,
 }
@@ -299,12 +373,15 @@ fn load_range(
     to: Option<u64>,
     chunk: usize,
     not_session: &std::sync::atomic::AtomicBool,
+    buf: &mut Vec<u8>,
 ) -> Result<Range, LoadError> {
     use std::sync::atomic::Ordering;
     let mut entries: Vec<Entry> = Vec::new();
-    // `buf[..filled]` holds unscanned bytes; the buffer is zeroed once, not per chunk, and
-    // grows only for a line longer than it.
-    let mut buf: Vec<u8> = vec![0; chunk];
+    // `buf[..filled]` holds unscanned bytes; the buffer (the thread's, for all the ranges it
+    // loads) is zeroed once, not per chunk, and grows only for a line longer than it.
+    if buf.len() < chunk {
+        buf.resize(chunk, 0);
+    }
     let mut filled = 0;
     // File offset of buf[0]; the next read is at `base + filled`.
     let mut base: u64 = from;

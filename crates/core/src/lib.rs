@@ -25,6 +25,7 @@ pub mod json;
 pub mod jsonl;
 pub mod materialize;
 pub mod migrate;
+pub mod preload;
 pub mod safefs;
 pub mod search;
 pub mod session;

@@ -239,8 +239,13 @@ impl Session {
     /// replaced when the file is a session.
     pub fn load_file(&mut self, path: &Path) -> Result<LoadSummary, LoadFileError> {
         let t0 = std::time::Instant::now();
-        let loaded =
-            jsonl::load_file(path, self.settings.backed_min).map_err(LoadFileError::Load)?;
+        // Read ahead while pi was starting (crate::preload), if that is this file as it is now.
+        let loaded = match crate::preload::take(path, self.settings.backed_min) {
+            Some(l) => l,
+            None => {
+                jsonl::load_file(path, self.settings.backed_min).map_err(LoadFileError::Load)?
+            }
+        };
         let count = loaded.entries.len();
         let mut repaired = false;
         if count > 0 {
