@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::entry::{Entry, Text};
 use crate::materialize::{self, Form, Piece, UNREADABLE};
 use crate::shapes::{self, Out, Tables};
+use foldhash::{HashMap, HashMapExt};
 
 /// `Encoded::forms[k]` of an entry built from a shape (the other forms are
 /// [`materialize::WHOLE`] and [`materialize::SHELL`]).
@@ -119,15 +120,17 @@ impl ShapeStream {
         // What the worker reads: each entry's shell, or else its text (an owned text is
         // copied here: only light entries without a shell need it, and they are small).
         let mut shells: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
-        let mut texts: Vec<Option<Text>> = Vec::with_capacity(want.len());
-        for &i in want {
+        // Texts only for entries without a shell (a few): a slot per entry of the hand-out
+        // would be ~15 MB for a 700 MB session's branch.
+        let mut texts: HashMap<usize, Text> = HashMap::new();
+        for (k, &i) in want.iter().enumerate() {
             let e = entries.get(i as usize);
             let shell = e.and_then(|e| e.shell.clone());
-            texts.push(if shell.is_some() {
-                None
-            } else {
-                e.map(|e| e.text.clone())
-            });
+            if shell.is_none()
+                && let Some(e) = e
+            {
+                texts.insert(k, e.text.clone());
+            }
             shells.push(shell);
         }
         let want = want.to_vec();
@@ -185,7 +188,7 @@ struct Job {
     /// Per entry of `want`: its text, when it has no shell. An ASCII shell (nearly all) is
     /// encoded as it is; other shells and the texts are laid out ([`materialize::batch`]:
     /// escaped, read from the file).
-    texts: Vec<Option<Text>>,
+    texts: HashMap<usize, Text>,
     shells: Vec<Option<Arc<str>>>,
     tables: Arc<Mutex<Tables>>,
     cancel: Arc<AtomicBool>,
@@ -196,7 +199,7 @@ impl Job {
     /// The bytes entry `k` adds to a piece.
     fn size(&self, k: usize) -> usize {
         let shell = self.shells[k].as_ref().map_or(0, |s| s.len());
-        shell + self.texts[k].as_ref().map_or(0, Text::len)
+        shell + self.texts.get(&k).map_or(0, Text::len)
     }
 
     /// Entry `k`'s shell, if it is encoded as it is (ASCII, as the text JS reads must be).
@@ -232,7 +235,7 @@ impl Job {
                 materialize::Batch::default()
             } else {
                 materialize::batch(
-                    |i| self.texts.get(i as usize).and_then(|t| t.as_ref()),
+                    |i| self.texts.get(&(i as usize)),
                     |i| self.shells.get(i as usize).and_then(|s| s.as_deref()),
                     |_| None::<&[u32]>,
                     Form::Shells,
@@ -280,7 +283,7 @@ impl Job {
             // Encoded: this thread's references to those shells and texts go.
             for k in pos..end {
                 self.shells[k] = None;
-                self.texts[k] = None;
+                self.texts.remove(&k);
             }
             pos = end;
             if tx.send(e).is_err() {
