@@ -90,13 +90,15 @@ pub fn start(path: &Path, backed_min: u64) -> bool {
 }
 
 /// The entries of `path` read ahead by [`start`], waiting for the read to end, if they are
-/// those of the file as it is now. A preload of another file is left alone.
+/// those of the file as it is now. A preload of another file is dropped.
 pub fn take(path: &Path, backed_min: u64) -> Option<Loaded> {
     let (real, stamp) = stamp_of(path)?;
     let p = {
         let mut slot = lock(&PRELOAD);
-        if slot.as_ref().is_none_or(|p| p.path != real) {
-            return None;
+        // Another file opened first: the preload will not be used (pi opens one session at
+        // start); it goes, and its entries are freed when its thread ends.
+        if slot.as_ref().is_some_and(|p| p.path != real) {
+            *slot = None;
         }
         slot.take()?
     };
@@ -159,11 +161,13 @@ mod tests {
         let got = take(&f, 0).expect("preloaded in ranges");
         assert_eq!(got.entries.len(), 2);
         assert!(got.file.is_some());
-        // Not for another file, nor with other settings.
+        // Not for another file (whose open drops it), nor with other settings.
         assert!(start(&f, u64::MAX));
         let g = d.join("t.jsonl");
         std::fs::write(&g, LINES).expect("write");
         assert!(take(&g, u64::MAX).is_none());
+        assert!(take(&f, u64::MAX).is_none(), "dropped by the other open");
+        assert!(start(&f, u64::MAX));
         assert!(take(&f, 0).is_none());
         // Not when the file changed after the read started.
         assert!(start(&f, u64::MAX));
