@@ -594,29 +594,7 @@ impl Query {
             spans.push((s, e, a, buf.len()));
         });
         let folded: Vec<&str> = spans.iter().map(|&(_, _, a, b)| &buf[a..b]).collect();
-        let mut parts: Option<Vec<Vec<String>>> = None;
-        self.terms.iter().all(|t| {
-            [&t.tokens, &t.parts]
-                .into_iter()
-                .filter(|l| !l.is_empty())
-                .any(|l| {
-                    if in_a_row(&folded, l, t.prefix) {
-                        return true;
-                    }
-                    let parts = parts.get_or_insert_with(|| {
-                        spans
-                            .iter()
-                            .filter(|&&(s, e, _, _)| maybe_camel(&text[s..e]))
-                            .map(|&(s, e, _, _)| indexed_parts(&text[s..e]))
-                            .filter(|p| !p.is_empty())
-                            .collect()
-                    });
-                    parts.iter().any(|p| {
-                        let p: Vec<&str> = p.iter().map(String::as_str).collect();
-                        in_a_row(&p, l, t.prefix)
-                    })
-                })
-        })
+        self.terms_in_a_row(text, &folded, || spans.iter().map(|&(s, e, _, _)| (s, e)))
     }
 
     /// Whether the text (`text` and its [`tokens`]) holds every term: its tokens (or, for a
@@ -625,19 +603,31 @@ impl Query {
     /// ([`indexed_parts`]): what a phrase matched in the index with positions (schema 3).
     pub fn matches(&self, text: &str, toks: &[Token]) -> bool {
         let folded: Vec<&str> = toks.iter().map(|t| t.folded.as_str()).collect();
+        self.terms_in_a_row(text, &folded, || toks.iter().map(|k| (k.start, k.end)))
+    }
+
+    /// The check of [`Query::matches`] over a text's folded tokens and (made only when a term
+    /// is not among them) the byte ranges of its tokens in `text`, for their camelCase parts.
+    fn terms_in_a_row<I: Iterator<Item = (usize, usize)>>(
+        &self,
+        text: &str,
+        folded: &[&str],
+        ranges: impl Fn() -> I,
+    ) -> bool {
         let mut parts: Option<Vec<Vec<String>>> = None;
         self.terms.iter().all(|t| {
             [&t.tokens, &t.parts]
                 .into_iter()
                 .filter(|l| !l.is_empty())
                 .any(|l| {
-                    if in_a_row(&folded, l, t.prefix) {
+                    if in_a_row(folded, l, t.prefix) {
                         return true;
                     }
                     let parts = parts.get_or_insert_with(|| {
-                        toks.iter()
-                            .filter(|k| maybe_camel(&text[k.start..k.end]))
-                            .map(|k| indexed_parts(&text[k.start..k.end]))
+                        ranges()
+                            .filter_map(|(s, e)| text.get(s..e))
+                            .filter(|w| maybe_camel(w))
+                            .map(indexed_parts)
                             .filter(|p| !p.is_empty())
                             .collect()
                     });
