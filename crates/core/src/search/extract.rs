@@ -767,7 +767,7 @@ mod tests {
                 assert_eq!(read_line(&t), by_value(&t), "{t}");
             }
             for i in (0..b.len()).step_by(3) {
-                for c in [b'"', b'\\', b'{', b']', b','] {
+                for &c in b"\"\\{]," {
                     let mut m = b.to_vec();
                     m[i] = c;
                     let t = String::from_utf8_lossy(&m);
