@@ -452,7 +452,9 @@ impl Session {
         }
         if want.len() >= shape_stream::STREAM_MIN {
             let entries = &self.store.tree.entries;
-            let piece = self.settings.text_piece;
+            // Pieces 4x those laid out here: the worker stays ahead of JS, and each piece
+            // costs JS an N-API call and a dozen objects.
+            let piece = self.settings.text_piece.saturating_mul(4);
             let stream = ShapeStream::spawn(entries, want, Arc::clone(tables), piece);
             if let Some(mut s) = stream
                 && let Some(e) = s.next(want)
