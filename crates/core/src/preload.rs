@@ -92,6 +92,10 @@ pub fn start(path: &Path, backed_min: u64) -> bool {
 /// The entries of `path` read ahead by [`start`], waiting for the read to end, if they are
 /// those of the file as it is now. A preload of another file is dropped.
 pub fn take(path: &Path, backed_min: u64) -> Option<Loaded> {
+    // No preload (every open but pi's first): nothing to look at on disk.
+    if lock(&PRELOAD).is_none() {
+        return None;
+    }
     let (real, stamp) = stamp_of(path)?;
     let p = {
         let mut slot = lock(&PRELOAD);
