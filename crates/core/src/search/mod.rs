@@ -1826,6 +1826,18 @@ mod tests {
         )
     }
 
+    /// `n` chained entries `n0`, `n1`, ... whose text is "common filler".
+    fn filler_chain(n: usize) -> String {
+        let mut body = String::new();
+        let mut parent: Option<String> = None;
+        for i in 0..n {
+            let id = format!("n{i}");
+            body.push_str(&line(&id, parent.as_deref(), "common filler"));
+            parent = Some(id);
+        }
+        body
+    }
+
     /// Set the file's mtime an hour back: not "changed within the last second" (rows a
     /// refresh takes as provisional and looks at again), and older than what is written now.
     /// An empty directory of its own under the temp dir for one test.
@@ -1881,12 +1893,7 @@ mod tests {
         let mut body = String::from(
             "{\"type\":\"session\",\"version\":3,\"id\":\"new-1\",\"timestamp\":\"t\",\"cwd\":\"/new\"}\n",
         );
-        let mut parent: Option<String> = None;
-        for i in 0..RANK_WINDOW + 10 {
-            let id = format!("n{i}");
-            body.push_str(&line(&id, parent.as_deref(), "common filler"));
-            parent = Some(id);
-        }
+        body.push_str(&filler_chain(RANK_WINDOW + 10));
         fs::write(root.join("new.jsonl"), body).unwrap();
         let mut ix = Index::open(&root).unwrap();
         let abort = Arc::new(AtomicBool::new(false));
@@ -1946,12 +1953,7 @@ mod tests {
         modified_an_hour_ago(&old);
         assert_eq!(hits(&mut ix, "common"), ["o1"]);
         let mut body = String::new();
-        let mut parent: Option<String> = None;
-        for i in 0..RANK_WINDOW + 10 {
-            let id = format!("n{i}");
-            body.push_str(&line(&id, parent.as_deref(), "common filler"));
-            parent = Some(id);
-        }
+        body.push_str(&filler_chain(RANK_WINDOW + 10));
         session("new.jsonl", "/new", &body);
         let abort = Arc::new(AtomicBool::new(false));
         let mut opts = Options {
