@@ -31,6 +31,125 @@ pub enum Text {
     Js,
 }
 
+/// An entry's shell ([`shell_of`]): a slice of a *chunk* of shells written one after the
+/// other by a load thread ([`ShellArena`]), or a chunk of its own.
+///
+/// Why chunks (issue 39): the shells are about a seventh of a giant session's bytes (104 MB
+/// of a 700 MB one) and are read once, when the entries are first handed to JS, which keeps
+/// the objects. So a hand-out drops the shells it delivered (`Session::shapes_piece`). One
+/// allocation per shell, among the small allocations the load makes for everything else,
+/// gave nothing back to the system when dropped (blocks freed among live ones); a chunk
+/// holding only shells is freed whole, with its pages, once its last shell is dropped.
+#[derive(Clone, Debug)]
+pub struct Shell {
+    /// A `String`, not a `str`: a sealed buffer becomes the chunk without a copy.
+    chunk: Arc<String>,
+    start: u32,
+    len: u32,
+}
+
+impl Shell {
+    /// A shell in a chunk of its own.
+    fn own(s: &str) -> Shell {
+        Shell {
+            chunk: Arc::new(String::from(s)),
+            start: 0,
+            len: s.len() as u32,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        let (a, n) = (self.start as usize, self.len as usize);
+        self.chunk.get(a..a + n).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+impl Shell {
+    /// Whether two shells are slices of one chunk (one allocation).
+    pub(crate) fn shares_chunk_with(&self, other: &Shell) -> bool {
+        Arc::ptr_eq(&self.chunk, &other.chunk)
+    }
+}
+
+impl std::ops::Deref for Shell {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// The shells of one load thread, written into a buffer and cut into chunks of about
+/// [`ShellArena::CHUNK`] bytes. A shell is assigned to its entry once its chunk is sealed
+/// ([`ShellArena::assign`]): the caller keeps the entries, so `add` records the slot the
+/// entry will take ([`ShellArena::slot`]).
+#[derive(Debug, Default)]
+pub struct ShellArena {
+    buf: String,
+    /// Sealed chunks not yet assigned, and the shells of the buffer and those chunks:
+    /// (slot, chunk index in `sealed` or `usize::MAX` for the buffer, start, len).
+    sealed: Vec<Arc<String>>,
+    pending: Vec<(usize, usize, u32, u32)>,
+    /// Where the next entry will go in the caller's vector.
+    pub slot: usize,
+}
+
+impl ShellArena {
+    /// Bytes of shells per chunk: chunks of a giant session's branch are freed while its
+    /// hand-out goes on; a session of a few MB has one.
+    pub const CHUNK: usize = 4 << 20;
+
+    /// Record `s` as the shell of the entry at [`ShellArena::slot`] (always `None`: the
+    /// entry gets it from [`ShellArena::assign`]).
+    pub fn add(&mut self, s: &str) -> Option<Shell> {
+        if !self.buf.is_empty() && self.buf.len() + s.len() > Self::CHUNK {
+            self.seal();
+        }
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(Self::CHUNK.max(s.len()));
+        }
+        if u32::try_from(self.buf.len() + s.len()).is_err() {
+            // Beyond what a chunk can address: a chunk of its own.
+            return Some(Shell::own(s));
+        }
+        self.pending
+            .push((self.slot, usize::MAX, self.buf.len() as u32, s.len() as u32));
+        self.buf.push_str(s);
+        None
+    }
+
+    /// Close the buffer as a chunk, as it is (no copy, no reallocation: a chunk is one
+    /// allocation of `CHUNK` bytes, which the system gets back whole when it is freed).
+    fn seal(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let k = self.sealed.len();
+        let next = String::with_capacity(Self::CHUNK);
+        self.sealed
+            .push(Arc::new(std::mem::replace(&mut self.buf, next)));
+        for p in self.pending.iter_mut().filter(|p| p.1 == usize::MAX) {
+            p.1 = k;
+        }
+    }
+
+    /// Give the entries at the recorded slots of `out` their shells (everything added so
+    /// far is sealed first).
+    pub fn assign(&mut self, out: &mut [Entry]) {
+        self.seal();
+        for (slot, k, start, len) in self.pending.drain(..) {
+            if let (Some(e), Some(chunk)) = (out.get_mut(slot), self.sealed.get(k)) {
+                e.shell = Some(Shell {
+                    chunk: Arc::clone(chunk),
+                    start,
+                    len,
+                });
+            }
+        }
+        self.sealed.clear();
+    }
+}
+
 /// A read handle on a session file whose entries are file-backed.
 #[derive(Debug)]
 pub struct FileSource {
@@ -338,7 +457,7 @@ pub struct Entry {
     /// with the names of the keys that hold them. `None` when the entry has no heavy value
     /// (JS parses its whole text) or its text changed after indexing. Shared, so that the
     /// text prefetch thread and a retired copy of the entries hold it by reference count.
-    pub shell: Option<Arc<str>>,
+    pub shell: Option<Shell>,
     /// With a shell: the byte ranges (start, end pairs, flat) in the entry's text of the
     /// values the shell left out, in the order its lazy keys come (depth first, text order):
     /// filling the entry hands JS just these values ([`values_text`]).
@@ -383,7 +502,8 @@ fn shell_of(
     text: &str,
     fields: &[scan::Field<'_>],
     message: &[scan::Field<'_>],
-) -> Option<(Arc<str>, Box<[u32]>)> {
+    mut arena: Option<&mut ShellArena>,
+) -> Option<(Option<Shell>, Box<[u32]>)> {
     // Written into buffers kept per thread, then copied once into allocations of the exact
     // size: a fresh buffer per entry cost a load a grow, a shrink and a copy into the `Arc`
     // for each of a giant session's entries (~5% of loading one).
@@ -398,7 +518,13 @@ fn shell_of(
         spans.clear();
         let mut w = ShellWriter { out, spans, text };
         let made = w.write(text, fields, Some(message)).ok();
-        let shell = made.map(|()| (Arc::from(out.as_str()), Box::from(&spans[..])));
+        let shell = made.map(|()| {
+            let shell = match arena.as_deref_mut() {
+                Some(a) => a.add(out),
+                None => Some(Shell::own(out)),
+            };
+            (shell, Box::from(&spans[..]))
+        });
         // A huge shell (thousands of light keys) leaves no huge buffer behind.
         if out.capacity() > 1 << 20 {
             *out = String::with_capacity(4096);
@@ -567,7 +693,7 @@ impl Entry {
     /// (`null`, `false`, `0`, `""` are skipped by the reference's `if (entry)`).
     /// `unique` disambiguates object-valued ids.
     pub fn parse(text: String, unique: usize) -> Option<Entry> {
-        let mut e = Entry::index(&text, unique, false)?;
+        let mut e = Entry::index(&text, unique, false, None)?;
         e.text = Text::Owned(text.into_boxed_str());
         Some(e)
     }
@@ -575,7 +701,7 @@ impl Entry {
     /// [`Entry::parse`] for the output of `JSON.stringify` (always valid JSON): string values
     /// are not validated again (see [`scan::scan_trusted`]).
     pub fn parse_stringified(text: String, unique: usize) -> Option<Entry> {
-        let mut e = Entry::index(&text, unique, true)?;
+        let mut e = Entry::index(&text, unique, true, None)?;
         e.text = Text::Owned(text.into_boxed_str());
         Some(e)
     }
@@ -586,9 +712,10 @@ impl Entry {
         start: usize,
         end: usize,
         unique: usize,
+        arena: Option<&mut ShellArena>,
     ) -> Option<Entry> {
         let line = base.get(start..end)?;
-        let mut e = Entry::index(line, unique, false)?;
+        let mut e = Entry::index(line, unique, false, arena)?;
         e.text = Text::Shared {
             base: Arc::clone(base),
             start,
@@ -627,8 +754,9 @@ impl Entry {
         start: u64,
         len: u32,
         unique: usize,
+        arena: Option<&mut ShellArena>,
     ) -> Option<Entry> {
-        let mut e = Entry::index(line, unique, false)?;
+        let mut e = Entry::index(line, unique, false, arena)?;
         e.text = Text::File {
             src: Arc::clone(src),
             start,
@@ -660,7 +788,13 @@ impl Entry {
     }
 
     /// Scan a line and extract the index fields (the text is attached by the caller).
-    fn index(text: &str, unique: usize, stringified: bool) -> Option<Entry> {
+    /// With `arena`, a shell goes there (the caller assigns it: [`ShellArena::assign`]).
+    fn index(
+        text: &str,
+        unique: usize,
+        stringified: bool,
+        arena: Option<&mut ShellArena>,
+    ) -> Option<Entry> {
         let scanned = if stringified {
             scan::scan_trusted(text, Some("message"))?
         } else {
@@ -725,8 +859,8 @@ impl Entry {
             }
             _ => {}
         }
-        if let Some((shell, spans)) = shell_of(text, &scanned.fields, &scanned.nested) {
-            e.shell = Some(shell);
+        if let Some((shell, spans)) = shell_of(text, &scanned.fields, &scanned.nested, arena) {
+            e.shell = shell;
             e.lazy_spans = spans;
         }
         Some(e)
@@ -881,5 +1015,43 @@ mod tests {
         assert!(Entry::parse("\"\"".into(), 0).is_none());
         assert!(Entry::parse("5".into(), 0).is_some());
         assert!(Entry::parse("{bad".into(), 0).is_none());
+    }
+
+    /// Shells added to an arena come back whole, each assigned to its slot, in chunks of at
+    /// most `CHUNK` bytes (a shell never split), and a shell larger than a chunk is one chunk.
+    #[test]
+    fn an_arena_cuts_shells_into_chunks_and_assigns_each_to_its_slot() {
+        let big = |c: char, n: usize| c.to_string().repeat(n);
+        let texts = [
+            big('a', ShellArena::CHUNK / 3),
+            big('b', ShellArena::CHUNK / 3),
+            big('c', ShellArena::CHUNK / 2), // does not fit after a and b: a new chunk
+            "d".to_string(),
+            big('e', ShellArena::CHUNK + 10), // larger than a chunk
+            "f".to_string(),
+        ];
+        let mut entries: Vec<Entry> = (0..texts.len() + 1)
+            .map(|i| Entry::from_fields(EntryType::Message, &format!("e{i}"), None, Role::User))
+            .collect();
+        let mut arena = ShellArena::default();
+        // Slot 0 is left without a shell; text k goes to slot k + 1.
+        for (k, t) in texts.iter().enumerate() {
+            arena.slot = k + 1;
+            assert!(arena.add(t).is_none(), "assigned later");
+        }
+        arena.assign(&mut entries);
+        assert!(entries[0].shell.is_none());
+        let shell = |i: usize| entries[i].shell.as_ref().expect("a shell");
+        for (k, t) in texts.iter().enumerate() {
+            assert_eq!(shell(k + 1).as_str(), t.as_str());
+        }
+        assert!(shell(1).shares_chunk_with(shell(2)));
+        assert!(!shell(2).shares_chunk_with(shell(3)));
+        assert!(shell(3).shares_chunk_with(shell(4)));
+        assert!(!shell(4).shares_chunk_with(shell(5)));
+        assert!(!shell(5).shares_chunk_with(shell(6)));
+        // Assigned once: a second assign changes nothing.
+        arena.assign(&mut entries);
+        assert_eq!(entries[6].shell.as_deref(), Some("f"));
     }
 }

@@ -3,7 +3,7 @@
 //! U+FFFD, maximal-subpart rule, which `String::from_utf8_lossy` implements too), lines split
 //! on `\n`, blank and malformed lines skipped, a trailing `\r` is JSON whitespace.
 
-use crate::entry::Entry;
+use crate::entry::{Entry, ShellArena};
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
@@ -124,12 +124,15 @@ fn for_each_line(bytes: &[u8], from: usize, to: usize, mut f: impl FnMut(usize, 
 /// Scan the lines of `base[from..to]` (`from` is a line start).
 fn scan_range(base: &Arc<String>, from: usize, to: usize) -> Vec<Entry> {
     let mut entries = Vec::new();
+    let mut arena = ShellArena::default();
     for_each_line(base.as_bytes(), from, to, |a, b| {
+        arena.slot = entries.len();
         // The line's offset is unique: it keys object-valued ids apart.
-        if let Some(e) = Entry::parse_shared(base, a, b, a + 1) {
+        if let Some(e) = Entry::parse_shared(base, a, b, a + 1, Some(&mut arena)) {
             entries.push(e);
         }
     });
+    arena.assign(&mut entries);
     entries
 }
 
@@ -377,6 +380,7 @@ fn load_range(
 ) -> Result<Range, LoadError> {
     use std::sync::atomic::Ordering;
     let mut entries: Vec<Entry> = Vec::new();
+    let mut arena = ShellArena::default();
     // `buf[..filled]` holds unscanned bytes; the buffer (the thread's, for all the ranges it
     // loads) is zeroed once, not per chunk, and grows only for a line longer than it.
     if buf.len() < chunk {
@@ -426,7 +430,7 @@ fn load_range(
                 None => continue,
             }
         };
-        scan_lines(&buf[..upto], base, src, &mut entries);
+        scan_lines(&buf[..upto], base, src, &mut entries, &mut arena);
         if !first_checked && !entries.is_empty() {
             first_checked = true;
             if !entries[0].is_valid_header() {
@@ -444,12 +448,20 @@ fn load_range(
             break;
         }
     }
+    arena.assign(&mut entries);
     Ok(Range { entries, last_byte })
 }
 
 /// Scan the complete lines of `bytes` (starting at file offset `base`) on this thread.
-fn scan_lines(bytes: &[u8], base: u64, src: &Arc<crate::entry::FileSource>, out: &mut Vec<Entry>) {
+fn scan_lines(
+    bytes: &[u8],
+    base: u64,
+    src: &Arc<crate::entry::FileSource>,
+    out: &mut Vec<Entry>,
+    arena: &mut ShellArena,
+) {
     for_each_line(bytes, 0, bytes.len(), |a, b| {
+        arena.slot = out.len();
         let line = &bytes[a..b];
         // Valid UTF-8 (the usual case) is checked by the fast validator, without the
         // lossy decoder's chunk iteration.
@@ -458,7 +470,8 @@ fn scan_lines(bytes: &[u8], base: u64, src: &Arc<crate::entry::FileSource>, out:
             Err(_) => String::from_utf8_lossy(line),
         };
         let off = base + a as u64;
-        if let Some(e) = Entry::parse_backed(&text, src, off, (b - a) as u32, off as usize + 1) {
+        let (len, unique) = ((b - a) as u32, off as usize + 1);
+        if let Some(e) = Entry::parse_backed(&text, src, off, len, unique, Some(arena)) {
             out.push(e);
         }
     });

@@ -7,7 +7,7 @@
 //! as they were. Reads go through [`Session::tree`] and [`Session::store`].
 
 use crate::config::Settings;
-use crate::entry::{Entry, Key, Text};
+use crate::entry::{Entry, Key, Shell, ShellArena, Text};
 use crate::error::{FsError, fs_error};
 use crate::materialize::{self, Form, Piece};
 use crate::shape_stream::{self, Encoded, ShapeStream};
@@ -30,7 +30,15 @@ pub struct Session {
     stream: Option<ShapeStream>,
     /// The last context plan, extended while the leaf only moves on to appended entries.
     plan_memo: Option<context::PlanMemo>,
+    /// Bytes of shells dropped since the allocator was last asked to give back free pages
+    /// ([`Session::delivered`]).
+    shells_dropped: usize,
 }
+
+/// Sessions of fewer entries keep their shells where the load put them ([`Session::part_shells`]).
+const PART_MIN: usize = 4096;
+/// Shell bytes dropped before free pages are given back to the system ([`release_free_pages`]).
+pub(crate) const TRIM_AFTER: usize = 16 << 20;
 
 /// What [`Session::load_file`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +121,7 @@ impl Prefetch {
     ) -> Option<Prefetch> {
         let mut texts: Vec<Option<Text>> = Vec::new();
         let mut spans: Vec<Box<[u32]>> = Vec::new();
-        let mut shells: Vec<Option<Arc<str>>> = Vec::new();
+        let mut shells: Vec<Option<Shell>> = Vec::new();
         let mut size = 0;
         for &i in rest {
             if size >= budget {
@@ -183,6 +191,7 @@ impl Session {
             laid: None,
             stream: None,
             plan_memo: None,
+            shells_dropped: 0,
         }
     }
 
@@ -228,7 +237,11 @@ impl Session {
     /// from it). Texts and shells are shared, not copied (a shared buffer or a file handle,
     /// reference-counted shells).
     pub fn retire(&mut self) -> Session {
-        let copy = self.store.tree.entries.clone();
+        let mut copy = self.store.tree.entries.clone();
+        // A retired copy only fills entries already handed out: their shells are not read.
+        for e in &mut copy {
+            e.shell = None;
+        }
         let mut retired = Session::with_settings(Persistence::Memory, self.settings);
         retired.store.replace(copy);
         retired
@@ -255,12 +268,15 @@ impl Session {
             }
             let t1 = std::time::Instant::now();
             self.replace_entries(loaded.entries);
+            let t2 = std::time::Instant::now();
+            self.part_shells();
             self.store.note_loaded(path, loaded.file, repaired);
             if self.settings.profile {
                 eprintln!(
-                    "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}",
+                    "[pi-session-native] load {count} entries: read+scan {:?}, index {:?}, shells parted {:?}",
                     t1 - t0,
-                    t1.elapsed()
+                    t2 - t1,
+                    t2.elapsed()
                 );
             }
         }
@@ -444,6 +460,70 @@ impl Session {
     /// of `want`). A large hand-out is encoded ahead on a worker thread ([`ShapeStream`]) while
     /// the caller builds the pieces before; a small one here, from [`Session::lines_text`].
     pub fn shapes_piece(&mut self, want: &[u32], tables: &Arc<Mutex<Tables>>) -> Encoded {
+        let e = self.encode_shapes(want, tables);
+        self.delivered(&e, e.indices.len() >= want.len());
+        e
+    }
+
+    /// The shells of a piece JS is handed are dropped: JS keeps the objects it makes from
+    /// them (lib/entry-cache.js), and an entry asked for again goes as its whole text. Once
+    /// a hand-out is over (`last`) and enough was dropped, the allocator gives its free
+    /// pages back. A giant session's branch is about a seventh of its bytes in shells.
+    fn delivered(&mut self, e: &Encoded, last: bool) {
+        for &i in &e.indices {
+            if let Some(x) = self.store.tree.entries.get_mut(i as usize)
+                && let Some(sh) = x.shell.take()
+            {
+                self.shells_dropped += sh.len();
+            }
+        }
+        // During a streamed hand-out its worker gives pages back as it goes (off this thread).
+        if last && self.shells_dropped >= TRIM_AFTER / 4 {
+            self.shells_dropped = 0;
+            let t = std::time::Instant::now();
+            release_free_pages();
+            if self.settings.profile {
+                eprintln!(
+                    "[pi-session-native] free pages given back {:?}",
+                    t.elapsed()
+                );
+            }
+        }
+    }
+
+    /// After a load: the shells of the entries off the current leaf's branch move to chunks
+    /// of their own. Then the load's chunks hold only shells of the branch, which pi hands
+    /// out at start, so each chunk is freed as that hand-out goes on (one entry of another
+    /// branch in a chunk would keep the whole chunk). About a tenth of the shells of a
+    /// generated 700 MB session are copied (~12 MB).
+    fn part_shells(&mut self) {
+        let tree = &mut self.store.tree;
+        let n = tree.entries.len();
+        if n < PART_MIN {
+            return;
+        }
+        // (The walk resolves every entry's parent, which the context and `getBranch()` that
+        // follow a load need anyway: ~25 ms of the ~30 this takes on a 700 MB session.)
+        let mut on = vec![false; n];
+        for i in tree.branch(None) {
+            if let Some(b) = on.get_mut(i as usize) {
+                *b = true;
+            }
+        }
+        let mut arena = ShellArena::default();
+        for (i, e) in tree.entries.iter_mut().enumerate() {
+            if on.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            if let Some(sh) = e.shell.take() {
+                arena.slot = i;
+                e.shell = arena.add(&sh);
+            }
+        }
+        arena.assign(&mut tree.entries);
+    }
+
+    fn encode_shapes(&mut self, want: &[u32], tables: &Arc<Mutex<Tables>>) -> Encoded {
         if let Some(s) = self.stream.as_mut() {
             if let Some(e) = s.next(want) {
                 return e;
@@ -511,6 +591,18 @@ impl Session {
             batch,
             pos: 0,
         }
+    }
+}
+
+/// Ask the allocator to give the system back the free pages it holds (glibc keeps freed
+/// blocks of its heaps resident; a shell chunk freed there stays in RSS until this runs).
+/// A few milliseconds, once per large hand-out. Other allocators return them on free.
+pub(crate) fn release_free_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` takes a byte count and has no other precondition; glibc takes
+    // each arena's lock while it trims, so it is safe with other threads allocating.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -677,16 +769,90 @@ mod tests {
         (forms, refs, nums, pool, values, new)
     }
 
+    /// A loaded session of `PART_MIN`+ entries keeps the shells of the entries off its
+    /// leaf's branch in chunks of their own, and a hand-out of the branch drops the shells it
+    /// delivered (so the load's chunks are all freed); asked for again, those entries come
+    /// whole, as objects equal to what their shells gave.
+    #[test]
+    fn shells_off_the_branch_are_parted_and_a_hand_out_drops_the_shells_it_delivered() {
+        let n = PART_MIN + 500;
+        let heavy = "h".repeat(300);
+        let mut lines = vec![HEADER.to_string()];
+        // A side branch of 50 entries off m99, written in the middle of the chain.
+        for i in 0..n {
+            let parent = (i > 0).then(|| format!("m{}", i - 1));
+            lines.push(message(&format!("m{i}"), parent.as_deref(), &heavy));
+            if i == 2000 {
+                for j in 0..50 {
+                    let parent = if j == 0 {
+                        "m99".to_string()
+                    } else {
+                        format!("x{}", j - 1)
+                    };
+                    lines.push(message(&format!("x{j}"), Some(&parent), &heavy));
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("psn-session-part-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+        let mut s = Session::new(Persistence::Memory);
+        s.load_file(&path).expect("load");
+        let _ = std::fs::remove_dir_all(&dir);
+        let branch = s.tree().branch(None);
+        assert_eq!(branch.len(), n);
+        let on: std::collections::HashSet<u32> = branch.iter().copied().collect();
+        let entries = &s.tree().entries;
+        let shell = |i: usize| {
+            entries[i]
+                .shell
+                .as_ref()
+                .expect("every message has a shell")
+        };
+        let off: Vec<usize> = (1..entries.len())
+            .filter(|&i| !on.contains(&(i as u32)))
+            .collect();
+        assert_eq!(off.len(), 50);
+        for &i in &off {
+            assert!(
+                branch
+                    .iter()
+                    .all(|&b| !shell(b as usize).shares_chunk_with(shell(i)))
+            );
+            assert!(shell(i).shares_chunk_with(shell(off[0])));
+        }
+        // Hand out the branch.
+        let want: Vec<u32> = branch.clone();
+        let tables = Arc::new(Mutex::new(Tables::default()));
+        let before = shaped_all(&mut s, &want, &tables);
+        let entries = &s.tree().entries;
+        assert!(want.iter().all(|&i| entries[i as usize].shell.is_none()));
+        assert!(off.iter().all(|&i| entries[i].shell.is_some()));
+        // Again: whole texts, which JS makes into the same objects.
+        let again = shaped_all(&mut s, &want[..10], &tables);
+        let forms: Vec<u8> = again.iter().flat_map(|(e, _)| e.forms.clone()).collect();
+        assert_eq!(forms.len(), 10);
+        let firsts: Vec<u8> = before[0].0.forms.iter().take(10).copied().collect();
+        assert!(firsts.iter().all(|&f| f == shape_stream::SHAPED));
+        assert!(forms.iter().all(|&f| f == shape_stream::SHAPED));
+        let ids = |v: &[(Encoded, NewEntries)]| -> Vec<u32> {
+            v.iter().flat_map(|(e, _)| e.ids.clone()).take(10).collect()
+        };
+        assert_ne!(
+            ids(&before),
+            ids(&again),
+            "whole texts take other layouts than shells"
+        );
+    }
+
     #[test]
     fn a_large_shapes_hand_out_streams_and_gives_what_encoding_here_gives() {
         let mut s = shaped_session(shape_stream::STREAM_MIN + 900);
         let want: Vec<u32> = (1..s.tree().entries.len() as u32).collect();
-        let streamed = Arc::new(Mutex::new(Tables::default()));
-        let pieces = shaped_all(&mut s, &want, &streamed);
-        assert!(pieces.len() > 10);
-        // The hand-out went through the worker thread.
-        assert!(s.stream.is_some());
-        // The same entries encoded here, piece by piece, with tables of their own.
+        // The same entries encoded here, piece by piece, with tables of their own (first:
+        // a hand-out drops the shells it delivered).
         let here = Arc::new(Mutex::new(Tables::default()));
         let mut expect = Vec::new();
         let mut done = 0;
@@ -700,6 +866,11 @@ mod tests {
             let new = shape_stream::lock(&here).take_new();
             expect.push((e, new));
         }
+        let streamed = Arc::new(Mutex::new(Tables::default()));
+        let pieces = shaped_all(&mut s, &want, &streamed);
+        assert!(pieces.len() > 10);
+        // The hand-out went through the worker thread.
+        assert!(s.stream.is_some());
         let (a, b) = (flat(&pieces), flat(&expect));
         assert_eq!(a.0.len(), want.len());
         assert!(a.0.iter().all(|&(f, _)| f == shape_stream::SHAPED));

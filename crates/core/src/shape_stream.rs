@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::entry::{Entry, Text};
+use crate::entry::{Entry, Shell, Text};
 use crate::materialize::{self, Form, Piece, UNREADABLE};
 use crate::shapes::{self, Out, Tables};
 use foldhash::{HashMap, HashMapExt};
@@ -119,7 +119,7 @@ impl ShapeStream {
     ) -> Option<ShapeStream> {
         // What the worker reads: each entry's shell, or else its text (an owned text is
         // copied here: only light entries without a shell need it, and they are small).
-        let mut shells: Vec<Option<Arc<str>>> = Vec::with_capacity(want.len());
+        let mut shells: Vec<Option<Shell>> = Vec::with_capacity(want.len());
         // Texts only for entries without a shell (a few): a slot per entry of the hand-out
         // would be ~15 MB for a 700 MB session's branch.
         let mut texts: HashMap<usize, Text> = HashMap::new();
@@ -189,7 +189,7 @@ struct Job {
     /// encoded as it is; other shells and the texts are laid out ([`materialize::batch`]:
     /// escaped, read from the file).
     texts: HashMap<usize, Text>,
-    shells: Vec<Option<Arc<str>>>,
+    shells: Vec<Option<Shell>>,
     tables: Arc<Mutex<Tables>>,
     cancel: Arc<AtomicBool>,
     piece: usize,
@@ -213,6 +213,9 @@ impl Job {
         let mut pos = 0;
         // The first piece is small, so JS starts building at once.
         let mut budget = (self.piece / 4).max(1);
+        // Shell bytes encoded since free pages were last given back: the JS thread drops
+        // the shells of each piece it takes (`Session::delivered`), a few pieces behind.
+        let mut since_trim = 0;
         while pos < n {
             if self.cancel.load(Ordering::Relaxed) {
                 return;
@@ -288,6 +291,11 @@ impl Job {
             pos = end;
             if tx.send(e).is_err() {
                 return;
+            }
+            since_trim += bytes;
+            if since_trim >= crate::session::TRIM_AFTER {
+                since_trim = 0;
+                crate::session::release_free_pages();
             }
         }
     }
