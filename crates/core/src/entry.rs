@@ -502,7 +502,7 @@ fn shell_of(
     text: &str,
     fields: &[scan::Field<'_>],
     message: &[scan::Field<'_>],
-    mut arena: Option<&mut ShellArena>,
+    arena: Option<&mut ShellArena>,
 ) -> Option<(Option<Shell>, Box<[u32]>)> {
     // Written into buffers kept per thread, then copied once into allocations of the exact
     // size: a fresh buffer per entry cost a load a grow, a shrink and a copy into the `Arc`
@@ -519,7 +519,7 @@ fn shell_of(
         let mut w = ShellWriter { out, spans, text };
         let made = w.write(text, fields, Some(message)).ok();
         let shell = made.map(|()| {
-            let shell = match arena.as_deref_mut() {
+            let shell = match arena {
                 Some(a) => a.add(out),
                 None => Some(Shell::own(out)),
             };
