@@ -526,6 +526,24 @@ describe("large hand-outs (worker thread, numbers and pool strings)", () => {
     });
   }
 
+  test("a parentId taken as the previous entry's id only when it is that id (prefixes, other parents, long ids)", () => {
+    // Ids that are prefixes of each other, parents that are not the previous entry, ids
+    // past the pool's 12 characters, and entries without an id.
+    const ls = ['{"type":"session","version":3,"id":"pp","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}'];
+    const id = (i) => (i % 11 === 5 ? `long-id-number-${i}` : `x${i}`);
+    for (let i = 0; i < 5000; i++) {
+      const parent = i === 0 ? null : i % 3 === 1 ? id(i - 2 >= 0 ? i - 2 : 0) : i % 13 === 0 ? id(Math.floor(i / 10)) : id(i - 1);
+      const e = { type: "message", id: id(i), parentId: parent, timestamp: "2025-01-01T00:00:00.000Z", message: { role: "user", content: big(140), timestamp: i } };
+      if (i % 97 === 0) delete e.id;
+      ls.push(JSON.stringify(e));
+    }
+    const [a, b] = openBoth(Buffer.from(`${ls.join("\n")}\n`));
+    const ids = (es) => es.map((e) => [e.id, e.parentId]);
+    expect(ids(b.getEntries())).toEqual(ids(a.getEntries()));
+    expect(ids(b.getBranch())).toEqual(ids(a.getBranch()));
+    expect(JSON.stringify(b.getEntries())).toBe(JSON.stringify(a.getEntries()));
+  });
+
   test("a hand-out started again part way, and one after an append, give the reference's entries", () => {
     const [a, b] = openBoth(BIG);
     // The branch of an entry part way, then the whole branch, then from the other end.

@@ -76,6 +76,8 @@ class Shells {
    */
   make(want, put) {
     const group = newGroup(this);
+    /** The previous entry's `id` for the next entry's `parentId` (lib/shapes.js). */
+    const L = { prev: "", next: "" };
     for (let s = 0; s < want.length; ) {
       const b = this.core.shapesText(s === 0 ? want : want.subarray(s));
       const { forms, shapes: ids, refs, pool: P, starts: S, nums: F, ints: I } = b;
@@ -97,11 +99,11 @@ class Shells {
             put(s + k, this._parseWhole(this.core, want[s + k]));
           } else if (shape.lazy) {
             const rec = newRecord(group, want[s + k], shape);
-            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, rec), rec);
+            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, rec, L), rec);
             group.recs.push(rec);
             group.open++;
           } else {
-            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, null));
+            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, null, L));
           }
           a += shape.na;
           r += shape.nr;

@@ -26,10 +26,11 @@ function hasLazy(members) {
 
 /**
  * Compile one layout into `{ build, na, nr, ns, nn, ni, lazy, lazyKeys, lazyInMsg, firstTop,
- * firstMsg, msgKey }`. `build(A, a, T, R, r, P, S, o, F, f, I, i, rec)` makes the entry from
+ * firstMsg, msgKey }`. `build(A, a, T, R, r, P, S, o, F, f, I, i, rec, L)` makes the entry from
  * the values `A[a..a+na)`, the interned strings `T[R[r..r+nr)]`, the pool strings
  * `P.slice(S[o + k], S[o + k + 1])` for k < ns, the numbers `F[f..f+nn)` and the integers
- * `I[i..i+ni)`. With `lazy`, `rec` is the entry's record
+ * `I[i..i+ni)`; `L` (`{ prev, next }`, one per hand-out, `prev` "" at first) carries the
+ * previous entry's `id` to the next. With `lazy`, `rec` is the entry's record
  * (lib/lazy-entries.js): the entry (`rec.top`) and the nested object holding lazy keys
  * (`rec.msg`, under key `msgKey`: the message) get it as their private slot, and their lazy
  * keys get the shared accessors. `lazyKeys` / `lazyInMsg`: the lazy keys in the order Rust
@@ -53,13 +54,26 @@ function compileShape(layout, tools) {
   let ni = 0;
   const q = JSON.stringify;
 
+  /** Whether the entry's own `id` is a pool string (it is then kept for the next entry's `parentId`). */
+  let idInPool = false;
   /** The expression of one member's value (statements for a lazy object go to `lines` first). */
   const valueExpr = (key, kind, depth) => {
     if (kind === VALUE) return `A[a + ${na++}]`;
     if (kind === INTERNED) return `T[R[r + ${nr++}]]`;
     if (kind === STRING) {
       const k = ns++;
-      return `P.slice(S[o + ${k}], S[o + ${k + 1}])`;
+      const from = `S[o + ${k}]`;
+      const slice = `P.slice(${from}, S[o + ${k + 1}])`;
+      // Entries come in runs of parent and child (a branch, a file): a `parentId` equal to
+      // the previous entry's `id` is that very string, not a copy (8-char ids: 24 bytes an
+      // entry of a giant session's heap). Compared in the pool, so no copy is made for it.
+      if (depth === 0 && key === "id") {
+        idInPool = true;
+        return `(L.next = ${slice})`;
+      }
+      if (depth === 0 && key === "parentId")
+        return `(S[o + ${k + 1}] - ${from} === L.prev.length && P.startsWith(L.prev, ${from}) ? L.prev : ${slice})`;
+      return slice;
     }
     if (kind === NUMBER) return `F[f + ${nn++}]`;
     if (kind === INT) return `I[i + ${ni++}]`;
@@ -112,7 +126,9 @@ function compileShape(layout, tools) {
   const lazy = hasLazy(layout);
   try {
     const result = lazy ? objectOf(layout, null, 0) : `{${literal(layout, 0)}}`;
-    const body = `return function build(A, a, T, R, r, P, S, o, F, f, I, i, rec) {\n${lines.join("\n")}\nreturn ${result};\n};`;
+    // The next entry compares its `parentId` with this one's `id` (none: an empty string).
+    const last = idInPool ? "L.prev = L.next;" : 'L.prev = "";';
+    const body = `return function build(A, a, T, R, r, P, S, o, F, f, I, i, rec, L) {\n${lines.join("\n")}\nconst entry = ${result};\n${last}\nreturn entry;\n};`;
     const build = new Function("PrivateSlot", "D", "INSPECT", "INSPECT_KEY", body)(
       tools.PrivateSlot,
       descs,
