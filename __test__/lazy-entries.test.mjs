@@ -532,8 +532,15 @@ describe("large hand-outs (worker thread, numbers and pool strings)", () => {
     const ls = ['{"type":"session","version":3,"id":"pp","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}'];
     const id = (i) => (i % 11 === 5 ? `long-id-number-${i}` : `x${i}`);
     for (let i = 0; i < 5000; i++) {
-      const parent = i === 0 ? null : i % 3 === 1 ? id(i - 2 >= 0 ? i - 2 : 0) : i % 13 === 0 ? id(Math.floor(i / 10)) : id(i - 1);
-      const e = { type: "message", id: id(i), parentId: parent, timestamp: "2025-01-01T00:00:00.000Z", message: { role: "user", content: big(140), timestamp: i } };
+      const parent =
+        i === 0 ? null : i % 3 === 1 ? id(Math.max(i - 2, 0)) : i % 13 === 0 ? id(Math.floor(i / 10)) : id(i - 1);
+      const e = {
+        type: "message",
+        id: id(i),
+        parentId: parent,
+        timestamp: "2025-01-01T00:00:00.000Z",
+        message: { role: "user", content: big(140), timestamp: i },
+      };
       if (i % 97 === 0) delete e.id;
       ls.push(JSON.stringify(e));
     }
