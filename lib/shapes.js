@@ -42,6 +42,8 @@ function compileShape(layout, tools) {
   const lines = [];
   /** Accessor descriptors the function closes over (`D[k]`). */
   const descs = [];
+  /** Constructors of the objects with lazy keys (`K[k]`, see `objectOf`). */
+  const ctors = [];
   const lazyKeys = [];
   const lazyInMsg = [];
   let firstTop;
@@ -97,8 +99,16 @@ function compileShape(layout, tools) {
     const o = inMsg ? "msg" : "top";
     const firstLazy = members.findIndex(([, kind]) => kind === LAZY);
     const prefixEnd = firstLazy < 0 ? members.length : firstLazy;
+    // Made by a constructor of this layout's own whose prototype is Object.prototype, not
+    // by a literal: a literal has room for its own keys only, so the slot, the keys after
+    // the first lazy one and util.inspect's symbol went to a second allocation (a property
+    // array, ~60 bytes an entry); V8 sizes a constructor's objects to what they end up
+    // holding. The object is the literal's in every way a program can see (prototype,
+    // `constructor`, key order, descriptors).
+    lines.push(`const ${o} = new K[${ctors.length}]();`);
+    ctors.push(plainConstructor());
     // Values are taken in text order: each member's expression is made in turn.
-    lines.push(`const ${o} = {${literal(members.slice(0, prefixEnd), depth)}};`);
+    for (const [k, kind] of members.slice(0, prefixEnd)) lines.push(`${o}[${q(k)}] = ${valueExpr(k, kind, depth)};`);
     // The record is found from the objects whose accessors need it: the entry's own record
     // is kept by index (lib/entry-cache.js `recs`), so an entry without lazy keys of its own
     // (its message has them) carries no private slot.
@@ -129,9 +139,10 @@ function compileShape(layout, tools) {
     // The next entry compares its `parentId` with this one's `id` (none: an empty string).
     const last = idInPool ? "L.prev = L.next;" : 'L.prev = "";';
     const body = `return function build(A, a, T, R, r, P, S, o, F, f, I, i, rec, L) {\n${lines.join("\n")}\nconst entry = ${result};\n${last}\nreturn entry;\n};`;
-    const build = new Function("PrivateSlot", "D", "INSPECT", "INSPECT_KEY", body)(
+    const build = new Function("PrivateSlot", "D", "K", "INSPECT", "INSPECT_KEY", body)(
       tools.PrivateSlot,
       descs,
+      ctors,
       tools.INSPECT,
       tools.inspectKey,
     );
@@ -142,6 +153,18 @@ function compileShape(layout, tools) {
     const c = counts(layout, { na: 0, nr: 0, ns: 0, nn: 0, ni: 0 });
     return { build: null, ...c, lazy: false, lazyKeys, lazyInMsg, firstTop, firstMsg, msgKey };
   }
+}
+
+/**
+ * A constructor whose objects are plain objects: `Object.prototype` as their prototype (so
+ * `constructor` is `Object`), made empty. One per object of a layout, so that V8's slack
+ * tracking fits its objects to exactly that layout's keys.
+ */
+function plainConstructor() {
+  const C = function () {};
+  C.prototype = Object.prototype;
+  Object.defineProperty(C, "name", { value: "Object" });
+  return C;
 }
 
 /** How many values, interned-string refs, pool strings, numbers and integers a layout takes (added to `c`). */
