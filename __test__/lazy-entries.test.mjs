@@ -309,6 +309,17 @@ describe("lazy entries: each way of reading, first, native vs reference", () => 
       ]);
     expect(desc(bb)).toEqual(desc(ba));
     expect(unfilledCount(bb)).toBe(0);
+    // Plain objects, as the reference's (those with lazy keys are made by a constructor of
+    // their layout, lib/shapes.js): prototype, constructor and how inspect names them.
+    const kinds = (arr) =>
+      arr
+        .flatMap((e) => [e, e.message].filter(Boolean))
+        .map((o) => [
+          Object.getPrototypeOf(o) === Object.prototype,
+          o.constructor === Object,
+          inspect(o, { depth: 0 })[0],
+        ]);
+    expect(kinds(bb)).toEqual(kinds(ba));
   });
 
   test("a run of reads in either direction costs windows, and values match", () => {
