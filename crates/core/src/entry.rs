@@ -125,9 +125,8 @@ impl ShellArena {
             return;
         }
         let k = self.sealed.len();
-        let next = String::with_capacity(Self::CHUNK);
-        self.sealed
-            .push(Arc::new(std::mem::replace(&mut self.buf, next)));
+        // The next chunk is reserved when a shell is added to it (`add`).
+        self.sealed.push(Arc::new(std::mem::take(&mut self.buf)));
         for p in self.pending.iter_mut().filter(|p| p.1 == usize::MAX) {
             p.1 = k;
         }
