@@ -149,6 +149,43 @@ impl ShellArena {
     }
 }
 
+/// The byte ranges of the values a shell left out ([`Entry::lazy_spans`]): start, end pairs.
+/// One pair (a message's `content`: most entries) is held in place, more in a box: a box each
+/// was ~30 bytes of heap for each of a giant session's 290,000 shells.
+#[derive(Clone, Debug)]
+pub struct Spans(SpanRepr);
+
+#[derive(Clone, Debug)]
+enum SpanRepr {
+    One([u32; 2]),
+    Many(Box<[u32]>),
+}
+
+impl Default for Spans {
+    fn default() -> Spans {
+        Spans(SpanRepr::Many(Box::default()))
+    }
+}
+
+impl From<&[u32]> for Spans {
+    fn from(s: &[u32]) -> Spans {
+        match *s {
+            [a, b] => Spans(SpanRepr::One([a, b])),
+            _ => Spans(SpanRepr::Many(Box::from(s))),
+        }
+    }
+}
+
+impl std::ops::Deref for Spans {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        match &self.0 {
+            SpanRepr::One(p) => p,
+            SpanRepr::Many(b) => b,
+        }
+    }
+}
+
 /// A read handle on a session file whose entries are file-backed.
 #[derive(Debug)]
 pub struct FileSource {
@@ -461,7 +498,7 @@ pub struct Entry {
     /// With a shell: the byte ranges (start, end pairs, flat) in the entry's text of the
     /// values the shell left out, in the order its lazy keys come (depth first, text order):
     /// filling the entry hands JS just these values ([`values_text`]).
-    pub lazy_spans: Box<[u32]>,
+    pub lazy_spans: Spans,
 }
 
 /// The values an entry's shell left out, as a JSON array text in the shell's order, from
@@ -503,7 +540,7 @@ fn shell_of(
     fields: &[scan::Field<'_>],
     message: &[scan::Field<'_>],
     arena: Option<&mut ShellArena>,
-) -> Option<(Option<Shell>, Box<[u32]>)> {
+) -> Option<(Option<Shell>, Spans)> {
     // Written into buffers kept per thread, then copied once into allocations of the exact
     // size: a fresh buffer per entry cost a load a grow, a shrink and a copy into the `Arc`
     // for each of a giant session's entries (~5% of loading one).
@@ -523,7 +560,7 @@ fn shell_of(
                 Some(a) => a.add(out),
                 None => Some(Shell::own(out)),
             };
-            (shell, Box::from(&spans[..]))
+            (shell, Spans::from(&spans[..]))
         });
         // A huge shell (thousands of light keys) leaves no huge buffer behind.
         if out.capacity() > 1 << 20 {
@@ -733,7 +770,7 @@ impl Entry {
         e.text = Text::Owned(text.into_boxed_str());
         // The shell holds the old parentId: JS parses this entry whole instead.
         e.shell = None;
-        e.lazy_spans = Box::default();
+        e.lazy_spans = Spans::default();
         e.parent = if parent_raw == "null" {
             Parent::Null
         } else {
@@ -783,7 +820,7 @@ impl Entry {
             retained_tail: false,
             id_is_string: true,
             shell: None,
-            lazy_spans: Box::default(),
+            lazy_spans: Spans::default(),
         }
     }
 
@@ -812,7 +849,7 @@ impl Entry {
             retained_tail: false,
             id_is_string: false,
             shell: None,
-            lazy_spans: Box::default(),
+            lazy_spans: Spans::default(),
         };
         if !e.is_object {
             let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
@@ -1065,5 +1102,15 @@ mod tests {
             "{}",
             std::mem::size_of::<Entry>()
         );
+    }
+
+    /// Spans read back as they were given, one pair held in place or more in a box.
+    #[test]
+    fn spans_read_back_as_given() {
+        for v in [vec![], vec![3, 9], vec![1, 2, 5, 7], vec![4]] {
+            assert_eq!(&*Spans::from(&v[..]), &v[..]);
+        }
+        assert!(Spans::default().is_empty());
+        assert_eq!(std::mem::size_of::<Spans>(), 16);
     }
 }

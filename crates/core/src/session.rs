@@ -7,7 +7,7 @@
 //! as they were. Reads go through [`Session::tree`] and [`Session::store`].
 
 use crate::config::Settings;
-use crate::entry::{Entry, Key, Shell, ShellArena, Text};
+use crate::entry::{Entry, Key, Shell, ShellArena, Spans, Text};
 use crate::error::{FsError, fs_error};
 use crate::materialize::{self, Form, Piece};
 use crate::shape_stream::{self, Encoded, ShapeStream};
@@ -120,7 +120,7 @@ impl Prefetch {
         mut scratch: Vec<u8>,
     ) -> Option<Prefetch> {
         let mut texts: Vec<Option<Text>> = Vec::new();
-        let mut spans: Vec<Box<[u32]>> = Vec::new();
+        let mut spans: Vec<Spans> = Vec::new();
         let mut shells: Vec<Option<Shell>> = Vec::new();
         let mut size = 0;
         for &i in rest {

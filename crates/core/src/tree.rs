@@ -33,7 +33,8 @@ impl<V> OrderedMap<V> {
     /// The slot of `k`, if present.
     fn find(&self, k: &str) -> Option<usize> {
         let slots = &self.slots;
-        let eq = |&i: &u32| matches!(slots.get(i as usize), Some(Some((key, _))) if key.as_str() == k);
+        let eq =
+            |&i: &u32| matches!(slots.get(i as usize), Some(Some((key, _))) if key.as_str() == k);
         self.pos.find(self.hash(k), eq).map(|&i| i as usize)
     }
     /// Index slot `i` (which holds a key) in the table.
@@ -46,7 +47,8 @@ impl<V> OrderedMap<V> {
             Some(Some((k, _))) => hasher.hash_one(k.as_str()),
             _ => 0,
         };
-        self.pos.insert_unique(hasher.hash_one(key.as_str()), i as u32, rehash);
+        self.pos
+            .insert_unique(hasher.hash_one(key.as_str()), i as u32, rehash);
     }
     pub fn get(&self, k: &str) -> Option<&V> {
         let i = self.find(k)?;
@@ -69,7 +71,8 @@ impl<V> OrderedMap<V> {
     pub fn delete(&mut self, k: &str) {
         let h = self.hash(k);
         let slots = &self.slots;
-        let eq = |&i: &u32| matches!(slots.get(i as usize), Some(Some((key, _))) if key.as_str() == k);
+        let eq =
+            |&i: &u32| matches!(slots.get(i as usize), Some(Some((key, _))) if key.as_str() == k);
         if let Ok(entry) = self.pos.find_entry(h, eq) {
             let (i, _) = entry.remove();
             if let Some(slot) = self.slots.get_mut(i as usize) {
