@@ -51,8 +51,7 @@ const FORM_VALUES = TextForm.Values;
  * text that changed on disk to the EIO the session reports.
  *
  * Each entry with lazy keys has one record, held by the entry object and by its message
- * object (a private slot: `PrivateSlot.of(o)`): `{ group, pos, index, shape, top, msg,
- * values }` (`newRecord`; its hand-out's `group` says what it reads from); `shape` (lib/shapes.js) says which keys are lazy, in the order
+ * object (a private slot: `PrivateSlot.of(o)`): `{ group, pos, index, shape, top, msg }` (`newRecord`; its hand-out's `group` says what it reads from); `shape` (lib/shapes.js) says which keys are lazy, in the order
  * Rust lays out their values, so nothing else per entry is kept.
  */
 class Shells {
@@ -272,7 +271,7 @@ class Shells {
       firstTop !== undefined && !fillObject(rec.top, firstTop, top) ? (top ?? {}) : undefined,
       firstMsg !== undefined && !fillObject(rec.msg, firstMsg, msg) ? (msg ?? {}) : undefined,
     ];
-    if (kept[0] !== undefined || kept[1] !== undefined) rec.values = kept;
+    if (kept[0] !== undefined || kept[1] !== undefined) keptValues.set(rec, kept);
   }
 
   /** Mark `rec` filled (its hand-out no longer waits for it). */
@@ -306,10 +305,15 @@ function newRecord(group, index, shape) {
     /** The entry object and its message object (set by the shape's build). */
     top: undefined,
     msg: undefined,
-    /** Values read through the accessors of an entry frozen or sealed before its fill ([top, msg]). */
-    values: null,
   };
 }
+
+/**
+ * Record -> the values read through the accessors of an entry frozen or sealed before its
+ * fill (`[top, msg]`). Apart from the records: nearly no entry is frozen, and a field on each
+ * record was 8 bytes of each of a giant session's 290,000 lazy entries.
+ */
+const keptValues = new WeakMap();
 
 /**
  * Give one object `o` its heavy values (`value`: an object holding them) as ordinary data
@@ -404,7 +408,7 @@ function readHeavy(self, key) {
   const o = holderOf(self, key);
   const rec = PrivateSlot.of(o);
   if (rec.group !== null) rec.group.shells._read(rec);
-  const values = rec.values?.[o === rec.top ? 0 : 1];
+  const values = keptValues.get(rec)?.[o === rec.top ? 0 : 1];
   return values === undefined ? o[key] : values[key];
 }
 
@@ -421,7 +425,7 @@ function writeHeavy(self, key, v) {
   if (Object.isFrozen(o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
   const rec = PrivateSlot.of(o);
   if (rec.group !== null) rec.group.shells._read(rec);
-  const values = rec.values?.[o === rec.top ? 0 : 1];
+  const values = keptValues.get(rec)?.[o === rec.top ? 0 : 1];
   if (values !== undefined) values[key] = v;
 }
 
