@@ -554,7 +554,11 @@ fn shell_of(
         out.clear();
         spans.clear();
         let mut w = ShellWriter { out, spans, text };
-        let made = w.write(text, fields, Some(message)).ok();
+        // A shell's length is kept in 32 bits: a longer one (a line of 4 GiB) is read whole.
+        let made = w
+            .write(text, fields, Some(message))
+            .ok()
+            .filter(|()| u32::try_from(out.len()).is_ok());
         let shell = made.map(|()| {
             let shell = match arena {
                 Some(a) => a.add(out),
