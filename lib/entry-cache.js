@@ -32,8 +32,12 @@ class EntryCache {
      * first at an index past ~1,024 turns into a slow dictionary-mode array in V8.
      */
     this.objs = new Array(length);
-    /** Entry index -> the record of an entry handed out unfilled (lib/lazy-entries.js), sparse. */
-    this.recs = new Array(length);
+    /**
+     * Entry index -> the hand-out of an entry handed out unfilled (lib/lazy-entries.js),
+     * sparse, and its position in that hand-out.
+     */
+    this.groups = new Array(length);
+    this.positions = new Array(length);
     /** getEntries() result once fully materialized (copied on return). */
     this.entries = null;
     /**
@@ -101,23 +105,26 @@ class EntryCache {
     for (const i of indices) {
       const o = this.objs[i];
       if (o === undefined) missing.push(i);
-      else if (check && shells.unfilled(this.recs[i])) unfilled = true;
+      else if (check && shells.unfilled(this.groups[i], this.positions[i])) unfilled = true;
     }
     if (missing.length > 0) this.parseBatch(missing, lazy);
     const out = new Array(indices.length);
     for (let k = 0; k < indices.length; k++) out[k] = this.objs[indices[k]];
-    if (unfilled) shells.fill(Array.from(indices, (i) => this.recs[i]));
+    if (unfilled) shells.fill(Array.from(indices, (i) => [this.groups[i], this.positions[i]]));
     return out;
   }
 
   parseBatch(missing, lazy = false) {
     const want = Uint32Array.from(missing);
     let gone = false;
-    const put = (k, o, rec) => {
+    const put = (k, o, group) => {
       if (o === null) gone = true;
       else {
         this.objs[want[k]] = o;
-        if (rec !== undefined) this.recs[want[k]] = rec;
+        if (group !== undefined) {
+          this.groups[want[k]] = group;
+          this.positions[want[k]] = k;
+        }
       }
     };
     try {

@@ -30,7 +30,7 @@
 // eagerly costs, and a few reads from the end cost a few entries.
 
 const { inspect } = require("node:util");
-const { PrivateSlot, dataProperty, hiddenValue, sharedAccessor } = require("./lazy-props.js");
+const { EntrySlot, dataProperty, hiddenValue, sharedAccessor } = require("./lazy-props.js");
 const { compileShape } = require("./shapes.js");
 const { stats } = require("./read-stats.js");
 
@@ -50,9 +50,11 @@ const FORM_VALUES = TextForm.Values;
  * them when read. `core` is the NativeSession; `changedUnderUs(err)` maps a parse error of a
  * text that changed on disk to the EIO the session reports.
  *
- * Each entry with lazy keys has one record, held by the entry object and by its message
- * object (a private slot: `PrivateSlot.of(o)`): `{ group, pos, index, shape, top, msg }` (`newRecord`; its hand-out's `group` says what it reads from); `shape` (lib/shapes.js) says which keys are lazy, in the order
- * Rust lays out their values, so nothing else per entry is kept.
+ * An entry with lazy keys is known by its hand-out (`group`, `newGroup`) and its position in
+ * it: the objects with lazy keys (the entry, its message) carry both (`EntrySlot`), and the
+ * hand-out keeps per position the entry's index, its shape (lib/shapes.js: which keys are
+ * lazy, in the order Rust lays out their values), its two objects and whether it is still
+ * unfilled. Nothing else per entry is kept: no record object per entry.
  */
 class Shells {
   constructor(core, changedUnderUs) {
@@ -68,13 +70,13 @@ class Shells {
   }
 
   /**
-   * Objects for the entries at `want` (a Uint32Array): `put(k, object, record)` for each
+   * Objects for the entries at `want` (a Uint32Array): `put(k, object, group)` for each
    * position k (`null` for a text that could not be read); entries with lazy keys come
-   * unfilled, with their record (the caller keeps it by entry index: `unfilled`, `fill`). A piece
-   * of entries is one flat JSON array of values: one parse per piece.
+   * unfilled, with their hand-out (the caller keeps it and k by entry index: `unfilled`,
+   * `fill`). A piece of entries is one flat JSON array of values: one parse per piece.
    */
   make(want, put) {
-    const group = newGroup(this);
+    const group = newGroup(this, want);
     /** The previous entry's `id` for the next entry's `parentId` (lib/shapes.js). */
     const L = { prev: "", next: "" };
     for (let s = 0; s < want.length; ) {
@@ -97,12 +99,13 @@ class Shells {
           if (shape.build === null) {
             put(s + k, this._parseWhole(this.core, want[s + k]));
           } else if (shape.lazy) {
-            const rec = newRecord(group, want[s + k], shape);
-            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, rec, L), rec);
-            group.recs.push(rec);
+            const g = s + k;
+            group.shape[g] = shape;
+            group.unfilled[g] = 1;
             group.open++;
+            put(g, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, group, g, L), group);
           } else {
-            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, null, L));
+            put(s + k, shape.build(A, a, T, refs, r, P, S, o, F, f, I, i, null, 0, L));
           }
           a += shape.na;
           r += shape.nr;
@@ -139,16 +142,19 @@ class Shells {
     }
   }
 
-  /** Whether the entry of record `rec` (from `make`; undefined: none) is not filled yet. */
-  unfilled(rec) {
-    return rec !== undefined && rec.group !== null;
+  /** Whether the entry at position `g` of hand-out `group` (from `make`; undefined: none) is not filled yet. */
+  unfilled(group, g) {
+    return group !== undefined && group.unfilled[g] === 1;
   }
 
-  /** Fill the unfilled entries among those of `records` (undefined: none) in one batch. */
-  fill(records) {
-    const recs = [];
-    for (const rec of records) if (rec !== undefined && rec.group !== null && rec.group.error === null) recs.push(rec);
-    if (recs.length > 0) this._fillBatch(recs);
+  /**
+   * Fill the unfilled entries among those at `refs` (hand-out and position pairs, `[group,
+   * g]`; a group undefined: none) in one batch.
+   */
+  fill(refs) {
+    const todo = [];
+    for (const ref of refs) if (this.unfilled(ref[0], ref[1]) && ref[0].error === null) todo.push(ref);
+    if (todo.length > 0) this._fillBatch(todo);
   }
 
   /**
@@ -189,129 +195,132 @@ class Shells {
     }
   }
 
-  /** Fill `rec`'s entry (an accessor of it was read). */
-  _read(rec) {
-    if (rec.group.error !== null) throw rec.group.error;
-    this._load(rec);
+  /** Fill the entry at position `g` of `group` (an accessor of it was read). */
+  _read(group, g) {
+    if (group.error !== null) throw group.error;
+    this._load(group, g);
   }
 
   /** A first read: this entry alone, or a window of its neighbours in a run of reads. */
-  _load(rec) {
-    const g = rec.group;
-    const forward = rec.pos >= g.last;
-    g.last = rec.pos;
-    if (++g.reads <= SINGLE_READS) {
-      this._fillOne(rec);
+  _load(group, g) {
+    const forward = g >= group.last;
+    group.last = g;
+    if (++group.reads <= SINGLE_READS) {
+      this._fillOne(group, g);
       return;
     }
-    const recs = [rec];
+    const refs = [[group, g]];
     const step = forward ? 1 : -1;
-    for (let p = rec.pos + step; recs.length < g.window && p >= 0 && p < g.recs.length; p += step) {
-      const r = g.recs[p];
-      if (r.group !== null) recs.push(r);
+    const { unfilled } = group;
+    for (let p = g + step; refs.length < group.window && p >= 0 && p < unfilled.length; p += step) {
+      if (unfilled[p] === 1) refs.push([group, p]);
     }
-    g.window = Math.min(g.window * 2, MAX_WINDOW);
-    this._fillBatch(recs);
+    group.window = Math.min(group.window * 2, MAX_WINDOW);
+    this._fillBatch(refs);
   }
 
-  _fillOne(rec) {
-    if (rec.group === null) return;
-    this._apply(rec, this._parseWhole(rec.group.core, rec.index));
+  _fillOne(group, g) {
+    if (group.unfilled[g] !== 1) return;
+    this._apply(group, g, this._parseWhole(group.core, group.want[g]));
   }
 
-  /** Fill entries in one batch: Rust hands over just the values their shells left out. */
-  _fillBatch(recs) {
+  /** Fill entries (`[group, g]` pairs) in one batch: Rust hands over just the values their shells left out. */
+  _fillBatch(refs) {
     // Entries of a retired session read from it (see `settle`): one batch per session.
-    const core = recs[0].group.core;
-    const other = recs.filter((r) => r.group.core !== core);
+    const core = refs[0][0].core;
+    const other = refs.filter((r) => r[0].core !== core);
     if (other.length > 0) {
-      this._fillBatch(recs.filter((r) => r.group.core === core));
+      this._fillBatch(refs.filter((r) => r[0].core === core));
       this._fillBatch(other);
       return;
     }
-    const want = Uint32Array.from(recs, (r) => r.index);
+    const want = Uint32Array.from(refs, ([group, g]) => group.want[g]);
     let gone = false;
     try {
       eachEntry(core, want, FORM_VALUES, (k, value, form) => {
-        const rec = recs[k];
+        const [group, g] = refs[k];
         if (form === UNREAD) gone = true;
-        else if (rec.group === null) return;
-        else if (form !== FORM_VALUES) this._apply(rec, value);
+        else if (group.unfilled[g] !== 1) return;
+        else if (form !== FORM_VALUES) this._apply(group, g, value);
         // The values in the order the shell left them out; anything else is not ours to
         // guess at: the entry is read whole.
-        else if (Array.isArray(value) && value.length === rec.shape.lazyKeys.length) this._applyValues(rec, value);
-        else this._fillOne(rec);
+        else if (Array.isArray(value) && value.length === group.shape[g].lazyKeys.length)
+          this._applyValues(group, g, value);
+        else this._fillOne(group, g);
       });
     } catch (err) {
       throw this.changedUnderUs(err);
     }
     // A text that can no longer be read: the EIO of a single read.
-    if (gone) for (const rec of recs) if (rec.group !== null) this._fillOne(rec);
+    if (gone) for (const [group, g] of refs) if (group.unfilled[g] === 1) this._fillOne(group, g);
   }
 
   /** `_apply` from the left-out values alone, in the shape's order of its lazy keys. */
-  _applyValues(rec, values) {
-    const { lazyKeys, lazyInMsg } = rec.shape;
+  _applyValues(group, g, values) {
+    const { lazyKeys, lazyInMsg } = group.shape[g];
     const top = {};
     const msg = {};
     for (let j = 0; j < values.length; j++) (lazyInMsg[j] ? msg : top)[lazyKeys[j]] = values[j];
-    this._fillObjects(rec, top, msg);
+    this._fillObjects(group, g, top, msg);
   }
 
   /** Give the entry's lazy objects their heavy values (`value`: the parsed entry). */
-  _apply(rec, value) {
-    this._fillObjects(rec, value, value?.[rec.shape.msgKey]);
+  _apply(group, g, value) {
+    this._fillObjects(group, g, value, value?.[group.shape[g].msgKey]);
   }
 
-  _fillObjects(rec, top, msg) {
-    const { firstTop, firstMsg } = rec.shape;
-    this._settled(rec);
+  _fillObjects(group, g, top, msg) {
+    const { firstTop, firstMsg } = group.shape[g];
+    const [entry, message] = [group.top[g], group.msg[g]];
+    this._settled(group, g);
     // Frozen or sealed before the fill: the accessors stay and serve these values.
-    const kept = [
-      firstTop !== undefined && !fillObject(rec.top, firstTop, top) ? (top ?? {}) : undefined,
-      firstMsg !== undefined && !fillObject(rec.msg, firstMsg, msg) ? (msg ?? {}) : undefined,
-    ];
-    if (kept[0] !== undefined || kept[1] !== undefined) keptValues.set(rec, kept);
+    if (firstTop !== undefined && !fillObject(entry, firstTop, top)) keptValues.set(entry, top ?? {});
+    if (firstMsg !== undefined && !fillObject(message, firstMsg, msg)) keptValues.set(message, msg ?? {});
   }
 
-  /** Mark `rec` filled (its hand-out no longer waits for it). */
-  _settled(rec) {
+  /**
+   * Mark the entry at `g` filled (its hand-out no longer waits for it) and let go of what
+   * the hand-out kept for it.
+   */
+  _settled(group, g) {
     stats.filled++;
-    const g = rec.group;
-    rec.group = null;
-    if (--g.open === 0) this.groups.delete(g);
+    group.unfilled[g] = 0;
+    group.shape[g] = undefined;
+    group.top[g] = undefined;
+    group.msg[g] = undefined;
+    if (--group.open === 0) this.groups.delete(group);
   }
 }
 
 /**
- * One hand-out (a `make` call): its records in order (windows of fills walk them), how many
- * are unfilled, the run of reads, and what its unfilled entries read from: `core` (a retired
- * copy after `settle`), or `error` (after `detach`).
+ * One hand-out (a `make` call of the entries at `want`): per position, the entry's index
+ * (`want`), whether it is unfilled (`unfilled`, 1), its shape and its objects (`shape`,
+ * `top`, `msg`: set for entries with lazy keys, dropped once filled); how many are unfilled
+ * (`open`), the run of reads, and what its unfilled entries read from: `core` (a retired
+ * copy after `settle`), or `error` (after `detach`). Windows of fills walk the positions.
  */
-function newGroup(shells) {
-  return { shells, core: shells.core, error: null, recs: [], open: 0, reads: 0, last: -1, window: FIRST_WINDOW };
-}
-
-/**
- * The record of entry `index`, made in hand-out `group` with `shape` (not yet in the group).
- * `group` is null once the entry is filled.
- */
-function newRecord(group, index, shape) {
+function newGroup(shells, want) {
+  const n = want.length;
   return {
-    group,
-    pos: group.recs.length,
-    index,
-    shape,
-    /** The entry object and its message object (set by the shape's build). */
-    top: undefined,
-    msg: undefined,
+    shells,
+    core: shells.core,
+    error: null,
+    want,
+    unfilled: new Uint8Array(n),
+    shape: new Array(n),
+    top: new Array(n),
+    msg: new Array(n),
+    open: 0,
+    reads: 0,
+    last: -1,
+    window: FIRST_WINDOW,
   };
 }
 
 /**
- * Record -> the values read through the accessors of an entry frozen or sealed before its
- * fill (`[top, msg]`). Apart from the records: nearly no entry is frozen, and a field on each
- * record was 8 bytes of each of a giant session's 290,000 lazy entries.
+ * Object (an entry or its message) -> the values read through its accessors, when it was
+ * frozen or sealed before its fill: nearly no entry is, so they are kept apart from the
+ * hand-outs.
  */
 const keptValues = new WeakMap();
 
@@ -385,7 +394,7 @@ function eachEntry(core, want, form, each) {
  * (PI_SESSION_NATIVE_LAZY=0).
  */
 function holderOf(self, key) {
-  const holder = PrivateSlot.holder(self);
+  const holder = EntrySlot.holder(self);
   if (holder !== undefined) return holder;
   throw new TypeError(
     `pi-session-native: the lazy property '${key}' of a session entry was read through an object that is not the entry (a Proxy passing itself as receiver?); read the entry directly, or set PI_SESSION_NATIVE_LAZY=0`,
@@ -406,9 +415,10 @@ function accessorFor(key) {
 
 function readHeavy(self, key) {
   const o = holderOf(self, key);
-  const rec = PrivateSlot.of(o);
-  if (rec.group !== null) rec.group.shells._read(rec);
-  const values = keptValues.get(rec)?.[o === rec.top ? 0 : 1];
+  const group = EntrySlot.group(o);
+  const g = EntrySlot.pos(o);
+  if (group.unfilled[g] === 1) group.shells._read(group, g);
+  const values = keptValues.get(o);
   return values === undefined ? o[key] : values[key];
 }
 
@@ -423,16 +433,17 @@ function writeHeavy(self, key, v) {
   // Sealed or frozen: the accessor stays. A frozen entry refuses the write as a frozen
   // data property does in strict code; a sealed one keeps the value for its getter.
   if (Object.isFrozen(o)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
-  const rec = PrivateSlot.of(o);
-  if (rec.group !== null) rec.group.shells._read(rec);
-  const values = keptValues.get(rec)?.[o === rec.top ? 0 : 1];
+  const group = EntrySlot.group(o);
+  const g = EntrySlot.pos(o);
+  if (group.unfilled[g] === 1) group.shells._read(group, g);
+  const values = keptValues.get(o);
   if (values !== undefined) values[key] = v;
 }
 
 const INSPECT = hiddenValue(inspectShell);
 
 /** What compiled shapes give their objects (lib/shapes.js): the same slots and accessors as `_build`. */
-const SHAPE_TOOLS = { PrivateSlot, accessorFor, INSPECT, inspectKey: inspect.custom };
+const SHAPE_TOOLS = { EntrySlot, accessorFor, INSPECT, inspectKey: inspect.custom };
 
 /** Set `key` of `o` to an ordinary data property holding `value` (its place in the key order is kept). */
 function define(o, key, value) {

@@ -26,17 +26,17 @@ function hasLazy(members) {
 
 /**
  * Compile one layout into `{ build, na, nr, ns, nn, ni, lazy, lazyKeys, lazyInMsg, firstTop,
- * firstMsg, msgKey }`. `build(A, a, T, R, r, P, S, o, F, f, I, i, rec, L)` makes the entry from
+ * firstMsg, msgKey }`. `build(A, a, T, R, r, P, S, o, F, f, I, i, G, g, L)` makes the entry from
  * the values `A[a..a+na)`, the interned strings `T[R[r..r+nr)]`, the pool strings
  * `P.slice(S[o + k], S[o + k + 1])` for k < ns, the numbers `F[f..f+nn)` and the integers
  * `I[i..i+ni)`; `L` (`{ prev, next }`, one per hand-out, `prev` "" at first) carries the
- * previous entry's `id` to the next. With `lazy`, `rec` is the entry's record
- * (lib/lazy-entries.js): the entry (`rec.top`) and the nested object holding lazy keys
- * (`rec.msg`, under key `msgKey`: the message) get it as their private slot, and their lazy
- * keys get the shared accessors. `lazyKeys` / `lazyInMsg`: the lazy keys in the order Rust
- * lays out their values (depth first, text order) and whether each is the message's;
- * `firstTop` / `firstMsg`: the first lazy key of each object (undefined: none).
- * `tools`: `{ PrivateSlot, accessorFor, INSPECT, inspectKey }`.
+ * previous entry's `id` to the next. With `lazy`, `G` is the entry's hand-out and `g` its
+ * position in it (lib/lazy-entries.js): the entry goes to `G.top[g]` and the nested object
+ * holding lazy keys (under key `msgKey`: the message) to `G.msg[g]`; those of them with lazy
+ * keys of their own get the slot `EntrySlot(G, g)` and the shared accessors. `lazyKeys` /
+ * `lazyInMsg`: the lazy keys in the order Rust lays out their values (depth first, text
+ * order) and whether each is the message's; `firstTop` / `firstMsg`: the first lazy key of
+ * each object (undefined: none). `tools`: `{ EntrySlot, accessorFor, INSPECT, inspectKey }`.
  */
 function compileShape(layout, tools) {
   const lines = [];
@@ -106,14 +106,16 @@ function compileShape(layout, tools) {
     // holding. The object is the literal's in every way a program can see (prototype,
     // `constructor`, key order, descriptors).
     lines.push(`const ${o} = new K[${ctors.length}]();`);
-    ctors.push(plainConstructor());
+    // Its fields: the members but lazy ones (accessors need none), the slot's two and
+    // util.inspect's symbol.
+    ctors.push(plainConstructor(members.filter(([, kind]) => kind !== LAZY).length + 3));
     // Values are taken in text order: each member's expression is made in turn.
     for (const [k, kind] of members.slice(0, prefixEnd)) lines.push(`${o}[${q(k)}] = ${valueExpr(k, kind, depth)};`);
-    // The record is found from the objects whose accessors need it: the entry's own record
-    // is kept by index (lib/entry-cache.js `recs`), so an entry without lazy keys of its own
-    // (its message has them) carries no private slot.
-    if (firstLazy >= 0) lines.push(`new PrivateSlot(${o}, rec);`);
-    lines.push(`rec.${o} = ${o};`);
+    // The slot is on the objects whose accessors need it: the entry's hand-out and position
+    // are also kept by index (lib/entry-cache.js `groups`, `positions`), so an entry
+    // without lazy keys of its own (its message has them) carries no slot.
+    if (firstLazy >= 0) lines.push(`new EntrySlot(${o}, G, g);`);
+    lines.push(`G.${o}[g] = ${o};`);
     for (const [k, kind] of members.slice(prefixEnd)) {
       if (kind === LAZY) {
         lines.push(`Object.defineProperty(${o}, ${q(k)}, D[${descs.length}]);`);
@@ -138,9 +140,9 @@ function compileShape(layout, tools) {
     const result = lazy ? objectOf(layout, null, 0) : `{${literal(layout, 0)}}`;
     // The next entry compares its `parentId` with this one's `id` (none: an empty string).
     const last = idInPool ? "L.prev = L.next;" : 'L.prev = "";';
-    const body = `return function build(A, a, T, R, r, P, S, o, F, f, I, i, rec, L) {\n${lines.join("\n")}\nconst entry = ${result};\n${last}\nreturn entry;\n};`;
-    const build = new Function("PrivateSlot", "D", "K", "INSPECT", "INSPECT_KEY", body)(
-      tools.PrivateSlot,
+    const body = `return function build(A, a, T, R, r, P, S, o, F, f, I, i, G, g, L) {\n${lines.join("\n")}\nconst entry = ${result};\n${last}\nreturn entry;\n};`;
+    const build = new Function("EntrySlot", "D", "K", "INSPECT", "INSPECT_KEY", body)(
+      tools.EntrySlot,
       descs,
       ctors,
       tools.INSPECT,
@@ -157,11 +159,14 @@ function compileShape(layout, tools) {
 
 /**
  * A constructor whose objects are plain objects: `Object.prototype` as their prototype (so
- * `constructor` is `Object`), made empty. One per object of a layout, so that V8's slack
- * tracking fits its objects to exactly that layout's keys.
+ * `constructor` is `Object`), made empty, with room for `fields` fields. One per object of a
+ * layout, so that V8's slack tracking fits its objects to exactly that layout's keys.
  */
-function plainConstructor() {
-  const C = function () {};
+function plainConstructor(fields) {
+  // V8 gives a constructor's first objects room for as many fields as it counts `this.x =`
+  // in its body (dead code counts), and later shrinks it to what they used: without this,
+  // an assistant message's 10 fields spilled into a second allocation.
+  const C = new Function(`if (false) { ${Array.from({ length: fields }, (_, k) => `this.f${k} = 0;`).join(" ")} }`);
   C.prototype = Object.prototype;
   Object.defineProperty(C, "name", { value: "Object" });
   return C;
