@@ -1054,7 +1054,8 @@ impl Index {
             };
             let new = current.is_none();
             let p = &up.parsed;
-            let active = if full { active_set(&p.entries) } else { None };
+            // Worked out by the parsing thread for a whole file (`full` is `!up.append`).
+            let active = if full { up.active.as_ref() } else { None };
             let mut ids = Vec::with_capacity(p.rows.len());
             for r in &p.rows {
                 ids.push((self.name_id(&r.role)?, self.name_id(&r.tools)?));
@@ -1072,7 +1073,7 @@ impl Index {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
                     };
-                    let on = match &active {
+                    let on = match active {
                         Some(set) => set.get(r.entry).copied().unwrap_or(false),
                         None => true,
                     };
@@ -1215,7 +1216,8 @@ fn delete_file_rows(conn: &Connection, file: i64) -> rusqlite::Result<()> {
 /// Per entry: on the path from the last entry to the root (parent links by id; a cycle or
 /// a missing parent ends the walk). `None` when no entry has an id.
 fn active_set(entries: &[extract::Entry]) -> Option<Vec<bool>> {
-    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    let mut by_id: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(entries.len(), Default::default());
     for (i, e) in entries.iter().enumerate() {
         if let Some(id) = &e.id {
             by_id.insert(id.as_str(), i);
@@ -1245,12 +1247,18 @@ struct Update {
     parsed: extract::Parsed,
     /// Lines appended after `indexed_to`, extending the leaf (else: the whole file).
     append: bool,
+    /// For the whole file (`!append`): [`active_set`] of its entries, worked out on the
+    /// parsing thread (the writer bounds the build).
+    active: Option<Vec<bool>>,
     fp: Option<u64>,
     exact: bool,
 }
 
-/// Parsing threads of an interactive refresh: one per core (the writer, the calling thread,
-/// takes about a fifth of the work and shares them).
+/// Parsing threads of an interactive refresh: one per core. The writer (the calling thread)
+/// does about half of a first build's CPU work (FTS5's inserts) and shares a core with
+/// them; one worker fewer (the writer alone on its core) was measured too, on 2 shared
+/// cores, and was no faster: quicker at load ~2, slower at load 2-5 (BENCHMARKS.md, issue
+/// 43's third pass).
 fn parse_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -1340,6 +1348,7 @@ fn parse_one(
             return Some(Some(Update {
                 parsed,
                 append: true,
+                active: None,
                 fp,
                 exact: stable,
             }));
@@ -1351,9 +1360,11 @@ fn parse_one(
         Read::Aborted => return None,
     };
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
+    let active = active_set(&parsed.entries);
     Some(Some(Update {
         parsed,
         append: false,
+        active,
         fp,
         exact: stable,
     }))
