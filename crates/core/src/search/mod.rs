@@ -76,15 +76,15 @@ const AHEAD: usize = 8;
 /// sessions, not `AHEAD` per thread of them); the file the writer waits for is always parsed.
 const AHEAD_BYTES: u64 = 256 << 20;
 /// Files per write transaction of a background refresh, at least: past them a transaction
-/// is committed once it has been open [`BACKGROUND_TX_TIME`] (or holds [`BATCH`] files). An
-/// abort loses what the open transaction holds (a rollback: it waits for no insert): about
-/// that much of the one thread's work, or these files when they take longer.
+/// is committed once it has been open [`BACKGROUND_TX_TIME`] (or holds [`BATCH`] files).
+/// An abort commits the files written before it (`Writer::keep`).
 const BACKGROUND_BATCH: usize = 64;
 /// How long a background refresh's write transaction stays open once it holds
 /// [`BACKGROUND_BATCH`] files. FTS5 writes each transaction as a segment and merges them
 /// four at a time per level: a transaction per 64 files made a 10,000-session warm-up write
-/// 156 segments and merge its postings over about twice as many levels (27.6 CPU-s, against
-/// 23.6 with 256-file transactions; issue 43, BENCHMARKS.md).
+/// 156 segments and merge its postings over about twice as many levels (`warmSearchIndex`
+/// 29.0 against 25.4 CPU-s side by side; issue 43, BENCHMARKS.md). Another process's
+/// write waits for the open transaction: about this long on an idle machine.
 const BACKGROUND_TX_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How much of the machine a refresh may take.
@@ -826,10 +826,10 @@ impl Index {
         Ok(())
     }
 
-    /// Parse and write the files of `work` in its order (rowids follow it), write
-    /// transactions as `batch` says ([`Writer`]). With `workers`, that many threads parse ahead of the
-    /// writer (this thread), at most [`AHEAD`] files per worker beyond the file being
-    /// written; with none, this thread parses each file itself before writing it (the
+    /// Parse and write the files of `work` in its order (rowids follow it), in write
+    /// transactions as `batch` says ([`Writer`]). With `workers`, that many threads parse
+    /// ahead of the writer (this thread), at most [`AHEAD`] files per worker beyond the file
+    /// being written; with none, this thread parses each file itself before writing it (the
     /// background refresh: one thread). An abort stops the parsing at the next file; the
     /// file being parsed is not written (a file not parsed would read as an unreadable
     /// one). An interactive refresh rolls the open transaction back (the files of the
@@ -1146,7 +1146,8 @@ impl Index {
 
 /// The write transactions of one refresh: one opened at the first file written, committed
 /// once it holds `batch.max` files, or `batch.min` files and has been open `batch.time`, and
-/// at the end; rolled back on an error or an abort.
+/// at the end; rolled back on an error or an abort (a background refresh's abort commits,
+/// see [`Index::index_files`]).
 struct Writer {
     batch: Batch,
     in_tx: usize,
