@@ -24,6 +24,8 @@
 // - appended turns: each one appended to a session, then the next query times and checks it;
 // - index size against the store's bytes and against its searchable text; peak RSS of the
 //   process that built the index and queried it (after the build, at the end).
+// - the background warm-up (`warmSearchIndex`: one low-priority thread) from no index, in a
+//   new process: wall and CPU time (the ratio is of CPU), index size, peak RSS.
 import { spawn, spawnSync } from "node:child_process";
 import {
   closeSync,
@@ -343,7 +345,25 @@ async function measure(checkout) {
     );
     if (r.status === 0) cold.push(JSON.parse(r.stdout));
   }
-  return { build, buildCpu, bytes, rows, common, appended, appendedFound, cold, rssAfterBuild, rss };
+  // The background warm-up pi's extension runs while pi is idle (`warmSearchIndex`: one
+  // low-priority thread, issue 43's third pass), cold, in a new process.
+  removeIndexes();
+  const w = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `const { warmSearchIndex } = await import(${JSON.stringify(entry)});
+       if (typeof warmSearchIndex !== "function") process.exit(0);
+       const c = process.cpuUsage(); const t = performance.now();
+       await warmSearchIndex({ sessionDir: ${JSON.stringify(dir)} });
+       const ms = performance.now() - t; const cu = process.cpuUsage(c);
+       console.log(JSON.stringify({ ms, cpu: (cu.user + cu.system) / 1000, rss: process.resourceUsage().maxRSS * 1024 }));`,
+    ],
+    { encoding: "utf8" },
+  );
+  const warm = w.status === 0 && w.stdout.trim() ? { ...JSON.parse(w.stdout), bytes: indexSize() } : null;
+  return { build, buildCpu, bytes, rows, common, appended, appendedFound, cold, rssAfterBuild, rss, warm };
 }
 
 if (opts.measure) {
@@ -555,6 +575,14 @@ row(
       `${f1(pct(m.appended, 50))} / ${f1(pct(m.appended, 95))} / ${f1(Math.max(...m.appended))} ms (found ${m.appendedFound}/${ROUNDS})`,
   ),
 );
+if (after.warm)
+  row(
+    "background warm-up (`warmSearchIndex`, cold, new process): wall / CPU / index size / peak RSS",
+    ...both((m) =>
+      m.warm ? `${f1(m.warm.ms)} ms / ${f1(m.warm.cpu)} ms / ${mb(m.warm.bytes)} MB / ${mb(m.warm.rss)} MB` : "",
+    ),
+    before?.warm && after.warm.cpu / before.warm.cpu,
+  );
 row(
   "peak RSS of the indexing process: after the build / at the end",
   ...both((m) => `${mb(m.rssAfterBuild)} / ${mb(m.rss)} MB`),

@@ -9,6 +9,12 @@
 //! (`dbstat`). Variants: `full` (the schema 3 index), `full-body` (no `parts` column),
 //! `full-tuned` (64 MB hash, no automerge, one `optimize` at the end), `rows` (the rows table
 //! alone), `none` (detail=none over each row's distinct tokens, body and parts), `none-tuned`.
+//!
+//! Issue 43's third pass: `SP_THREE=1` also times, on the same distinct tokens, FTS5 with one
+//! row per text against one row per entry (design a), FTS5 written by 1, 2 and 3 threads
+//! each into a file of its own (design b), and postings written by us (design d, an
+//! estimate of its build: `own_postings`); `SP_FOLD=<n>` times the folding alone n times
+//! (best of n) and stops.
 use pi_session_core::search::{extract, text};
 use rusqlite::{Connection, params};
 use std::collections::HashSet;
@@ -228,6 +234,159 @@ fn build(path: &Path, variant: &str, rows: &[Row], per_tx: usize) -> rusqlite::R
     Ok(total)
 }
 
+/// FTS5 (`detail=none`, 64 MB hash) over `docs` alone, one transaction per `per_tx` docs,
+/// in a fresh file: the insert time (issue 43, third pass: rows per entry, writers in
+/// parallel).
+fn fts_only(path: &Path, docs: &[(i64, String)], per_tx: usize) -> rusqlite::Result<f64> {
+    let _ = std::fs::remove_file(path);
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "DELETE")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE fts USING fts5(body, content='', contentless_delete=1, detail=none, tokenize='ascii'); INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);",
+    )?;
+    let t = Instant::now();
+    conn.execute_batch("BEGIN")?;
+    {
+        let mut st = conn.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+        for (i, (id, body)) in docs.iter().enumerate() {
+            if i > 0 && i % per_tx == 0 {
+                conn.execute_batch("COMMIT; BEGIN")?;
+            }
+            st.execute(params![id, body])?;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    let s = secs(t);
+    drop(conn);
+    let _ = std::fs::remove_file(path);
+    Ok(s)
+}
+
+/// Postings written by us, the shape of design (d) (issue 43, third pass): per thread a
+/// hash map of term -> (last rowid, delta-varint doclist) over the rows' distinct tokens
+/// (each thread a contiguous range of rowids), then the terms sorted, the threads' lists
+/// joined per term, and blocks of 64 terms (prefix-compressed terms, doclists) written as
+/// blobs into a `WITHOUT ROWID` table keyed by each block's first term. Wall times of the
+/// phases and the file's bytes; no query side (an estimate of the build, not an engine).
+fn own_postings(path: &Path, docs: &[(i64, String)], threads: usize) -> rusqlite::Result<()> {
+    type Map<'a> = std::collections::HashMap<&'a str, (u32, Vec<u8>), foldhash::fast::RandomState>;
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let t = Instant::now();
+    let chunk = docs.len().div_ceil(threads.max(1));
+    // Per thread, its terms sorted, each with its last rowid and its doclist (the first
+    // delta from 0: the rowid itself).
+    type Lists<'a> = Vec<(&'a str, u32, Vec<u8>)>;
+    let lists: Vec<Lists> = std::thread::scope(|s| {
+        let hs: Vec<_> = docs
+            .chunks(chunk.max(1))
+            .map(|c| {
+                s.spawn(move || {
+                    let mut m: Map = Map::default();
+                    for (id, body) in c {
+                        let id = *id as u32;
+                        for tok in body.split(' ') {
+                            if tok.is_empty() {
+                                continue;
+                            }
+                            let e = m.entry(tok).or_insert_with(|| (0, Vec::new()));
+                            varint(&mut e.1, u64::from(id - e.0));
+                            e.0 = id;
+                        }
+                    }
+                    let mut v: Lists = m.into_iter().map(|(k, (last, d))| (k, last, d)).collect();
+                    v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    v
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let accumulate = secs(t);
+    let t = Instant::now();
+    // Join the threads' lists per term, in thread (= rowid) order: a later thread's list
+    // starts with its first rowid, re-encoded as the delta from the last one before it.
+    let mut all: Vec<(&str, usize, u32, Vec<u8>)> = lists
+        .into_iter()
+        .enumerate()
+        .flat_map(|(k, v)| v.into_iter().map(move |(t, last, d)| (t, k, last, d)))
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+    let mut merged: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut prev_last = 0u32;
+    for (term, _, last, d) in all {
+        let same = merged.last().is_some_and(|(t, _)| *t == term);
+        if !same {
+            merged.push((term, d));
+        } else if let Some((_, list)) = merged.last_mut() {
+            // The first varint of `d` is a rowid: rebased on the previous list's last.
+            let mut first = 0u64;
+            let mut n = 0;
+            for (i, b) in d.iter().enumerate() {
+                first |= u64::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    n = i + 1;
+                    break;
+                }
+            }
+            varint(list, first - u64::from(prev_last));
+            list.extend_from_slice(&d[n..]);
+        }
+        prev_last = last;
+    }
+    let merge = secs(t);
+    let t = Instant::now();
+    let _ = std::fs::remove_file(path);
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "DELETE")?;
+    conn.execute_batch(
+        "CREATE TABLE post(first TEXT PRIMARY KEY, block BLOB NOT NULL) WITHOUT ROWID; BEGIN",
+    )?;
+    let (mut terms, mut bytes) = (0usize, 0usize);
+    {
+        let mut st = conn.prepare("INSERT INTO post(first, block) VALUES (?1, ?2)")?;
+        for block in merged.chunks(64) {
+            let mut b: Vec<u8> = Vec::new();
+            let mut prev: &str = "";
+            for (term, list) in block {
+                let common = prev
+                    .bytes()
+                    .zip(term.bytes())
+                    .take_while(|(a, c)| a == c)
+                    .count();
+                varint(&mut b, common as u64);
+                varint(&mut b, (term.len() - common) as u64);
+                b.extend_from_slice(&term.as_bytes()[common..]);
+                varint(&mut b, list.len() as u64);
+                b.extend_from_slice(list);
+                prev = term;
+                terms += 1;
+            }
+            bytes += b.len();
+            st.execute(params![block[0].0, b])?;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    let write = secs(t);
+    drop(conn);
+    let file = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(path);
+    println!(
+        "own postings, {threads} thread(s): accumulate {accumulate:.2} s (wall), merge {merge:.2} s, write {write:.2} s; {terms} terms, {} MB of blocks, file {} MB",
+        mb(bytes as u64),
+        mb(file)
+    );
+    Ok(())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dir = PathBuf::from(
@@ -311,6 +470,26 @@ fn main() {
     println!(
         "tokens alone {tok_only:.2} s ({n} bytes), with a seen set {tok_seen:.2} s ({n2} distinct words)"
     );
+    // `SP_FOLD=<n>`: the folding alone, n times, best time (a steadier figure on a shared
+    // machine).
+    if let Some(n) = std::env::var("SP_FOLD")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let mut best = f64::MAX;
+        let mut sum = 0usize;
+        for _ in 0..n {
+            let t = Instant::now();
+            for p in &parsed {
+                for r in &p.rows {
+                    sum += text::index_text(&r.text).tokens.len();
+                }
+            }
+            best = best.min(secs(t));
+        }
+        println!("fold alone, best of {n}: {best:.3} s ({sum} bytes)");
+        return;
+    }
     let t = Instant::now();
     let mut folded = Vec::new();
     for p in &parsed {
@@ -382,6 +561,85 @@ fn main() {
     println!(
         "read {read:.2} s, parse + texts {parse:.2} s, index text (distinct tokens + parts, schema 4) {fold:.2} s; tokens + parts of schema 3 (counted, not joined) {dedup:.2} s (one thread)"
     );
+    // Third pass of issue 43: one FTS5 row per entry (the union of its texts' tokens) and
+    // FTS5 writers on several threads, each its own file (`SP_THREE=1`).
+    if std::env::var("SP_THREE").is_ok() {
+        let per_text: Vec<(i64, String)> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i as i64 + 1, r.distinct.clone()))
+            .collect();
+        let mut per_entry: Vec<(i64, String)> = Vec::new();
+        let mut key = (-1i64, -1i64);
+        let mut seen: HashSet<String> = HashSet::new();
+        for r in &rows {
+            if (r.file, r.off) != key {
+                key = (r.file, r.off);
+                seen.clear();
+                per_entry.push((per_entry.len() as i64 + 1, String::new()));
+            }
+            let Some(last) = per_entry.last_mut() else {
+                continue;
+            };
+            for t in r.distinct.split(' ') {
+                if !t.is_empty() && seen.insert(t.to_string()) {
+                    if !last.1.is_empty() {
+                        last.1.push(' ');
+                    }
+                    last.1.push_str(t);
+                }
+            }
+        }
+        let count = |d: &[(i64, String)]| {
+            d.iter()
+                .map(|(_, b)| b.split(' ').filter(|t| !t.is_empty()).count())
+                .sum::<usize>()
+        };
+        println!(
+            "per text: {} docs, {} tokens; per entry: {} docs, {} tokens",
+            per_text.len(),
+            count(&per_text),
+            per_entry.len(),
+            count(&per_entry)
+        );
+        let base = std::env::temp_dir().join(format!("search-profile3-{}", std::process::id()));
+        let one = |tag: &str, docs: &[(i64, String)]| {
+            let p = base.with_extension(format!("{tag}.sqlite"));
+            fts_only(&p, docs, 1 << 30).unwrap_or(-1.0)
+        };
+        for k in [1usize, 2] {
+            let p = base.with_extension("own.sqlite");
+            if let Err(e) = own_postings(&p, &per_text, k) {
+                println!("own postings: {e}");
+            }
+        }
+        for _ in 0..2 {
+            println!("fts per text, one thread: {:.2} s", one("t", &per_text));
+            println!("fts per entry, one thread: {:.2} s", one("e", &per_entry));
+            for k in [2usize, 3] {
+                for (name, docs) in [("text", &per_text), ("entry", &per_entry)] {
+                    let t = Instant::now();
+                    let chunk = docs.len().div_ceil(k);
+                    let times: Vec<f64> = std::thread::scope(|s| {
+                        let hs: Vec<_> = docs
+                            .chunks(chunk)
+                            .enumerate()
+                            .map(|(i, c)| {
+                                let one = &one;
+                                s.spawn(move || one(&format!("{name}{i}"), c))
+                            })
+                            .collect();
+                        hs.into_iter().map(|h| h.join().unwrap_or(-1.0)).collect()
+                    });
+                    println!(
+                        "fts per {name}, {k} threads: wall {:.2} s, each {:?}",
+                        secs(t),
+                        times
+                    );
+                }
+            }
+        }
+    }
     let db = std::env::temp_dir().join(format!("search-profile-{}.sqlite", std::process::id()));
     for v in variants {
         if let Err(e) = build(&db, v, &rows, 128) {

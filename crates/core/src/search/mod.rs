@@ -75,10 +75,17 @@ const AHEAD: usize = 8;
 /// Bytes of session files the parsing threads may be ahead of the writer (a few large
 /// sessions, not `AHEAD` per thread of them); the file the writer waits for is always parsed.
 const AHEAD_BYTES: u64 = 256 << 20;
-/// Files per write transaction of a background refresh: an abort loses at most this many
-/// parsed files (a rollback: it waits for no insert); each transaction is one FTS5
-/// segment until segments are merged.
+/// Files per write transaction of a background refresh, at least: past them a transaction
+/// is committed once it has been open [`BACKGROUND_TX_TIME`] (or holds [`BATCH`] files).
+/// An abort commits the files written before it (`Writer::keep`).
 const BACKGROUND_BATCH: usize = 64;
+/// How long a background refresh's write transaction stays open once it holds
+/// [`BACKGROUND_BATCH`] files. FTS5 writes each transaction as a segment and merges them
+/// four at a time per level: a transaction per 64 files made a 10,000-session warm-up write
+/// 156 segments and merge its postings over about twice as many levels (`warmSearchIndex`
+/// 29.0 against 25.4 CPU-s side by side; issue 43, BENCHMARKS.md). Another process's
+/// write waits for the open transaction: about this long on an idle machine.
+const BACKGROUND_TX_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How much of the machine a refresh may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -785,8 +792,15 @@ impl Index {
             _ => None,
         };
         let (batch, workers) = match load {
-            Load::Interactive => (BATCH, parse_threads()),
-            Load::Background => (BACKGROUND_BATCH, 0),
+            Load::Interactive => (Batch::files(BATCH), parse_threads()),
+            Load::Background => (
+                Batch {
+                    min: BACKGROUND_BATCH,
+                    max: BATCH,
+                    time: BACKGROUND_TX_TIME,
+                },
+                0,
+            ),
         };
         // A first build (or as large as one) into `fts`, the rest beside it (NEW_TABLE_MAX).
         self.fts_table = if self.files.is_empty() || work.len() >= NEW_TABLE_MAX {
@@ -812,19 +826,20 @@ impl Index {
         Ok(())
     }
 
-    /// Parse and write the files of `work` in its order (rowids follow it), one write
-    /// transaction per `batch` files. With `workers`, that many threads parse ahead of the
-    /// writer (this thread), at most [`AHEAD`] files per worker beyond the file being
-    /// written; with none, this thread parses each file itself before writing it (the
-    /// background refresh: one thread). An abort stops the parsing at the next file and
-    /// rolls the open transaction back: the files of the batch being written are not
-    /// written (a file not parsed would read as an unreadable one).
+    /// Parse and write the files of `work` in its order (rowids follow it), in write
+    /// transactions as `batch` says ([`Writer`]). With `workers`, that many threads parse
+    /// ahead of the writer (this thread), at most [`AHEAD`] files per worker beyond the file
+    /// being written; with none, this thread parses each file itself before writing it (the
+    /// background refresh: one thread). An abort stops the parsing at the next file; the
+    /// file being parsed is not written (a file not parsed would read as an unreadable
+    /// one). An interactive refresh rolls the open transaction back (the files of the
+    /// batch being written are not written); a background one commits the files it wrote.
     fn index_files(
         &mut self,
         work: &[(String, Stamp, Option<FileRow>)],
         start_ns: i128,
         progress: Option<&Progress>,
-        batch: usize,
+        batch: Batch,
         workers: usize,
         abort: &AtomicBool,
     ) -> std::result::Result<(), RefreshError> {
@@ -955,6 +970,13 @@ impl Index {
         self.parsed = parsed.load(Ordering::Relaxed);
         match r {
             Ok(()) => writer.finish(self),
+            // A background refresh keeps the files it wrote before the abort (each written
+            // whole): its transactions stay open about a second (BACKGROUND_TX_TIME), and pi
+            // pauses its warm-up at every key pressed.
+            Err(RefreshError::Other(e)) if workers == 0 && abort.load(Ordering::Relaxed) => {
+                writer.keep(self);
+                Err(RefreshError::Other(e))
+            }
             Err(e) => {
                 writer.cancel(self);
                 Err(e)
@@ -1054,7 +1076,8 @@ impl Index {
             };
             let new = current.is_none();
             let p = &up.parsed;
-            let active = if full { active_set(&p.entries) } else { None };
+            // Worked out by the parsing thread for a whole file (`full` is `!up.append`).
+            let active = if full { up.active.as_ref() } else { None };
             let mut ids = Vec::with_capacity(p.rows.len());
             for r in &p.rows {
                 ids.push((self.name_id(&r.role)?, self.name_id(&r.tools)?));
@@ -1072,7 +1095,7 @@ impl Index {
                     let Some(e) = p.entries.get(r.entry) else {
                         continue;
                     };
-                    let on = match &active {
+                    let on = match active {
                         Some(set) => set.get(r.entry).copied().unwrap_or(false),
                         None => true,
                     };
@@ -1122,20 +1145,54 @@ impl Index {
 }
 
 /// The write transactions of one refresh: one opened at the first file written, committed
-/// every `batch` files and at the end, rolled back on an error or an abort.
+/// once it holds `batch.max` files, or `batch.min` files and has been open `batch.time`, and
+/// at the end; rolled back on an error or an abort (a background refresh's abort commits,
+/// see [`Index::index_files`]).
 struct Writer {
-    batch: usize,
+    batch: Batch,
     in_tx: usize,
     open: bool,
+    /// When the open transaction began.
+    since: std::time::Instant,
+}
+
+/// When a [`Writer`] commits.
+#[derive(Clone, Copy)]
+struct Batch {
+    min: usize,
+    max: usize,
+    time: std::time::Duration,
+}
+
+impl Batch {
+    /// Every `n` files.
+    fn files(n: usize) -> Batch {
+        Batch {
+            min: n,
+            max: n,
+            time: std::time::Duration::ZERO,
+        }
+    }
 }
 
 impl Writer {
-    fn new(batch: usize) -> Writer {
+    fn new(batch: Batch) -> Writer {
         Writer {
-            batch: batch.max(1),
+            batch: Batch {
+                min: batch.min.max(1),
+                max: batch.max.max(1),
+                time: batch.time,
+            },
             in_tx: 0,
             open: false,
+            since: std::time::Instant::now(),
         }
+    }
+
+    /// Whether the open transaction is to be committed now.
+    fn full(&self) -> bool {
+        self.in_tx >= self.batch.max
+            || (self.in_tx >= self.batch.min && self.since.elapsed() >= self.batch.time)
     }
 
     fn write(
@@ -1147,10 +1204,11 @@ impl Writer {
         if !self.open {
             ix.begin()?;
             self.open = true;
+            self.since = std::time::Instant::now();
         }
         ix.write_file(item, up)?;
         self.in_tx += 1;
-        if self.in_tx >= self.batch {
+        if self.full() {
             ix.write_pending()?;
             ix.conn.execute_batch("COMMIT")?;
             self.open = false;
@@ -1165,6 +1223,16 @@ impl Writer {
             ix.conn.execute_batch("COMMIT")?;
         }
         Ok(())
+    }
+
+    /// Commit what the open transaction holds (at an abort); roll it back if that fails.
+    fn keep(self, ix: &mut Index) {
+        if self.open {
+            let committed = ix.write_pending().is_ok() && ix.conn.execute_batch("COMMIT").is_ok();
+            if !committed {
+                self.cancel(ix);
+            }
+        }
     }
 
     fn cancel(self, ix: &mut Index) {
@@ -1215,7 +1283,8 @@ fn delete_file_rows(conn: &Connection, file: i64) -> rusqlite::Result<()> {
 /// Per entry: on the path from the last entry to the root (parent links by id; a cycle or
 /// a missing parent ends the walk). `None` when no entry has an id.
 fn active_set(entries: &[extract::Entry]) -> Option<Vec<bool>> {
-    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    let mut by_id: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(entries.len(), Default::default());
     for (i, e) in entries.iter().enumerate() {
         if let Some(id) = &e.id {
             by_id.insert(id.as_str(), i);
@@ -1245,12 +1314,18 @@ struct Update {
     parsed: extract::Parsed,
     /// Lines appended after `indexed_to`, extending the leaf (else: the whole file).
     append: bool,
+    /// For the whole file (`!append`): [`active_set`] of its entries, worked out on the
+    /// parsing thread (the writer bounds the build).
+    active: Option<Vec<bool>>,
     fp: Option<u64>,
     exact: bool,
 }
 
-/// Parsing threads of an interactive refresh: one per core (the writer, the calling thread,
-/// takes about a fifth of the work and shares them).
+/// Parsing threads of an interactive refresh: one per core. The writer (the calling thread)
+/// does about half of a first build's CPU work (FTS5's inserts) and shares a core with
+/// them; one worker fewer (the writer alone on its core) was measured too, on 2 shared
+/// cores, and was no faster: quicker at load ~2, slower at load 2-5 (BENCHMARKS.md, issue
+/// 43's third pass).
 fn parse_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -1340,6 +1415,7 @@ fn parse_one(
             return Some(Some(Update {
                 parsed,
                 append: true,
+                active: None,
                 fp,
                 exact: stable,
             }));
@@ -1351,9 +1427,11 @@ fn parse_one(
         Read::Aborted => return None,
     };
     let fp = crate::discovery::resume::fingerprint(&o.file, parsed.end);
+    let active = active_set(&parsed.entries);
     Some(Some(Update {
         parsed,
         append: false,
+        active,
         fp,
         exact: stable,
     }))
@@ -2444,9 +2522,38 @@ mod tests {
         }
     }
 
+    /// A write transaction is committed at `max` files, or at `min` files once it has been
+    /// open `time` (a background refresh's: 64 files and 1 s, or 1,024 files).
+    #[test]
+    fn a_background_transaction_is_committed_by_files_and_time() {
+        let at = |batch: Batch, n: usize| {
+            let mut w = Writer::new(batch);
+            w.in_tx = n;
+            w.full()
+        };
+        assert!(!at(Batch::files(3), 2));
+        assert!(at(Batch::files(3), 3));
+        let hour = std::time::Duration::from_secs(3600);
+        let slow = Batch {
+            min: 2,
+            max: 4,
+            time: hour,
+        };
+        assert!(!at(slow, 2) && !at(slow, 3));
+        assert!(at(slow, 4));
+        let fast = Batch {
+            min: 2,
+            max: 4,
+            time: std::time::Duration::ZERO,
+        };
+        assert!(!at(fast, 1));
+        assert!(at(fast, 2));
+    }
+
     /// A cold background build aborted during its first progress report after the start
-    /// stops at once: its one worker parses no file after the abort, no file of the batch
-    /// being parsed is written, and the next refresh indexes the rest.
+    /// stops at once: its one worker parses no file after the abort, the files it wrote
+    /// before it are kept (the one being parsed is not written), and the next refresh
+    /// indexes the rest.
     #[test]
     fn an_aborted_background_build_stops_at_the_next_file() {
         let root = fresh_root("abort");
@@ -2470,8 +2577,12 @@ mod tests {
             .conn
             .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
             .unwrap();
-        assert!(written <= d, "{written} written, {d} parsed at the abort");
-        assert_eq!(written % BACKGROUND_BATCH, 0, "{written}");
+        // Every file parsed before the abort, but the one whose report set it (parsed, not
+        // written) when the report came at the end of a file.
+        assert!(
+            written <= d && written + 1 >= d,
+            "{written} written, {d} parsed at the abort"
+        );
         // The next refresh indexes the files the aborted one did not write.
         stop.abort.store(false, Ordering::Relaxed);
         let mut ix = Index::open(&root).unwrap();
