@@ -176,6 +176,8 @@ impl Tree {
         self.labels.clear();
         self.leaf = None;
         self.conversation = 0;
+        // Sized once: growing by doubling re-hashed every id (each a cache miss) again and again.
+        self.by_id.reserve(self.entries.len());
         for i in 0..self.entries.len() {
             self.index_entry_at(i, false);
         }
