@@ -532,9 +532,11 @@ impl Session {
         }
         if want.len() >= shape_stream::STREAM_MIN {
             let entries = &self.store.tree.entries;
-            // Pieces 4x those laid out here: the worker stays ahead of JS, and each piece
-            // costs JS an N-API call and a dozen objects.
-            let piece = self.settings.text_piece.saturating_mul(4);
+            // Pieces 8x those laid out here (512 KiB of shells; their values text ~110 KB,
+            // still under V8's 128 KB for a young object): the worker stays ahead of JS, and
+            // each piece costs JS an N-API call and a dozen objects. 4x -> 8x: first
+            // `getBranch()` of 700 MB ~517 -> ~491 ms (median of 4 interleaved).
+            let piece = self.settings.text_piece.saturating_mul(8);
             let stream = ShapeStream::spawn(entries, want, Arc::clone(tables), piece);
             if let Some(mut s) = stream
                 && let Some(e) = s.next(want)
