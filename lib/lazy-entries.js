@@ -288,7 +288,14 @@ class Shells {
     group.shape[g] = undefined;
     group.top[g] = undefined;
     group.msg[g] = undefined;
-    if (--group.open === 0) this.groups.delete(group);
+    if (--group.open === 0) {
+      this.groups.delete(group);
+      // Every entry is filled: nothing reads these again (the flags stay, for the accessors
+      // of a frozen entry), and the objects keep their hand-out for as long as they live.
+      group.shape = null;
+      group.top = null;
+      group.msg = null;
+    }
   }
 }
 
