@@ -99,23 +99,20 @@ impl ShellArena {
     /// hand-out goes on; a session of a few MB has one.
     pub const CHUNK: usize = 4 << 20;
 
-    /// Record `s` as the shell of the entry at [`ShellArena::slot`] (always `None`: the
-    /// entry gets it from [`ShellArena::assign`]).
-    pub fn add(&mut self, s: &str) -> Option<Shell> {
+    /// Record `s` as the shell of the entry at [`ShellArena::slot`] (the entry gets it from
+    /// [`ShellArena::assign`]). `s` is shorter than 4 GiB ([`shell_of`] makes no longer
+    /// one), and a chunk holding more than `CHUNK` bytes holds `s` alone, so offsets fit
+    /// in 32 bits.
+    pub fn add(&mut self, s: &str) {
         if !self.buf.is_empty() && self.buf.len() + s.len() > Self::CHUNK {
             self.seal();
         }
         if self.buf.capacity() == 0 {
             self.buf.reserve_exact(Self::CHUNK.max(s.len()));
         }
-        if u32::try_from(self.buf.len() + s.len()).is_err() {
-            // Beyond what a chunk can address: a chunk of its own.
-            return Some(Shell::own(s));
-        }
         self.pending
             .push((self.slot, usize::MAX, self.buf.len() as u32, s.len() as u32));
         self.buf.push_str(s);
-        None
     }
 
     /// Close the buffer as a chunk, as it is (no copy, no reallocation: a chunk is one
@@ -492,8 +489,9 @@ pub struct Entry {
     pub id_is_string: bool,
     /// The entry as a *shell* for JS (see [`shell_of`]): its JSON without its heavy values,
     /// with the names of the keys that hold them. `None` when the entry has no heavy value
-    /// (JS parses its whole text) or its text changed after indexing. Shared, so that the
-    /// text prefetch thread and a retired copy of the entries hold it by reference count.
+    /// (JS parses its whole text), its text changed after indexing, or it was handed to JS
+    /// already (`Session::delivered`). Shared, so that the text prefetch thread and the
+    /// shape stream's worker hold it by reference count.
     pub shell: Option<Shell>,
     /// With a shell: the byte ranges (start, end pairs, flat) in the entry's text of the
     /// values the shell left out, in the order its lazy keys come (depth first, text order):
@@ -561,7 +559,10 @@ fn shell_of(
             .filter(|()| u32::try_from(out.len()).is_ok());
         let shell = made.map(|()| {
             let shell = match arena {
-                Some(a) => a.add(out),
+                Some(a) => {
+                    a.add(out);
+                    None
+                }
                 None => Some(Shell::own(out)),
             };
             (shell, Spans::from(&spans[..]))
@@ -1078,7 +1079,7 @@ mod tests {
         // Slot 0 is left without a shell; text k goes to slot k + 1.
         for (k, t) in texts.iter().enumerate() {
             arena.slot = k + 1;
-            assert!(arena.add(t).is_none(), "assigned later");
+            arena.add(t);
         }
         arena.assign(&mut entries);
         assert!(entries[0].shell.is_none());

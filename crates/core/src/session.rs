@@ -517,7 +517,7 @@ impl Session {
             }
             if let Some(sh) = e.shell.take() {
                 arena.slot = i;
-                e.shell = arena.add(&sh);
+                arena.add(&sh);
             }
         }
         arena.assign(&mut tree.entries);
