@@ -33,11 +33,14 @@ class EntryCache {
      */
     this.objs = new Array(length);
     /**
-     * Entry index -> the hand-out of an entry handed out unfilled (lib/lazy-entries.js),
-     * sparse, and its position in that hand-out.
+     * Entry index -> the hand-out of an entry handed out unfilled (lib/lazy-entries.js), as
+     * its number in `handOuts` (0: none), and its position in that hand-out. Two typed
+     * arrays, 8 bytes an entry, where two arrays of references took 16 (a giant session's
+     * 354,000 entries: 2.8 MB less). They grow if an index past them is handed out.
      */
-    this.groups = new Array(length);
-    this.positions = new Array(length);
+    this.handOuts = [undefined];
+    this.handOutOf = new Uint32Array(length);
+    this.positions = new Uint32Array(length);
     /** getEntries() result once fully materialized (copied on return). */
     this.entries = null;
     /**
@@ -105,30 +108,57 @@ class EntryCache {
     for (const i of indices) {
       const o = this.objs[i];
       if (o === undefined) missing.push(i);
-      else if (check && shells.unfilled(this.groups[i], this.positions[i])) unfilled = true;
+      else if (check && shells.unfilled(this.handOut(i), this.positions[i])) unfilled = true;
     }
     if (missing.length > 0) this.parseBatch(missing, lazy);
     const out = new Array(indices.length);
     for (let k = 0; k < indices.length; k++) out[k] = this.objs[indices[k]];
-    if (unfilled) shells.fill(Array.from(indices, (i) => [this.groups[i], this.positions[i]]));
+    if (unfilled) shells.fill(Array.from(indices, (i) => [this.handOut(i), this.positions[i]]));
     return out;
+  }
+
+  /** The hand-out entry `i` was handed out unfilled by, or undefined. */
+  handOut(i) {
+    const h = this.handOutOf[i];
+    return h ? this.handOuts[h] : undefined;
+  }
+
+  /** Entry `i` was handed out unfilled at position `pos` of hand-out number `h`. */
+  _setHandOut(i, h, pos) {
+    if (i >= this.handOutOf.length) {
+      const n = Math.max(i + 1, this.handOutOf.length * 2);
+      const of = new Uint32Array(n);
+      of.set(this.handOutOf);
+      const at = new Uint32Array(n);
+      at.set(this.positions);
+      this.handOutOf = of;
+      this.positions = at;
+    }
+    this.handOutOf[i] = h;
+    this.positions[i] = pos;
   }
 
   parseBatch(missing, lazy = false) {
     const want = Uint32Array.from(missing);
+    const objs = this.objs;
     let gone = false;
+    /** This batch's hand-out's number in `handOuts` (0: none yet). */
+    let h = 0;
     const put = (k, o, group) => {
       if (o === null) gone = true;
       else {
-        this.objs[want[k]] = o;
+        objs[want[k]] = o;
         if (group !== undefined) {
-          this.groups[want[k]] = group;
-          this.positions[want[k]] = k;
+          if (h === 0) {
+            h = this.handOuts.length;
+            this.handOuts.push(group);
+          }
+          this._setHandOut(want[k], h, k);
         }
       }
     };
     try {
-      if (lazy && this.shells.enabled) this.shells.make(want, put);
+      if (lazy && this.shells.enabled) this.shells.make(want, put, objs);
       else parseEntries(this.core, want, put);
     } catch (err) {
       throw this.changedUnderUs(err);

@@ -31,8 +31,8 @@ function hasLazy(members) {
  * `P.slice(S[o + k], S[o + k + 1])` for k < ns, the numbers `F[f..f+nn)` and the integers
  * `I[i..i+ni)`; `L` (`{ prev, next }`, one per hand-out, `prev` "" at first) carries the
  * previous entry's `id` to the next. With `lazy`, `G` is the entry's hand-out and `g` its
- * position in it (lib/lazy-entries.js): the entry goes to `G.top[g]` and the nested object
- * holding lazy keys (under key `msgKey`: the message) to `G.msg[g]`; those of them with lazy
+ * position in it (lib/lazy-entries.js): the nested object holding lazy keys (under key
+ * `msgKey`: the message) goes to `G.msg[g]`; those of the entry and it with lazy
  * keys of their own get the slot `EntrySlot(G, g)` and the shared accessors. `lazyKeys` /
  * `lazyInMsg`: the lazy keys in the order Rust lays out their values (depth first, text
  * order) and whether each is the message's; `firstTop` / `firstMsg`: the first lazy key of
@@ -115,7 +115,9 @@ function compileShape(layout, tools) {
     // are also kept by index (lib/entry-cache.js `groups`, `positions`), so an entry
     // without lazy keys of its own (its message has them) carries no slot.
     if (firstLazy >= 0) lines.push(`new EntrySlot(${o}, G, g);`);
-    lines.push(`G.${o}[g] = ${o};`);
+    // The hand-out keeps the message object per position; the entry itself the caller keeps
+    // by index (lib/lazy-entries.js `newGroup`).
+    if (inMsg) lines.push(`G.msg[g] = ${o};`);
     for (const [k, kind] of members.slice(prefixEnd)) {
       if (kind === LAZY) {
         lines.push(`Object.defineProperty(${o}, ${q(k)}, D[${descs.length}]);`);

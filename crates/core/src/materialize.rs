@@ -209,9 +209,10 @@ pub fn batch<'a>(
                 k + 1
             }
             Text::Shared { base, start, .. } => {
+                let start = *start as usize;
                 let (j, end) = run(&text_of, &shell_of, indices, k, room);
-                let src = base.get(*start..end).unwrap_or_default();
-                let cuts = cuts_of(&text_of, &indices[k..j], *start);
+                let src = base.get(start..end).unwrap_or_default();
+                let cuts = cuts_of(&text_of, &indices[k..j], start);
                 let spans: Vec<_> = indices[k..j].iter().map(|&i| spans_of(i)).collect();
                 lay_out(&mut b, src, &cuts, &spans);
                 j
@@ -354,7 +355,7 @@ fn run<'a>(
 /// Byte span of a shared or file-backed text in its source.
 fn span_of(t: &Text) -> (usize, usize) {
     match t {
-        Text::Shared { start, end, .. } => (*start, *end),
+        Text::Shared { start, end, .. } => (*start as usize, *end as usize),
         Text::File { start, len, .. } => (*start as usize, *start as usize + *len as usize),
         Text::Owned(_) | Text::Js => (0, 0),
     }
