@@ -6,6 +6,7 @@
 //! `tantivy-probe build <sessions dir> <index dir> [--mode=ours|fold-in-tantivy|default|parse-only|read-only]
 //!     [--threads=N] [--budget-mb=M] [--parsers=P] [--merge] [--log-merge]`
 //! `tantivy-probe query <index dir> <query>...` (`a b`: both words; `abc*`: a prefix)
+//! `tantivy-probe append <index dir> [turns]` (appended turns: commit, reload, query)
 //!
 //! Per file, as the real build's parsing threads do: read it whole, `extract::parse` (the
 //! entries and their searchable texts, roles, tools, timestamps), the active branch, and
@@ -408,6 +409,56 @@ fn query(args: &[String]) {
     }
 }
 
+/// Appended turns, as the freshness guarantee needs them: per turn, two documents added to
+/// the open index (one writer kept open, tantivy's default merge policy), a commit, the
+/// reader reloaded and the turn's word searched. Prints each turn's times.
+fn append(args: &[String]) {
+    let dir = PathBuf::from(&args[0]);
+    let n: usize = args.get(1).map_or(30, |v| v.parse().expect("count"));
+    let index = Index::open_in_dir(&dir).expect("open");
+    register(&index);
+    let schema = index.schema();
+    let body = schema.get_field("body").expect("body");
+    let file = schema.get_field("file").expect("file");
+    let t = Instant::now();
+    let mut w: IndexWriter<TantivyDocument> =
+        index.writer_with_num_threads(1, 15 << 20).expect("writer");
+    let reader = index.reader().expect("reader");
+    println!(
+        "writer + reader open: {:.2} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let mut times = Vec::new();
+    for i in 0..n {
+        let t = Instant::now();
+        for k in 0..2 {
+            let mut d = TantivyDocument::default();
+            d.add_text(body, format!("appended turn{i}x walrus {k}"));
+            d.add_u64(file, 1_000_000 + i as u64);
+            w.add_document(d).expect("add");
+        }
+        w.commit().expect("commit");
+        let commit = t.elapsed().as_secs_f64() * 1e3;
+        reader.reload().expect("reload");
+        let q = TermQuery::new(
+            Term::from_field_text(body, &format!("turn{i}x")),
+            IndexRecordOption::Basic,
+        );
+        let hits = reader.searcher().search(&q, &Count).expect("search");
+        let all = t.elapsed().as_secs_f64() * 1e3;
+        times.push(all);
+        println!("turn {i}: commit {commit:.2} ms, + reload and query {all:.2} ms, {hits} hits");
+    }
+    w.wait_merging_threads().expect("merges");
+    let segs = index.searchable_segment_ids().map_or(0, |v| v.len());
+    times.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "{n} turns: p50 {:.2} ms, max {:.2} ms; {segs} segments after",
+        times[times.len() / 2],
+        times[times.len() - 1]
+    );
+}
+
 fn regex_escape(s: &str) -> String {
     let mut o = String::new();
     for c in s.chars() {
@@ -424,9 +475,10 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("build") if args.len() >= 3 => build(&args[1..]),
         Some("query") if args.len() >= 2 => query(&args[1..]),
+        Some("append") if args.len() >= 2 => append(&args[1..]),
         _ => {
             eprintln!(
-                "usage: tantivy-probe build <sessions dir> <index dir> [--mode=ours|fold-in-tantivy|default|parse-only|read-only] [--threads=N] [--budget-mb=M] [--parsers=P] [--merge] [--log-merge]\n       tantivy-probe query <index dir> <query>..."
+                "usage: tantivy-probe build <sessions dir> <index dir> [--mode=ours|fold-in-tantivy|default|parse-only|read-only] [--threads=N] [--budget-mb=M] [--parsers=P] [--merge] [--log-merge]\n       tantivy-probe query <index dir> <query>...\n       tantivy-probe append <index dir> [turns]"
             );
             std::process::exit(2);
         }
