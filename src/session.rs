@@ -286,10 +286,9 @@ impl NativeSession {
     /// Every id key (`byId`'s keys), for the JS layer's id map of an in-memory session.
     #[napi(catch_unwind)]
     pub fn id_keys(&self) -> Vec<String> {
-        self.session
-            .tree()
-            .by_id
-            .keys()
+        let tree = self.session.tree();
+        tree.by_id
+            .keys(&tree.entries)
             .map(|k| k.to_string())
             .collect()
     }

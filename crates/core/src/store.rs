@@ -230,7 +230,7 @@ impl Store {
 
     /// Append `entry`; with `check`, only if no entry has its id (`Ok(false)` otherwise).
     fn append_unless_taken(&mut self, entry: Entry, check: bool) -> Result<bool, StoreError> {
-        if check && self.tree.by_id.get(&entry.id).is_some() {
+        if check && self.tree.index_of(&entry.id).is_some() {
             return Ok(false);
         }
         self.append_entry(entry)?;

@@ -11,6 +11,96 @@ use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
+/// The reference's `byId`: id -> index into `entries` of the latest entry with that id.
+///
+/// The table holds only entry indices: an id is read from the entry itself
+/// (`entries[i].id`), not stored a second time. A map with its own copy of each 24-byte key
+/// took 32 bytes a slot: 11 MB of a 700 MB session's index (352,000 ids). Its methods take
+/// the entries they index; an index in the table always names an entry that holds its id
+/// ([`Tree::pop`] updates the table for the entry it takes off).
+///
+/// `byId`'s iteration order (an id's first insertion, holding its latest entry) is the file
+/// order of each id's first entry: [`Tree::children`] walks the entries.
+#[derive(Default, Clone, Debug)]
+pub struct IdIndex {
+    table: hashbrown::HashTable<u32>,
+    /// foldhash, seeded per process (ids come from files: a fixed seed would let a crafted
+    /// file collide them).
+    hasher: foldhash::fast::RandomState,
+}
+
+impl IdIndex {
+    fn hash(&self, k: &str) -> u64 {
+        self.hasher.hash_one(k)
+    }
+    /// Rehash an index already in the table (when it grows).
+    fn rehasher<'a>(
+        entries: &'a [Entry],
+        hasher: &'a foldhash::fast::RandomState,
+    ) -> impl Fn(&u32) -> u64 + 'a {
+        move |&j| {
+            entries
+                .get(j as usize)
+                .map_or(0, |e| hasher.hash_one(e.id.as_str()))
+        }
+    }
+    /// The index of the latest entry with id `k`.
+    pub fn get(&self, entries: &[Entry], k: &str) -> Option<usize> {
+        let eq = |&i: &u32| entries.get(i as usize).is_some_and(|e| e.id.as_str() == k);
+        self.table.find(self.hash(k), eq).map(|&i| i as usize)
+    }
+    /// Entry `i` is now the one its id names.
+    pub fn insert(&mut self, entries: &[Entry], i: usize) {
+        let (Some(e), Ok(at)) = (entries.get(i), u32::try_from(i)) else {
+            return;
+        };
+        let k = e.id.as_str();
+        let h = self.hash(k);
+        let eq = |&j: &u32| entries.get(j as usize).is_some_and(|x| x.id.as_str() == k);
+        if let Some(slot) = self.table.find_mut(h, eq) {
+            *slot = at;
+            return;
+        }
+        let hasher = &self.hasher;
+        self.table
+            .insert_unique(h, at, Self::rehasher(entries, hasher));
+    }
+    /// Id `k`, named by entry `from`, names entry `to` again (`None`: no entry), whatever
+    /// `entries` holds now (`from` may be gone from it).
+    pub fn repoint(&mut self, k: &str, from: usize, to: Option<usize>) {
+        let h = self.hash(k);
+        let Ok(entry) = self.table.find_entry(h, |&j| j as usize == from) else {
+            return;
+        };
+        match to.and_then(|t| u32::try_from(t).ok()) {
+            Some(t) => *entry.into_mut() = t,
+            None => {
+                entry.remove();
+            }
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+    pub fn clear(&mut self) {
+        self.table.clear();
+    }
+    /// Room for `n` more ids.
+    pub fn reserve(&mut self, entries: &[Entry], n: usize) {
+        let hasher = &self.hasher;
+        self.table.reserve(n, Self::rehasher(entries, hasher));
+    }
+    /// The ids, in no particular order.
+    pub fn keys<'a>(&'a self, entries: &'a [Entry]) -> impl Iterator<Item = &'a Key> + 'a {
+        self.table
+            .iter()
+            .filter_map(move |&i| entries.get(i as usize).map(|e| &e.id))
+    }
+}
+
 /// An insertion-ordered map (JS `Map` semantics for set / delete / iteration order).
 ///
 /// Each key is stored once, in its slot: the hash table holds only slot numbers (4 bytes a
@@ -127,8 +217,8 @@ impl<V> OrderedMap<V> {
 pub struct Tree {
     /// Every parsed file entry in file order, like the reference's `fileEntries`.
     pub entries: Vec<Entry>,
-    /// id -> index into `entries` (latest entry with that id, first-insertion order).
-    pub by_id: OrderedMap<usize>,
+    /// id -> index into `entries` (latest entry with that id).
+    pub by_id: IdIndex,
     /// targetId -> index of the label entry that set the current label.
     pub labels: OrderedMap<usize>,
     /// Current leaf id; `None` is `null`.
@@ -177,7 +267,7 @@ impl Tree {
         self.leaf = None;
         self.conversation = 0;
         // Sized once: growing by doubling re-hashed every id (each a cache miss) again and again.
-        self.by_id.reserve(self.entries.len());
+        self.by_id.reserve(&self.entries, self.entries.len());
         for i in 0..self.entries.len() {
             self.index_entry_at(i, false);
         }
@@ -205,16 +295,15 @@ impl Tree {
         if e.etype == EntryType::Session {
             return;
         }
-        let id = e.id.clone();
         let label = if e.etype == EntryType::Label {
             Some((e.target().cloned().unwrap_or_default(), e.label_truthy))
         } else {
             None
         };
         if move_leaf {
-            self.leaf = Some(id.clone());
+            self.leaf = Some(e.id.clone());
         }
-        self.by_id.set(id, i);
+        self.by_id.insert(&self.entries, i);
         if let Some((target, truthy)) = label {
             if truthy {
                 self.labels.set(target, i);
@@ -227,7 +316,7 @@ impl Tree {
     /// Room for `n` more entries (a batch of appends).
     pub fn reserve(&mut self, n: usize) {
         self.entries.reserve(n);
-        self.by_id.reserve(n);
+        self.by_id.reserve(&self.entries, n);
     }
 
     /// Append an entry and advance the leaf (the reference's `_appendEntry` before persisting).
@@ -238,7 +327,7 @@ impl Tree {
         let keep = self
             .parents
             .get()
-            .is_some_and(|p| !self.by_id.contains(&e.id) && !p.unresolved.contains(&e.id));
+            .is_some_and(|p| self.index_of(&e.id).is_none() && !p.unresolved.contains(&e.id));
         if !keep {
             self.drop_parents();
         }
@@ -336,10 +425,9 @@ impl Tree {
             if e.is_conversation() {
                 self.conversation = self.conversation.saturating_sub(1);
             }
-            match snapshot.by_id_prev {
-                Some(prev) => self.by_id.set(e.id.clone(), prev),
-                None => self.by_id.delete(&e.id),
-            }
+            // The id named the entry just taken off (at the length the entries now have).
+            let popped = self.entries.len();
+            self.by_id.repoint(&e.id, popped, snapshot.by_id_prev);
             if let Some((target, prev)) = snapshot.label_prev {
                 match prev {
                     // A clearing label deleted the key: put it back where it was.
@@ -354,7 +442,7 @@ impl Tree {
     /// What a push will overwrite, so that it can be undone exactly.
     pub fn undo_info(&self, e: &Entry) -> PushUndo {
         PushUndo {
-            by_id_prev: self.by_id.get(&e.id).copied(),
+            by_id_prev: self.index_of(&e.id),
             label_prev: if e.etype == EntryType::Label {
                 let t = e.target().cloned().unwrap_or_default();
                 let prev = self
@@ -369,11 +457,11 @@ impl Tree {
     }
 
     pub fn get(&self, id: &str) -> Option<&Entry> {
-        self.by_id.get(id).and_then(|&i| self.entries.get(i))
+        self.index_of(id).and_then(|i| self.entries.get(i))
     }
 
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        self.by_id.get(&self.entries, id)
     }
 
     /// Indices of entries that are not `type: "session"` (what `getEntries()` returns).
@@ -402,20 +490,39 @@ impl Tree {
         self.index_of(leaf)
     }
 
-    /// Children of `parent` (`None` = `null`), in `byId` order.
+    /// Children of `parent` (`None` = `null`), in `byId` order: each id at its first entry,
+    /// holding its latest.
     pub fn children(&self, parent: Option<&str>) -> Vec<u32> {
-        self.by_id
-            .iter()
-            .filter_map(|&i| {
-                let e = self.entries.get(i)?;
-                let matches = match (&e.parent, parent) {
-                    (Parent::Null, None) => true,
-                    (Parent::Key(k), Some(p)) => k == p,
-                    _ => false,
-                };
-                matches.then_some(i as u32)
-            })
-            .collect()
+        // Ids met again later in the file (rare): emitted at their first entry.
+        let mut repeated: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+        let mut out = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.etype == EntryType::Session {
+                continue;
+            }
+            let Some(latest) = self.index_of(&e.id) else {
+                continue;
+            };
+            if latest == i {
+                if repeated.contains(e.id.as_str()) {
+                    continue;
+                }
+            } else if !repeated.insert(e.id.as_str()) {
+                continue;
+            }
+            let Some(x) = self.entries.get(latest) else {
+                continue;
+            };
+            let matches = match (&x.parent, parent) {
+                (Parent::Null, None) => true,
+                (Parent::Key(k), Some(p)) => k == p,
+                _ => false,
+            };
+            if matches {
+                out.push(latest as u32);
+            }
+        }
+        out
     }
 
     /// Walk from the entry at `start` to the root; returns indices in root-first order.
@@ -617,6 +724,43 @@ mod tests {
         assert_eq!(c.branch(Some("a")), vec![1, 0]);
         c.push(msg("c", "\"c\""));
         assert_eq!(c.branch(None), vec![2]);
+    }
+
+    /// `byId` without its own keys: a repeated id keeps its first place and names its latest
+    /// entry; an undone push of a repeated or a new id leaves the table as it was.
+    #[test]
+    fn repeated_ids_keep_their_first_place_and_undo_restores_them() {
+        let msg = |id: &str, parent: &str| {
+            e(&format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"user"}}}}"#
+            ))
+        };
+        let mut t = Tree::from_entries(vec![
+            msg("a", "null"),
+            msg("b", "\"a\""),
+            msg("a", "null"),
+            msg("c", "null"),
+        ]);
+        assert_eq!(t.index_of("a"), Some(2));
+        assert_eq!(t.by_id.len(), 3);
+        assert_eq!(t.children(None), vec![2, 3]);
+        assert_eq!(t.children(Some("a")), vec![1]);
+        for id in ["c", "d"] {
+            let before = (t.index_of(id), t.by_id.len(), t.children(None));
+            let undo = t.undo_info(&msg(id, "null"));
+            let leaf = t.leaf.clone();
+            t.push(msg(id, "null"));
+            assert_eq!(t.index_of(id), Some(4));
+            t.pop(leaf, undo);
+            assert_eq!(
+                (t.index_of(id), t.by_id.len(), t.children(None)),
+                before,
+                "{id}"
+            );
+        }
+        let mut ids: Vec<_> = t.by_id.keys(&t.entries).map(|k| k.to_string()).collect();
+        ids.sort();
+        assert_eq!(ids, ["a", "b", "c"]);
     }
 
     #[test]
