@@ -493,9 +493,30 @@ impl Tree {
     /// Children of `parent` (`None` = `null`), in `byId` order: each id at its first entry,
     /// holding its latest.
     pub fn children(&self, parent: Option<&str>) -> Vec<u32> {
-        // Ids met again later in the file (rare): emitted at their first entry.
-        let mut repeated: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+        let of = |e: &Entry| match (&e.parent, parent) {
+            (Parent::Null, None) => true,
+            (Parent::Key(k), Some(p)) => k == p,
+            _ => false,
+        };
+        // Every id held once (the usual case): each entry is its id's first and latest, and
+        // the children are the entries naming `parent`, in file order, found without a lookup.
+        let mut indexed = 0;
         let mut out = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.etype == EntryType::Session {
+                continue;
+            }
+            indexed += 1;
+            if of(e) {
+                out.push(i as u32);
+            }
+        }
+        if indexed == self.by_id.len() {
+            return out;
+        }
+        // Some id is held by several entries: each id at its first entry, holding its latest.
+        out.clear();
+        let mut repeated: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
         for (i, e) in self.entries.iter().enumerate() {
             if e.etype == EntryType::Session {
                 continue;
@@ -510,15 +531,7 @@ impl Tree {
             } else if !repeated.insert(e.id.as_str()) {
                 continue;
             }
-            let Some(x) = self.entries.get(latest) else {
-                continue;
-            };
-            let matches = match (&x.parent, parent) {
-                (Parent::Null, None) => true,
-                (Parent::Key(k), Some(p)) => k == p,
-                _ => false,
-            };
-            if matches {
+            if self.entries.get(latest).is_some_and(of) {
                 out.push(latest as u32);
             }
         }
