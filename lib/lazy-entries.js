@@ -348,6 +348,7 @@ function topAt(group, g) {
  */
 function keepTops(group) {
   const { unfilled, want, objs } = group;
+  if (objs === null) return;
   const tops = new Array(unfilled.length);
   for (let g = 0; g < unfilled.length; g++) if (unfilled[g] === 1) tops[g] = objs[want[g]];
   group.tops = tops;

@@ -32,8 +32,8 @@ function hasLazy(members) {
  * `I[i..i+ni)`; `L` (`{ prev, next }`, one per hand-out, `prev` "" at first) carries the
  * previous entry's `id` to the next. With `lazy`, `G` is the entry's hand-out and `g` its
  * position in it (lib/lazy-entries.js): the nested object holding lazy keys (under key
- * `msgKey`: the message) goes to `G.msg[g]`; those of the entry and it with lazy
- * keys of their own get the slot `EntrySlot(G, g)` and the shared accessors. `lazyKeys` /
+ * `msgKey`: the message) goes to `G.msg[g]`, and the entry and its message, where they have
+ * lazy keys of their own, get the slot `EntrySlot(G, g)` and the shared accessors. `lazyKeys` /
  * `lazyInMsg`: the lazy keys in the order Rust lays out their values (depth first, text
  * order) and whether each is the message's; `firstTop` / `firstMsg`: the first lazy key of
  * each object (undefined: none). `tools`: `{ EntrySlot, accessorFor, INSPECT, inspectKey }`.
@@ -112,7 +112,7 @@ function compileShape(layout, tools) {
     // Values are taken in text order: each member's expression is made in turn.
     for (const [k, kind] of members.slice(0, prefixEnd)) lines.push(`${o}[${q(k)}] = ${valueExpr(k, kind, depth)};`);
     // The slot is on the objects whose accessors need it: the entry's hand-out and position
-    // are also kept by index (lib/entry-cache.js `groups`, `positions`), so an entry
+    // are also kept by index (lib/entry-cache.js `handOutOf`, `positions`), so an entry
     // without lazy keys of its own (its message has them) carries no slot.
     if (firstLazy >= 0) lines.push(`new EntrySlot(${o}, G, g);`);
     // The hand-out keeps the message object per position; the entry itself the caller keeps
