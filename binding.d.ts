@@ -131,7 +131,7 @@ export declare class NativeSession {
    * the next `refs`, the next slices of `pool` (string `k` of the piece is
    * `pool.slice(starts[k], starts[k + 1])`), the next `nums` and `ints`), `TextForm.Whole` (the next value of `text` is the entry),
    * `TextForm.Shell` (a shell no shape carries: the next value is a `null` placeholder and
-   * JS reads the entry whole), or `UNREAD` (it could not be read). `text` is a JSON array body. `newShapes` and
+   * JS reads the entry whole), or `UNREAD` (it could not be read). `text` is a JSON array (brackets included). `newShapes` and
    * `newInterned` (JSON array bodies) are the layouts and strings registered by this call,
    * the first with id `shapeBase` / `internedBase`.
    */

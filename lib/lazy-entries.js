@@ -86,7 +86,7 @@ class Shells {
       const n = forms.length;
       if (n === 0) throw new Error("internal: empty entry shape batch");
       this._learn(b);
-      const A = JSON.parse(`[${b.text}]`);
+      const A = JSON.parse(b.text);
       const T = this.interned;
       let a = 0;
       let r = 0;
